@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * perf.data writer: file mode, pipe mode, zstd compression.
+ *
+ * The caller describes its events once (attr + name + the sample ids it will
+ * use), then hands complete perf records (struct perf_event_header first,
+ * header.size == length, 8-byte multiple) in time order within each round,
+ * and calls perfdata_writer__round() after each drain.
+ *
+ * File mode: header, attrs with their id arrays, then data; after every round
+ * the data is written and the header's data size rewritten, so a recorder
+ * killed with SIGKILL leaves a file perf reads up to the last round.  The
+ * feature sections are written by perfdata_writer__finish().
+ *
+ * Pipe mode: PERFILE2 header of size 16, HEADER_ATTR records, HEADER_FEATURE
+ * records (ascending id, EVENT_DESC after the attrs, empty terminator),
+ * FINISHED_INIT, then data records.  Nothing is ever seeked.
+ *
+ * With zstd_level > 0 records are batched per round into
+ * PERF_RECORD_COMPRESSED records and the COMPRESSED feature is written
+ * (before the first compressed record in pipe mode).
+ *
+ * All functions return 0 or a negative errno.  A write error (EPIPE, ENOSPC,
+ * ...) is sticky: later calls return it again and write nothing.
+ */
+#ifndef PERFMARK_PERFDATA_H
+#define PERFMARK_PERFDATA_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct perfdata_writer;
+
+struct perfdata_event {
+	struct perf_event_attr attr;  /* attr.size is forced to 128 (VER7) on write */
+	const char *name;             /* "cpu-clock", "perfmark:printf", ...        */
+	const uint64_t *ids;          /* sample ids used in records of this event  */
+	uint32_t nr_ids;
+};
+
+struct perfdata_writer_opts {
+	int fd;                 /* output; the writer does not close it            */
+	bool pipe;              /* pipe mode                                      */
+	int zstd_level;         /* 0 = uncompressed, 1..22                         */
+	int argc;               /* command line for the CMDLINE feature            */
+	char *const *argv;
+	uint64_t clock_ref_mono_ns;   /* CLOCK_DATA: a CLOCK_MONOTONIC reading ...  */
+	uint64_t clock_ref_real_ns;   /* ... and the CLOCK_REALTIME at that moment  */
+};
+
+struct perfdata_stats {
+	uint64_t records;          /* data records written (not counting rounds)   */
+	uint64_t bytes;            /* bytes written to fd so far                  */
+	uint64_t raw_bytes;        /* bytes before compression                    */
+};
+
+int perfdata_writer__new(struct perfdata_writer **out,
+			 const struct perfdata_writer_opts *opts,
+			 const struct perfdata_event *events, size_t nr_events);
+/* one complete record; buffered, written at the next round */
+int perfdata_writer__add(struct perfdata_writer *w, const void *rec, size_t len);
+/* FINISHED_ROUND, write out (compress), rewrite the file header's data size */
+int perfdata_writer__round(struct perfdata_writer *w);
+/* last round, feature sections (file mode), final header; fd left open */
+int perfdata_writer__finish(struct perfdata_writer *w);
+void perfdata_writer__stats(const struct perfdata_writer *w, struct perfdata_stats *st);
+void perfdata_writer__free(struct perfdata_writer *w);
+
+/*
+ * Sample encoding.  perfmark's attrs use (a subset of, in this bit order)
+ *   IDENTIFIER | IP | TID | TIME | CPU | PERIOD | CALLCHAIN | RAW
+ * and sample_id_all = 1, so non-sample records end with the trailer
+ *   { u32 pid, tid; u64 time; u32 cpu, res; u64 id }   (TID|TIME|CPU|IDENTIFIER)
+ */
+struct perfdata_sample {
+	uint64_t id, ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	uint32_t nr_ips;        /* CALLCHAIN, PERF_CONTEXT_* markers included */
+	const uint64_t *ips;
+	uint32_t raw_size;      /* RAW: bytes of raw; padded with zeros on encode */
+	const void *raw;
+	uint16_t misc;          /* PERF_RECORD_MISC_KERNEL / _USER */
+};
+
+/* Size of the encoded sample (header included) for sample_type. */
+size_t perfdata_sample_size(uint64_t sample_type, const struct perfdata_sample *s);
+/* Encode into buf (at least perfdata_sample_size bytes); returns bytes used. */
+size_t perfdata_encode_sample(void *buf, uint64_t sample_type,
+			      const struct perfdata_sample *s);
+
+struct perfdata_sample_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t id;
+};
+#define PERFDATA_SAMPLE_ID_SIZE 32
+/* Write the sample_id trailer (32 bytes) at p. */
+void perfdata_encode_sample_id(void *p, const struct perfdata_sample_id *sid);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Address -> symbol name for `perfmark script`, fed by the sideband records
+ * read from a perf.data file (COMM, MMAP, MMAP2, FORK, EXIT), with libelf
+ * (.symtab, else .dynsym) for user DSOs and /proc/kallsyms for the kernel.
+ * Also reads /tmp/perf-PID.map files for JIT code.
+ */
+#ifndef PERFMARK_SYMBOLIZE_H
+#define PERFMARK_SYMBOLIZE_H
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+int symbolizer__new(struct symbolizer **out);
+/* Feed a sideband record (others are ignored). */
+void symbolizer__record(struct symbolizer *s, const struct perf_event_header *rec);
+/*
+ * Name of the symbol covering addr in process pid; kernel addresses (>= the
+ * kernel map start, or when kernel is set) go to kallsyms.  Returns a string
+ * owned by the symbolizer ("[unknown]" when nothing matches).
+ */
+const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel);
+/* comm of tid, or NULL */
+const char *symbolizer__comm(struct symbolizer *s, uint32_t tid);
+void symbolizer__free(struct symbolizer *s);
+
+#endif

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Run every test: unit tests (normal and sanitizer builds), then the
+# integration scripts tests/t-*.sh.  A script exits 0 (pass), 77 (skip, with
+# a printed reason) or anything else (fail).  Last line: "N passed, N failed".
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-build}" && pwd)
+asan=${2:-}
+[ -n "$asan" ] && asan=$(cd "$asan" && pwd)
+export PERFMARK_BUILD=$build PERFMARK_SRC=$(dirname "$here")
+logdir=$(mktemp -d /tmp/perfmark-tests.XXXXXX)
+pass=0 fail=0 skip=0 failed=()
+
+run() {   # name, command...
+	local name=$1; shift
+	local log=$logdir/${name//\//_}.log start=$SECONDS rc
+	timeout -k 10 "${TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1; rc=$?
+	local took=$((SECONDS - start))
+	case $rc in
+	0)  pass=$((pass + 1)); echo "PASS $name (${took}s)";;
+	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")";;
+	*)  fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (rc=$rc, ${took}s)"
+	    sed 's/^/    | /' "$log" | tail -n 40;;
+	esac
+}
+
+for t in "$build"/tests/test-*; do
+	[ -x "$t" ] || continue
+	run "unit/$(basename "$t")" "$t"
+done
+if [ -n "$asan" ]; then
+	for t in "$asan"/tests/test-*; do
+		[ -x "$t" ] || continue
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+			run "asan/$(basename "$t")" "$t"
+	done
+fi
+for t in "$here"/t-*.sh; do
+	[ -n "${TESTS:-}" ] && ! [[ $(basename "$t") == $TESTS ]] && continue
+	run "$(basename "$t" .sh)" bash "$t"
+done
+
+echo "logs in $logdir"
+[ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
+if [ "$skip" -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ "$fail" -eq 0 ]
