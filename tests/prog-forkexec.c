@@ -1,1 +1,79 @@
-int main(void) { return 0; }
+/* prog-forkexec: spins in parent_work() for a moment, forks; the child spins
+ * in child_before_exec() and then execs prog-spin (from the same directory)
+ * for SECONDS; the parent waits and exits with the child's status.
+ *
+ *   prog-forkexec [SECONDS]   default 2
+ *
+ * Prints "parent PID" and "child PID" on stdout.  Expected: samples in
+ * spin_loop carry the child's pid and comm "prog-spin"; samples in
+ * parent_work carry the parent's pid and comm "prog-forkexec". */
+#include <libgen.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile uint64_t sink;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void spin(double secs)
+{
+	double end = now() + secs;
+	uint64_t x = 1;
+	do {
+		for (int i = 0; i < 100000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		sink = x;
+	} while (now() < end);
+}
+
+__attribute__((noinline)) void parent_work(double secs) { spin(secs); }
+__attribute__((noinline)) void child_before_exec(double secs) { spin(secs); }
+
+int main(int argc, char **argv)
+{
+	const char *secs = argc > 1 ? argv[1] : "2";
+	char self[PATH_MAX], spin_path[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	int status;
+	pid_t pid;
+
+	if (n < 0) {
+		perror("prog-forkexec: /proc/self/exe");
+		return 1;
+	}
+	self[n] = 0;
+	snprintf(spin_path, sizeof(spin_path), "%s/prog-spin", dirname(self));
+
+	printf("parent %d\n", (int)getpid());
+	fflush(stdout);
+	parent_work(0.3);
+	pid = fork();
+	if (pid < 0) {
+		perror("prog-forkexec: fork");
+		return 1;
+	}
+	if (pid == 0) {
+		printf("child %d\n", (int)getpid());
+		fflush(stdout);
+		child_before_exec(0.2);
+		execl(spin_path, "prog-spin", secs, (char *)NULL);
+		perror("prog-forkexec: exec prog-spin");
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		perror("prog-forkexec: waitpid");
+		return 1;
+	}
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}

@@ -1,0 +1,143 @@
+# Shared helpers for the integration tests tests/t-*.sh.  Source it first:
+#
+#   . "$(dirname "$0")/lib.sh"
+#
+# A test exits 0 (pass), 77 (skip; the reason is the last line printed) or
+# anything else (fail).  tests/run.sh exports PERFMARK_BUILD (the meson build
+# dir) and PERFMARK_SRC (the repository); both default to this checkout.
+#
+# Environment knobs:
+#   PM_RECORDER=perf   record with stock `perf record -e cpu-clock` instead of
+#                      `perfmark record`: checks that the assertions themselves
+#                      are right (everything but perfmark-only behaviour).
+#   PM_KEEP=1          keep the temporary directory for inspection.
+set -u
+
+PERFMARK_SRC=${PERFMARK_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
+PERFMARK_BUILD=${PERFMARK_BUILD:-$PERFMARK_SRC/build}
+PERFMARK=${PERFMARK:-$PERFMARK_BUILD/perfmark}
+PROGS=$PERFMARK_BUILD/tests
+PM_RECORDER=${PM_RECORDER:-perfmark}
+PERFPARSER=${PERFPARSER:-/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser}
+
+T=$(mktemp -d /tmp/perfmark-t.XXXXXX)
+chmod 755 "$T"
+_bg_pids=()
+
+cleanup() {
+	local p
+	for p in "${_bg_pids[@]}"; do
+		kill -9 "$p" 2>/dev/null
+	done
+	for p in "${_bg_pids[@]}"; do
+		wait "$p" 2>/dev/null
+	done
+	if [ -n "${PM_KEEP:-}" ]; then
+		echo "kept $T"
+	else
+		rm -rf "$T"
+	fi
+}
+trap cleanup EXIT
+
+# Print a failure and exit 1.  Optional file arguments after `--` are shown.
+die() {
+	local msg=$1; shift
+	echo "FAIL: $msg"
+	if [ "${1:-}" = -- ]; then
+		shift
+		local f
+		for f in "$@"; do
+			echo "---- $f (head)"
+			head -n 40 "$f" 2>/dev/null
+		done
+	fi
+	exit 1
+}
+
+skip() { echo "SKIP: $*"; exit 77; }
+ok() { echo "ok: $*"; }
+
+need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
+need_perf() { perf version >/dev/null 2>&1 || skip "perf (linux-perf) not installed"; }
+need_perfmark() {
+	[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
+	local p
+	for p in prog-ratio prog-threads prog-forkexec prog-spin; do
+		[ -x "$PROGS/$p" ] || skip "no test program $PROGS/$p"
+	done
+}
+need_bpffs() {
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
+}
+
+# Start a command in the background; its pid is in $BG_PID and it is killed
+# at exit if still alive.
+bg() {
+	"$@" &
+	BG_PID=$!
+	_bg_pids+=("$BG_PID")
+}
+
+# Wait until a file holds at least N lines (default 1), up to 10 s.
+wait_lines() {
+	local f=$1 n=${2:-1} i
+	for i in $(seq 100); do
+		[ -f "$f" ] && [ "$(wc -l <"$f")" -ge "$n" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# Is the cycles hardware event available here?  (No PMU in most VMs.)
+have_hw_cycles() {
+	! perf stat -e cycles -x, true 2>&1 | grep -qi 'not supported\|not counted\|<not'
+}
+
+# pm_record ARGS... : record with the recorder under test.  ARGS are perfmark
+# record options; with PM_RECORDER=perf they are translated for `perf record`
+# (`--duration N` becomes `-- sleep N`, cpu-clock is forced, -F defaults to
+# 4000 as perfmark's does).
+pm_record() {
+	if [ "$PM_RECORDER" = perf ]; then
+		local args=() dur= seen_F= a
+		while [ $# -gt 0 ]; do
+			a=$1; shift
+			case $a in
+			--duration) dur=$1; shift;;
+			--duration=*) dur=${a#--duration=};;
+			-F|-c) seen_F=1; args+=("$a" "$1"); shift;;
+			--no-markers) ;;
+			--) break;;
+			*) args+=("$a");;
+			esac
+		done
+		[ -z "$seen_F" ] && args+=(-F 4000)
+		if [ -n "$dur" ]; then
+			perf record -q -e cpu-clock "${args[@]}" -- sleep "$dur"
+		else
+			perf record -q -e cpu-clock "${args[@]}" -- "$@"
+		fi
+	else
+		"$PERFMARK" record "$@"
+	fi
+}
+
+# Flat samples, one line each: "COMM PID/TID IP SYM" (leaf frame only).
+samples_flat() {
+	perf script -i "$1" -G -F comm,pid,tid,ip,sym 2>/dev/null
+}
+
+# perf report self-overhead per symbol: lines "PERCENT SYMBOL".
+report_self() {
+	perf report -i "$1" --stdio --no-children --sort sym -g none 2>/dev/null |
+		awk '/^ *[0-9.]+%/ { p = $1; sub("%", "", p); print p, $NF }'
+}
+
+# Percentage of symbol $2 in report_self output file $1 (0 when absent).
+pct_of() {
+	awk -v s="$2" '$2 == s { print $1; f = 1 } END { if (!f) print 0 }' "$1" | head -n 1
+}
+
+# Floating-point test: fcmp "EXPR" (awk syntax), true when EXPR holds.
+fcmp() { awk "BEGIN { exit !($1) }"; }
