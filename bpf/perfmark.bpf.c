@@ -1,5 +1,189 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * perfmark's BPF side: one perf_event program for CPU samples, one uprobe
+ * program for markers fired in libperfmark's probe site, and two task
+ * tracepoints that keep the target set in step with fork/exit.  Everything
+ * goes into one ringbuf; nothing wakes the consumer per record (it drains on
+ * a timer) unless the ring is filling up.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "perfmark_wire.h"
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-struct { __uint(type, BPF_MAP_TYPE_RINGBUF); __uint(max_entries, 1 << 20); } rb SEC(".maps");
-SEC("perf_event") int on_sample(void *ctx) { return 0; }
+
+/* settings, fixed between open and load */
+const volatile __u32 filter_mode = PM_FILTER_ALL;
+const volatile __u32 filter_uid = (__u32)-1;   /* -1: any uid */
+const volatile __u32 want_callchain = 0;
+const volatile __u64 wakeup_bytes = 1 << 20;   /* force a wakeup past this fill */
+
+/* drop counters, read by user space from .bss */
+__u64 lost_samples = 0;
+__u64 lost_markers = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 16 << 20);          /* resized before load */
+} rb SEC(".maps");
+
+/* tgids being recorded (PM_FILTER_PIDS); children are added on fork */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, __u32);
+	__type(value, __u8);
+} targets SEC(".maps");
+
+/* one sample and one marker being assembled per CPU */
+#define PM_SCRATCH_SIZE (sizeof(struct pm_marker) + PM_MAX_PAYLOAD)
+struct scratch {
+	__u8 buf[PM_SCRATCH_SIZE];
+};
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+/* perf buffers of the sideband (dummy) events, filled by libbpf */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+} sideband SEC(".maps");
+
+static __always_inline bool wanted(__u32 tgid)
+{
+	if (filter_uid != (__u32)-1 &&
+	    (__u32)bpf_get_current_uid_gid() != filter_uid)
+		return false;
+	if (filter_mode == PM_FILTER_PIDS)
+		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+	return true;
+}
+
+static __always_inline __u64 rb_flags(void)
+{
+	return bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, zero = 0;
+	struct pm_sample *s;
+	__u64 nk = 0, nu = 0, size;
+	long n;
+
+	if (!wanted(tgid))
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+
+	s->rec_type = PM_REC_SAMPLE;
+	s->cpu = bpf_get_smp_processor_id();
+	s->pid = tgid;
+	s->tid = (__u32)id;
+	s->time = bpf_ktime_get_ns();
+	s->ip = PT_REGS_IP(&ctx->regs);
+	s->user_mode = (ctx->regs.cs & 3) == 3;
+	s->period = ctx->sample_period;
+	s->event = (__u32)bpf_get_attach_cookie(ctx);
+
+	if (want_callchain) {
+		n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
+		if (n > 0)
+			nk = (__u64)n / sizeof(__u64);
+		if (nk > PM_MAX_STACK)
+			nk = PM_MAX_STACK;
+		n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
+				  BPF_F_USER_STACK);
+		if (n > 0)
+			nu = (__u64)n / sizeof(__u64);
+		if (nu > PM_MAX_STACK)
+			nu = PM_MAX_STACK;
+	}
+	s->nr_kstack = nk;
+	s->nr_ustack = nu;
+	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
+	if (size > sizeof(struct scratch))
+		return 0;
+	if (bpf_ringbuf_output(&rb, s, size, rb_flags()))
+		__sync_fetch_and_add(&lost_samples, 1);
+	return 0;
+}
+
+/*
+ * libperfmark's probe site: perfmark__probe(u32 type, const void *data,
+ * u32 size), entered on its 5-byte nop.  Attached by library path, pid -1.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, one = 1, n = size, flags = 0;
+	struct pm_marker *m;
+
+	if (!wanted(tgid))
+		return 0;
+	m = bpf_map_lookup_elem(&scratch, &one);
+	if (!m)
+		return 0;
+	if (n > PM_MAX_PAYLOAD) {
+		n = PM_MAX_PAYLOAD;
+		flags |= PM_F_TRUNCATED;
+	}
+	if (n) {
+		if (!data || bpf_probe_read_user(m->data, n & (2 * PM_MAX_PAYLOAD - 1), data)) {
+			flags |= PM_F_FAULT;
+			n = 0;
+		}
+	}
+	m->rec_type = PM_REC_MARKER;
+	m->cpu = bpf_get_smp_processor_id();
+	m->pid = tgid;
+	m->tid = (__u32)id;
+	m->time = bpf_ktime_get_ns();
+	m->type = type;
+	m->size = n;
+	m->orig_size = size;
+	m->flags = flags;
+	if (bpf_ringbuf_output(&rb, m, sizeof(*m) + (n & (2 * PM_MAX_PAYLOAD - 1)), rb_flags()))
+		__sync_fetch_and_add(&lost_markers, 1);
+	return 0;
+}
+
+/* a new process whose parent is a target becomes one */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (filter_mode != PM_FILTER_PIDS || ptgid == ctgid)
+		return 0;
+	if (bpf_map_lookup_elem(&targets, &ptgid))
+		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+/* forget a process when its last thread exits */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+
+	if (filter_mode != PM_FILTER_PIDS)
+		return 0;
+	if (BPF_CORE_READ(p, signal, live.counter) == 0)
+		bpf_map_delete_elem(&targets, &tgid);
+	return 0;
+}

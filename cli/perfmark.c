@@ -1,1 +1,73 @@
-int main(void) { return 0; }
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* perfmark: command table and shared error helpers. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+
+int pm_err(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("perfmark: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return 1;
+}
+
+void pm_notice(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("perfmark: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int cmd_help(int argc, char **argv);
+
+static const struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *usage;
+} cmds[] = {
+	{ "record", cmd_record,
+	  "record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g] [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
+	  "                [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS] [-v]" },
+	{ "script", cmd_script, "script [-i FILE|-] [--type N] [--json]" },
+	{ "help", cmd_help, "help" },
+	{ NULL, NULL, NULL },
+};
+
+static int cmd_help(int argc, char **argv)
+{
+	const struct cmd *c;
+
+	printf("usage: perfmark COMMAND [OPTIONS]\n\n");
+	for (c = cmds; c->name; c++)
+		printf("  perfmark %s\n", c->usage);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+
+	if (argc < 2)
+		return cmd_help(argc, argv), 1;
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))
+		return cmd_help(argc, argv);
+	if (!strcmp(argv[1], "--version")) {
+		printf("perfmark %s\n", PERFMARK_VERSION);
+		return 0;
+	}
+	for (c = cmds; c->name; c++)
+		if (!strcmp(argv[1], c->name))
+			return c->fn(argc - 1, argv + 1);
+	return pm_err("unknown command '%s' (try 'perfmark help')", argv[1]);
+}

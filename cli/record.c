@@ -1,1 +1,501 @@
-/* placeholder */
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * perfmark record: run a session in-process (the embedded host of the
+ * session engine) and write perf.data.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "evspec.h"
+#include "session.h"
+
+struct record {
+	struct session_opts so;
+	const char *output;
+	double duration;
+	bool verbose;
+	char **cmd;
+	int cmd_argc;
+	pid_t child;
+	int go_fd, exec_err_fd;
+	bool created_output;
+};
+
+static void on_notice(void *ctx, const char *msg)
+{
+	pm_notice("%s", msg);
+}
+
+static void usage_hint(void)
+{
+	fprintf(stderr, "usage: perfmark record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g]\n"
+		"                       [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
+		"                       [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS]\n");
+}
+
+/* execvp's search, done up front so a missing CMD is reported before anything starts */
+static bool find_in_path(const char *cmd)
+{
+	char buf[PATH_MAX];
+	const char *path, *p, *end;
+
+	if (strchr(cmd, '/'))
+		return access(cmd, X_OK) == 0;
+	path = getenv("PATH");
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; ; p = end + 1) {
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p[0] == ':' || end == p ? "." : p,
+			 cmd);
+		if (end == p)
+			snprintf(buf, sizeof(buf), "./%s", cmd);
+		if (access(buf, X_OK) == 0) {
+			struct stat sb;
+
+			if (!stat(buf, &sb) && S_ISREG(sb.st_mode))
+				return true;
+		}
+		if (!*end)
+			return false;
+	}
+}
+
+static int parse(struct record *r, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "event", required_argument, NULL, 'e' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "count", required_argument, NULL, 'c' },
+		{ "call-graph", no_argument, NULL, 'g' },
+		{ "all-cpus", no_argument, NULL, 'a' },
+		{ "pid", required_argument, NULL, 'p' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "compress", optional_argument, NULL, 'z' },
+		{ "no-markers", no_argument, NULL, 'M' },
+		{ "duration", required_argument, NULL, 'D' },
+		{ "ringbuf", required_argument, NULL, 'R' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	char err[256] = "";
+	bool have_freq = false, have_period = false, have_a = false;
+	int c, n;
+
+	r->so.markers = true;
+	r->so.freq = 4000;
+	r->so.uid_filter = (uint32_t)-1;
+	r->output = "perf.data";
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+e:F:c:gap:o:z::vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			n = evspec_parse(optarg, r->so.events, EVSPEC_MAX, err, sizeof(err));
+			if (n < 0)
+				return pm_err("%s", err);
+			r->so.nr_events = n;
+			break;
+		case 'F':
+			if (evspec_parse_freq(optarg, &r->so.freq, err, sizeof(err)))
+				return pm_err("%s", err);
+			have_freq = true;
+			break;
+		case 'c':
+			if (evspec_parse_period(optarg, &r->so.period, err, sizeof(err)))
+				return pm_err("%s", err);
+			have_period = true;
+			break;
+		case 'g':
+			r->so.callchain = true;
+			break;
+		case 'a':
+			have_a = true;
+			break;
+		case 'p':
+			n = evspec_parse_pids(optarg, r->so.pids, SESSION_MAX_PIDS, err, sizeof(err));
+			if (n < 0)
+				return pm_err("%s", err);
+			r->so.nr_pids = n;
+			break;
+		case 'o':
+			r->output = optarg;
+			break;
+		case 'z':
+			r->so.zstd_level = 1;
+			if (optarg) {
+				char *end;
+				long l = strtol(optarg, &end, 10);
+
+				if (*end || l < 1 || l > 22)
+					return pm_err("bad compression level '%s' (1-22)", optarg);
+				r->so.zstd_level = l;
+			}
+			break;
+		case 'M':
+			r->so.markers = false;
+			break;
+		case 'D': {
+			char *end;
+
+			r->duration = strtod(optarg, &end);
+			if (*end || !(r->duration > 0))
+				return pm_err("bad duration '%s'", optarg);
+			break;
+		}
+		case 'R': {
+			uint64_t sz;
+
+			if (evspec_parse_size(optarg, &sz, err, sizeof(err)))
+				return pm_err("%s", err);
+			if (sz < 4096 || (sz & (sz - 1)))
+				return pm_err("ring buffer size must be a power of two >= 4096");
+			r->so.ringbuf_size = sz;
+			break;
+		}
+		case 'v':
+			r->verbose = true;
+			break;
+		case 'h':
+			usage_hint();
+			exit(0);
+		default:
+			usage_hint();
+			return 1;
+		}
+	}
+	if (have_freq && have_period)
+		return pm_err("-F and -c cannot be used together");
+	r->cmd = argv + optind;
+	r->cmd_argc = argc - optind;
+	if ((have_a ? 1 : 0) + (r->so.nr_pids ? 1 : 0) + (r->cmd_argc ? 1 : 0) > 1)
+		return pm_err("give only one of -a, -p PID and -- CMD");
+	if (r->so.nr_pids || r->cmd_argc)
+		r->so.target = SESSION_TARGET_PIDS;
+	else
+		r->so.target = SESSION_TARGET_ALL;   /* as perf: no target means system-wide */
+	if (r->duration == 0 && !r->cmd_argc && !isatty(0) && getenv("PERFMARK_NO_DURATION_CHECK") == NULL)
+		; /* system-wide or -p without --duration runs until SIGINT/SIGTERM */
+	return 0;
+}
+
+static int check_targets(struct record *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->so.nr_pids; i++)
+		if (kill(r->so.pids[i], 0) && errno == ESRCH)
+			return pm_err("no such process: %d", r->so.pids[i]);
+	if (r->cmd_argc && !find_in_path(r->cmd[0]))
+		return pm_err("%s: command not found", r->cmd[0]);
+	return 0;
+}
+
+static int open_output(struct record *r, int *fd)
+{
+	char old[PATH_MAX];
+	struct stat sb;
+
+	if (!strcmp(r->output, "-")) {
+		if (isatty(1))
+			return pm_err("refusing to write a perf.data stream to a terminal (use -o FILE or a pipe)");
+		r->so.pipe = true;
+		*fd = 1;
+		return 0;
+	}
+	/* keep the previous recording as FILE.old, as perf does */
+	if (!stat(r->output, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+		snprintf(old, sizeof(old), "%s.old", r->output);
+		if (access(r->output, W_OK) == 0)
+			rename(r->output, old);
+	}
+	*fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (*fd < 0)
+		return pm_err("%s: %s", r->output, strerror(errno));
+	r->created_output = true;
+	if (!fstat(*fd, &sb) && S_ISFIFO(sb.st_mode))
+		r->so.pipe = true;
+	return 0;
+}
+
+/* Fork CMD stopped on a pipe: it execs once everything is attached. */
+static int spawn(struct record *r, const sigset_t *oldmask)
+{
+	int go[2], ee[2];
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ee, O_CLOEXEC))
+		return pm_err("pipe: %s", strerror(errno));
+	r->child = fork();
+	if (r->child < 0)
+		return pm_err("fork: %s", strerror(errno));
+	if (r->child == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(ee[0]);
+		sigprocmask(SIG_SETMASK, oldmask, NULL);
+		signal(SIGPIPE, SIG_DFL);
+		if (r->so.pipe) {
+			/* the stream owns stdout; the command writes to stderr instead */
+			dup2(2, 1);
+		}
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(r->cmd[0], r->cmd);
+		e = errno;
+		if (write(ee[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ee[1]);
+	r->go_fd = go[1];
+	r->exec_err_fd = ee[0];
+	return 0;
+}
+
+static void status_line(const struct session *s, bool final)
+{
+	struct session_stats st;
+
+	session__stats(s, &st);
+	fprintf(stderr, "\r[ perfmark: %llu samples, %llu markers, %llu lost, %.3f MB ]%s",
+		(unsigned long long)st.samples, (unsigned long long)st.markers,
+		(unsigned long long)(st.lost_samples + st.lost_markers),
+		st.bytes / 1e6, final ? "\n" : "");
+}
+
+static void summary(const struct record *r, const struct session *s)
+{
+	struct session_stats st;
+	char comp[64] = "";
+
+	session__stats(s, &st);
+	if (r->so.zstd_level && st.bytes)
+		snprintf(comp, sizeof(comp), ", compressed %.1fx", (double)st.raw_bytes / st.bytes);
+	fprintf(stderr, "[ perfmark record: Wrote %.3f MB %s (%llu samples, %llu markers, "
+		"%llu lost samples, %llu lost markers%s) ]\n",
+		st.bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
+		(unsigned long long)st.samples, (unsigned long long)st.markers,
+		(unsigned long long)st.lost_samples, (unsigned long long)st.lost_markers, comp);
+}
+
+static int write_error(const struct record *r, int e)
+{
+	if (e == -EPIPE)
+		return pm_err("output closed by its reader (broken pipe), recording stopped");
+	return pm_err("%s: %s; the file holds everything up to the last flush",
+		      r->so.pipe ? "output" : r->output, strerror(-e));
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record r = { .go_fd = -1, .exec_err_fd = -1 };
+	struct session *s = NULL;
+	sigset_t mask, oldmask;
+	int sfd = -1, tfd = -1, pfd = -1, ep = -1, out = -1, status = 0, ret = 1, e;
+	bool tty = isatty(2), child_done = false, stopping = false;
+	struct timespec start, now;
+	char err[256];
+	int fds[4], nfds, i;
+
+	if (parse(&r, argc, argv))
+		return 1;
+	if (check_targets(&r))
+		return 1;
+	if (!r.verbose)
+		setenv("PERFMARK_QUIET", "1", 0);
+	else
+		setenv("PERFMARK_DEBUG", "1", 0);
+	r.so.notice = on_notice;
+	r.so.argc = argc;
+	r.so.argv = argv;
+	/* open everything before the output exists: a failure leaves nothing behind */
+	e = session__new(&s, &r.so, err, sizeof(err));
+	if (e)
+		return pm_err("%s", err);
+	if (open_output(&r, &out))
+		goto out;
+	session__set_output(s, out, r.so.pipe);
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (r.cmd_argc) {
+		if (spawn(&r, &oldmask))
+			goto fail_unlink;
+		session__add_pid(s, r.child);
+		pfd = syscall(SYS_pidfd_open, r.child, 0);
+	}
+	e = session__start(s, err, sizeof(err));
+	if (e) {
+		pm_err("%s", err);
+		if (r.child > 0)
+			kill(r.child, SIGKILL), waitpid(r.child, NULL, 0);
+		goto fail_unlink;
+	}
+	if (r.cmd_argc) {
+		int xe;
+
+		if (write(r.go_fd, "g", 1) != 1)
+			;
+		close(r.go_fd);
+		/* the error pipe closes on a successful exec */
+		if (read(r.exec_err_fd, &xe, sizeof(xe)) == sizeof(xe)) {
+			waitpid(r.child, NULL, 0);
+			pm_err("%s: %s", r.cmd[0], strerror(xe));
+			goto fail_unlink;
+		}
+		close(r.exec_err_fd);
+	}
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	{
+		struct itimerspec its = {
+			.it_interval = { 0, SESSION_DRAIN_MS * 1000000L },
+			.it_value = { 0, SESSION_DRAIN_MS * 1000000L },
+		};
+		timerfd_settime(tfd, 0, &its, NULL);
+	}
+	{
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ev.data.fd = tfd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+		ev.data.fd = sfd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+		if (pfd >= 0) {
+			ev.data.fd = pfd;
+			epoll_ctl(ep, EPOLL_CTL_ADD, pfd, &ev);
+		}
+		nfds = session__fds(s, fds, 4);
+		for (i = 0; i < nfds; i++) {
+			ev.data.fd = fds[i];
+			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!stopping) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(ep, evs, 8, -1);
+		bool do_drain = false;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == tfd) {
+				uint64_t ticks;
+
+				if (read(tfd, &ticks, sizeof(ticks)) < 0)
+					;
+				do_drain = true;
+			} else if (fd == sfd) {
+				struct signalfd_siginfo si;
+
+				while (read(sfd, &si, sizeof(si)) == sizeof(si))
+					if (r.child > 0 && si.ssi_signo != SIGINT)
+						kill(r.child, si.ssi_signo);
+				/* SIGINT: the terminal sent it to the command too */
+				if (r.child <= 0 || child_done)
+					stopping = true;
+				else if (!r.cmd_argc)
+					stopping = true;
+			} else if (fd == pfd) {
+				if (waitpid(r.child, &status, WNOHANG) == r.child) {
+					child_done = true;
+					stopping = true;
+				}
+			} else {
+				do_drain = true;
+			}
+		}
+		if (do_drain) {
+			e = session__drain(s);
+			if (e) {
+				if (tty)
+					fputc('\n', stderr);
+				write_error(&r, e);
+				if (r.child > 0 && !child_done && e == -EPIPE)
+					kill(r.child, SIGTERM);
+				session__stop(s);
+				goto out_err;
+			}
+			if (tty && !r.so.pipe)
+				status_line(s, false);
+		}
+		if (r.duration > 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 >= r.duration)
+				stopping = true;
+		}
+	}
+	e = session__stop(s);
+	if (tty && !r.so.pipe)
+		status_line(s, true);
+	if (e) {
+		write_error(&r, e);
+		goto out_err;
+	}
+	summary(&r, s);
+	if (r.cmd_argc) {
+		if (!child_done) {
+			/* stopped by a signal or --duration: the command goes on, unrecorded */
+			ret = 0;
+		} else if (WIFEXITED(status)) {
+			ret = WEXITSTATUS(status);
+		} else if (WIFSIGNALED(status)) {
+			ret = 128 + WTERMSIG(status);
+		}
+	} else {
+		ret = 0;
+	}
+	goto out;
+
+fail_unlink:
+	if (r.created_output)
+		unlink(r.output);
+	ret = 1;
+	goto out;
+out_err:
+	ret = 1;
+out:
+	session__free(s);
+	if (out > 1)
+		close(out);
+	if (ep >= 0)
+		close(ep);
+	if (tfd >= 0)
+		close(tfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (pfd >= 0)
+		close(pfd);
+	return ret;
+}

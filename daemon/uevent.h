@@ -27,6 +27,7 @@
 #define PERFMARK_UEVENT_F_FAULT     0x2
 #define PERFMARK_MAX_PAYLOAD 4096
 
+#ifndef PERFMARK_H   /* the public perfmark.h has the same enum */
 enum perfmark_type {
 	PERFMARK_TYPE_STRING = 0,
 	PERFMARK_TYPE_RANGE_BEGIN = 1,   /* payload: name, NUL terminated */
@@ -35,6 +36,7 @@ enum perfmark_type {
 	PERFMARK_TYPE_JIT_CODE = 4,      /* payload: u64 addr, u64 size, name NUL terminated */
 	PERFMARK_TYPE_APP_FIRST = 65536,
 };
+#endif
 
 struct perfmark_uevent_hdr {
 	uint16_t version;
