@@ -93,7 +93,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->tid = (__u32)id;
 	s->time = bpf_ktime_get_ns();
 	s->ip = PT_REGS_IP(&ctx->regs);
-	s->user_mode = (ctx->regs.cs & 3) == 3;
+	/* ctx fields must be read whole: a narrowed load is rejected */
+	s->user_mode = (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
 	s->period = ctx->sample_period;
 	s->event = (__u32)bpf_get_attach_cookie(ctx);
 
@@ -128,20 +129,23 @@ SEC("uprobe")
 int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, one = 1, n = size, flags = 0;
+	__u32 tgid = id >> 32, one = 1, flags = 0;
 	struct pm_marker *m;
+	__u64 n = size;
 
 	if (!wanted(tgid))
 		return 0;
 	m = bpf_map_lookup_elem(&scratch, &one);
 	if (!m)
 		return 0;
-	if (n > PM_MAX_PAYLOAD) {
-		n = PM_MAX_PAYLOAD;
+	if (n > PM_MAX_PAYLOAD)
 		flags |= PM_F_TRUNCATED;
-	}
+	/* keep the bound visible to the verifier on the 64-bit register */
+	barrier_var(n);
+	if (n > PM_MAX_PAYLOAD)
+		n = PM_MAX_PAYLOAD;
 	if (n) {
-		if (!data || bpf_probe_read_user(m->data, n & (2 * PM_MAX_PAYLOAD - 1), data)) {
+		if (!data || bpf_probe_read_user(m->data, n, data)) {
 			flags |= PM_F_FAULT;
 			n = 0;
 		}
@@ -155,7 +159,10 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 	m->size = n;
 	m->orig_size = size;
 	m->flags = flags;
-	if (bpf_ringbuf_output(&rb, m, sizeof(*m) + (n & (2 * PM_MAX_PAYLOAD - 1)), rb_flags()))
+	barrier_var(n);
+	if (n > PM_MAX_PAYLOAD)
+		return 0;
+	if (bpf_ringbuf_output(&rb, m, sizeof(*m) + n, rb_flags()))
 		__sync_fetch_and_add(&lost_markers, 1);
 	return 0;
 }
