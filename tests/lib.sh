@@ -61,7 +61,7 @@ ok() { echo "ok: $*"; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip "needs root"; }
 need_perf() { perf version >/dev/null 2>&1 || skip "perf (linux-perf) not installed"; }
 need_perfmark() {
-	[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
+	[ "$PM_RECORDER" = perf ] || [ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
 	local p
 	for p in prog-ratio prog-threads prog-forkexec prog-spin; do
 		[ -x "$PROGS/$p" ] || skip "no test program $PROGS/$p"
@@ -77,6 +77,16 @@ bg() {
 	"$@" &
 	BG_PID=$!
 	_bg_pids+=("$BG_PID")
+}
+
+# Kill background processes we started (by pid) and reap them quietly.
+bg_kill() {
+	local p
+	for p in "$@"; do
+		kill -9 "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	return 0
 }
 
 # Wait until a file holds at least N lines (default 1), up to 10 s.

@@ -26,19 +26,19 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void spin(double secs)
-{
-	double end = now() + secs;
-	uint64_t x = 1;
-	do {
-		for (int i = 0; i < 100000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-		sink = x;
-	} while (now() < end);
-}
+#define SPIN(secs) do { \
+	double end_ = now() + (secs); \
+	uint64_t x_ = 1; \
+	do { \
+		for (int i_ = 0; i_ < 100000; i_++) \
+			x_ = x_ * 6364136223846793005ull + 1442695040888963407ull; \
+		sink = x_; \
+	} while (now() < end_); \
+} while (0)
 
-__attribute__((noinline)) void parent_work(double secs) { spin(secs); }
-__attribute__((noinline)) void child_before_exec(double secs) { spin(secs); }
+/* Each spins in its own body, so a sample's leaf names the phase. */
+__attribute__((noinline)) void parent_work(double secs) { SPIN(secs); }
+__attribute__((noinline)) void child_before_exec(double secs) { SPIN(secs); }
 
 int main(int argc, char **argv)
 {
