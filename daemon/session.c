@@ -351,9 +351,14 @@ static bool sideband_wanted(struct session *s, const struct perf_event_header *h
 		return body[0] == (uint32_t)-1 || pidset_has(&s->pids, body[0]);
 	case PERF_RECORD_FORK:
 		/* body: pid, ppid, tid, ptid */
-		if (body[0] != body[1] && pidset_has(&s->pids, body[1]))
-			pidset_add(&s->pids, body[0]);
-		return pidset_has(&s->pids, body[0]);
+		/*
+		 * Only forks by a target: a CMD child's own fork from perfmark
+		 * would make perf forget the COMM synthesized for it.
+		 */
+		if (!pidset_has(&s->pids, body[1]))
+			return false;
+		pidset_add(&s->pids, body[0]);
+		return true;
 	case PERF_RECORD_LOST:
 		return true;
 	default:
