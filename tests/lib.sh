@@ -107,8 +107,9 @@ have_hw_cycles() {
 # pm_record ARGS... : record with the recorder under test.  ARGS are perfmark
 # record options; with PM_RECORDER=perf they are translated for `perf record`
 # (`--duration N` becomes `-- sleep N`, cpu-clock is forced, -F defaults to
-# 4000 as perfmark's does).
-pm_record() {
+# 4000 as perfmark's does).  pm_record_argv only sets the array PMREC to the
+# command line (for starting the recorder in the background with `bg`).
+pm_record_argv() {
 	if [ "$PM_RECORDER" = perf ]; then
 		local args=() dur= seen_F= a
 		while [ $# -gt 0 ]; do
@@ -124,13 +125,18 @@ pm_record() {
 		done
 		[ -z "$seen_F" ] && args+=(-F 4000)
 		if [ -n "$dur" ]; then
-			perf record -q -e cpu-clock "${args[@]}" -- sleep "$dur"
+			PMREC=(perf record -q -e cpu-clock "${args[@]}" -- sleep "$dur")
 		else
-			perf record -q -e cpu-clock "${args[@]}" -- "$@"
+			PMREC=(perf record -q -e cpu-clock "${args[@]}" -- "$@")
 		fi
 	else
-		"$PERFMARK" record "$@"
+		PMREC=("$PERFMARK" record "$@")
 	fi
+}
+
+pm_record() {
+	pm_record_argv "$@"
+	"${PMREC[@]}"
 }
 
 # Flat samples, one line each: "COMM PID/TID IP SYM" (leaf frame only).
