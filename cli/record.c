@@ -192,8 +192,7 @@ static int parse(struct record *r, int argc, char **argv)
 		r->so.target = SESSION_TARGET_PIDS;
 	else
 		r->so.target = SESSION_TARGET_ALL;   /* as perf: no target means system-wide */
-	if (r->duration == 0 && !r->cmd_argc && !isatty(0) && getenv("PERFMARK_NO_DURATION_CHECK") == NULL)
-		; /* system-wide or -p without --duration runs until SIGINT/SIGTERM */
+	/* system-wide or -p without --duration runs until SIGINT/SIGTERM */
 	return 0;
 }
 
@@ -361,8 +360,8 @@ int cmd_record(int argc, char **argv)
 	if (r.cmd_argc) {
 		int xe;
 
-		if (write(r.go_fd, "g", 1) != 1)
-			;
+		/* the child execs when this byte arrives (or the pipe closes: it exits) */
+		(void)!write(r.go_fd, "g", 1);
 		close(r.go_fd);
 		/* the error pipe closes on a successful exec */
 		if (read(r.exec_err_fd, &xe, sizeof(xe)) == sizeof(xe)) {
@@ -413,8 +412,7 @@ int cmd_record(int argc, char **argv)
 			if (fd == tfd) {
 				uint64_t ticks;
 
-				if (read(tfd, &ticks, sizeof(ticks)) < 0)
-					;
+				(void)!read(tfd, &ticks, sizeof(ticks));
 				do_drain = true;
 			} else if (fd == sfd) {
 				struct signalfd_siginfo si;

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/perf_event.h>
@@ -85,7 +86,9 @@ struct marker_lib {
 
 struct session {
 	struct session_opts o;
-	struct perfmark_bpf *skel;
+	struct perfmark_bpf *skel;     /* NULL for an adopted session */
+	int rb_fd, targets_fd, bss_fd, sideband_fd;
+	int own_sideband_fd;           /* adopted: our own perf event array */
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	struct bpf_link **links;
@@ -99,13 +102,14 @@ struct session {
 	struct perfdata_writer *w;
 	struct stage st;
 	struct pidset pids;
+	struct pidset uid_ok, uid_bad;  /* uid filter on sideband, by pid */
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t last_round_max;
 	uint64_t lost_samples_seen, lost_markers_seen, lost_sideband;
 	struct session_stats stats;
 	char *chain_buf;               /* scratch for callchain building */
 	int err;                       /* sticky writer error */
-	bool started, stopped;
+	bool started, stopped, pinned, adopted;
 };
 
 static uint64_t mono_ns(void)
@@ -339,11 +343,34 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 
 /* --- sideband from the dummy events ------------------------------------- */
 
+/* Is pid owned by the uid the session is limited to?  Cached per pid. */
+static bool uid_allows(struct session *s, uint32_t pid)
+{
+	char path[32];
+	struct stat sb;
+
+	if (s->o.uid_filter == (uint32_t)-1 || pid == (uint32_t)-1)
+		return true;
+	if (pidset_has(&s->uid_ok, pid))
+		return true;
+	if (pidset_has(&s->uid_bad, pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	if (!stat(path, &sb) && sb.st_uid == s->o.uid_filter) {
+		pidset_add(&s->uid_ok, pid);
+		return true;
+	}
+	pidset_add(&s->uid_bad, pid);
+	return false;
+}
+
 /* Does this sideband record concern a target?  Follows forks. */
 static bool sideband_wanted(struct session *s, const struct perf_event_header *h)
 {
 	const uint32_t *body = (const uint32_t *)(h + 1);
 
+	if (h->type != PERF_RECORD_LOST && !uid_allows(s, body[0]))
+		return false;
 	if (s->o.target == SESSION_TARGET_ALL)
 		return true;
 	switch (h->type) {
@@ -584,7 +611,7 @@ static int open_sideband(struct session *s, char *err, size_t errlen)
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
 	a.wakeup_watermark = SIDEBAND_PAGES * 4096 / 2;
-	s->pb = perf_buffer__new_raw(bpf_map__fd(s->skel->maps.sideband), SIDEBAND_PAGES,
+	s->pb = perf_buffer__new_raw(s->sideband_fd, SIDEBAND_PAGES,
 				     &a, on_sideband, s, NULL);
 	if (!s->pb) {
 		e = -errno;
@@ -675,14 +702,155 @@ static int attach_markers(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* --- life cycle ------------------------------------------------------------ */
-
 static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
 	if (getenv("PERFMARK_DEBUG"))
 		return vfprintf(stderr, fmt, ap);
 	return 0;
 }
+
+/* --- pinning: collection that outlives the daemon --------------------- */
+
+static int mkdir_p(const char *dir)
+{
+	char buf[PATH_MAX], *p;
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0700) && errno != EEXIST)
+			return -errno;
+		*p = '/';
+	}
+	if (mkdir(buf, 0700) && errno != EEXIST)
+		return -errno;
+	return 0;
+}
+
+static int pin_all(struct session *s)
+{
+	const char *dir = s->o.pin_dir;
+	struct { struct bpf_map *map; const char *name; } maps[] = {
+		{ s->skel->maps.rb, "rb" },
+		{ s->skel->maps.targets, "targets" },
+		{ s->skel->maps.bss, "bss" },
+	};
+	char path[PATH_MAX];
+	size_t i;
+	int e;
+
+	e = mkdir_p(dir);
+	if (e)
+		return e;
+	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, maps[i].name);
+		e = bpf_map__pin(maps[i].map, path);
+		if (e)
+			return e;
+	}
+	for (i = 0; i < s->nr_links; i++) {
+		snprintf(path, sizeof(path), "%s/link%zu", dir, i);
+		e = bpf_link__pin(s->links[i], path);
+		if (e)
+			return e;
+	}
+	s->pinned = true;
+	return 0;
+}
+
+int session__unpin(const char *dir)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		unlink(path);
+	}
+	closedir(d);
+	if (rmdir(dir))
+		return -errno;
+	return 0;
+}
+
+static int pinned_fd(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	return bpf_obj_get(path);
+}
+
+int session__adopt(struct session **out, const struct session_opts *opts,
+		   char *err, size_t errlen)
+{
+	struct session *s;
+	int ncpus = libbpf_num_possible_cpus(), e;
+
+	*out = NULL;
+	err[0] = '\0';
+	libbpf_set_print(silent_print);
+	if (!opts->pin_dir || !opts->nr_events)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->o = *opts;
+	s->adopted = true;
+	s->pinned = true;
+	s->t0 = 0;          /* synthesized state goes before the backlog */
+	s->rb_fd = s->targets_fd = s->bss_fd = s->sideband_fd = s->own_sideband_fd = -1;
+	memcpy(s->ev, opts->events, opts->nr_events * sizeof(s->ev[0]));
+	s->nr_ev = opts->nr_events;
+	s->sample_type = SAMPLE_TYPE_BASE | (opts->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
+	if (!s->chain_buf) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < opts->nr_pids; i++)
+		pidset_add(&s->pids, opts->pids[i]);
+	s->rb_fd = pinned_fd(opts->pin_dir, "rb");
+	s->targets_fd = pinned_fd(opts->pin_dir, "targets");
+	s->bss_fd = pinned_fd(opts->pin_dir, "bss");
+	if (s->rb_fd < 0 || s->targets_fd < 0 || s->bss_fd < 0) {
+		e = -ENOENT;
+		snprintf(err, errlen, "nothing pinned under %s", opts->pin_dir);
+		goto fail;
+	}
+	s->own_sideband_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "pm_sideband",
+					    sizeof(int), sizeof(int), ncpus > 0 ? ncpus : 1, NULL);
+	if (s->own_sideband_fd < 0) {
+		e = -errno;
+		snprintf(err, errlen, "cannot create the sideband map: %s", strerror(-e));
+		goto fail;
+	}
+	s->sideband_fd = s->own_sideband_fd;
+	e = open_sideband(s, err, errlen);
+	if (e)
+		goto fail;
+	s->rb = ring_buffer__new(s->rb_fd, on_ringbuf, s, NULL);
+	if (!s->rb) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open the pinned ring buffer: %s", strerror(-e));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	session__free(s);
+	return e ? e : -EINVAL;
+}
+
+/* --- life cycle ------------------------------------------------------------ */
 
 int session__new(struct session **out, const struct session_opts *opts,
 		 char *err, size_t errlen)
@@ -698,6 +866,7 @@ int session__new(struct session **out, const struct session_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	s->o = *opts;
+	s->rb_fd = s->targets_fd = s->bss_fd = s->sideband_fd = s->own_sideband_fd = -1;
 	s->t0 = mono_ns();
 	if (opts->nr_events) {
 		memcpy(s->ev, opts->events, opts->nr_events * sizeof(s->ev[0]));
@@ -735,11 +904,15 @@ int session__new(struct session **out, const struct session_opts *opts,
 			snprintf(err, errlen, "cannot load BPF programs: %s", strerror(-e));
 		goto fail;
 	}
+	s->rb_fd = bpf_map__fd(s->skel->maps.rb);
+	s->targets_fd = bpf_map__fd(s->skel->maps.targets);
+	s->bss_fd = bpf_map__fd(s->skel->maps.bss);
+	s->sideband_fd = bpf_map__fd(s->skel->maps.sideband);
 	for (size_t i = 0; i < opts->nr_pids; i++) {
 		uint32_t pid = opts->pids[i];
 		uint8_t one = 1;
 
-		bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &pid, &one, BPF_ANY);
+		bpf_map_update_elem(s->targets_fd, &pid, &one, BPF_ANY);
 	}
 	e = open_events(s, err, errlen);
 	if (e)
@@ -762,11 +935,19 @@ int session__new(struct session **out, const struct session_opts *opts,
 	e = open_sideband(s, err, errlen);
 	if (e)
 		goto fail;
-	s->rb = ring_buffer__new(bpf_map__fd(s->skel->maps.rb), on_ringbuf, s, NULL);
+	s->rb = ring_buffer__new(s->rb_fd, on_ringbuf, s, NULL);
 	if (!s->rb) {
 		e = -errno;
 		snprintf(err, errlen, "cannot open ring buffer: %s", strerror(-e));
 		goto fail;
+	}
+	if (opts->pin_dir) {
+		e = pin_all(s);
+		if (e) {
+			snprintf(err, errlen, "cannot pin under %s: %s", opts->pin_dir, strerror(-e));
+			session__unpin(opts->pin_dir);
+			goto fail;
+		}
 	}
 	*out = s;
 	return 0;
@@ -786,7 +967,7 @@ int session__add_pid(struct session *s, pid_t pid)
 		return e;
 	if (s->o.nr_pids < SESSION_MAX_PIDS)
 		s->o.pids[s->o.nr_pids++] = pid;
-	if (bpf_map_update_elem(bpf_map__fd(s->skel->maps.targets), &p, &one, BPF_ANY))
+	if (bpf_map_update_elem(s->targets_fd, &p, &one, BPF_ANY))
 		return -errno;
 	return 0;
 }
@@ -797,32 +978,23 @@ void session__set_output(struct session *s, int fd, bool pipe)
 	s->o.pipe = pipe;
 }
 
-static int build_writer(struct session *s)
+size_t session__events(const struct session *s, struct perfdata_event *evs,
+		       uint64_t *ids, size_t max)
 {
-	struct perfdata_event evs[EVSPEC_MAX + 2];
-	uint64_t ids[EVSPEC_MAX + 2];
+	static const char *const marker_names[2] = { "perfmark:printf", "perfmark:uevent" };
 	size_t n = 0, i;
-	struct perfdata_writer_opts wo = {
-		.fd = s->o.out_fd,
-		.pipe = s->o.pipe,
-		.zstd_level = s->o.zstd_level,
-		.argc = s->o.argc,
-		.argv = s->o.argv,
-	};
 
-	wo.clock_ref_mono_ns = mono_ns();
-	wo.clock_ref_real_ns = real_ns();
-	memset(evs, 0, sizeof(evs));
-	for (i = 0; i < s->nr_ev; i++, n++) {
+	for (i = 0; i < s->nr_ev && n < max; i++, n++) {
 		struct perf_event_attr *a = &evs[n].attr;
 
+		memset(&evs[n], 0, sizeof(evs[n]));
 		sampling_attr(s, &s->ev[i], a);
 		a->disabled = 0;
 		a->sample_type = s->sample_type;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;
-		if (i == 0) {
+		if (i == 0) {   /* the sideband is written as this event's */
 			a->mmap = 1;
 			a->mmap2 = 1;
 			a->comm = 1;
@@ -834,26 +1006,41 @@ static int build_writer(struct session *s)
 		evs[n].nr_ids = 1;
 		evs[n].name = s->ev[i].name;
 	}
-	if (s->o.markers) {
-		static const char *const names[2] = { "perfmark:printf", "perfmark:uevent" };
+	for (i = 0; s->o.markers && i < 2 && n < max; i++, n++) {
+		struct perf_event_attr *a = &evs[n].attr;
 
-		for (i = 0; i < 2; i++, n++) {
-			struct perf_event_attr *a = &evs[n].attr;
-
-			a->size = sizeof(*a);
-			a->type = PERF_TYPE_SOFTWARE;
-			a->config = PERF_COUNT_SW_BPF_OUTPUT;
-			a->sample_period = 1;
-			a->sample_type = MARKER_SAMPLE_TYPE;
-			a->sample_id_all = 1;
-			a->use_clockid = 1;
-			a->clockid = CLOCK_MONOTONIC;
-			ids[n] = i ? ID_UEVENT : ID_PRINTF;
-			evs[n].ids = &ids[n];
-			evs[n].nr_ids = 1;
-			evs[n].name = names[i];
-		}
+		memset(&evs[n], 0, sizeof(evs[n]));
+		a->size = sizeof(*a);
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_BPF_OUTPUT;
+		a->sample_period = 1;
+		a->sample_type = MARKER_SAMPLE_TYPE;
+		a->sample_id_all = 1;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		ids[n] = i ? ID_UEVENT : ID_PRINTF;
+		evs[n].ids = &ids[n];
+		evs[n].nr_ids = 1;
+		evs[n].name = marker_names[i];
 	}
+	return n;
+}
+
+static int build_writer(struct session *s)
+{
+	struct perfdata_event evs[EVSPEC_MAX + 2];
+	uint64_t ids[EVSPEC_MAX + 2];
+	struct perfdata_writer_opts wo = {
+		.fd = s->o.out_fd,
+		.pipe = s->o.pipe,
+		.zstd_level = s->o.zstd_level,
+		.argc = s->o.argc,
+		.argv = s->o.argv,
+	};
+	size_t n = session__events(s, evs, ids, EVSPEC_MAX + 2);
+
+	wo.clock_ref_mono_ns = mono_ns();
+	wo.clock_ref_real_ns = real_ns();
 	return perfdata_writer__new(&s->w, &wo, evs, n);
 }
 
@@ -864,7 +1051,7 @@ int session__start(struct session *s, char *err, size_t errlen)
 	int e;
 
 	err[0] = '\0';
-	e = build_writer(s);
+	e = s->o.sink ? 0 : build_writer(s);
 	if (e) {
 		snprintf(err, errlen, "cannot write the output header: %s", strerror(-e));
 		return e;
@@ -914,8 +1101,10 @@ static int flush_staged(struct session *s, uint64_t cutoff)
 		}
 		if (x->time > max)
 			max = x->time;
-		if (!e)
+		if (!e && s->w)
 			e = perfdata_writer__add(s->w, rec, x->len);
+		if (!e && s->o.sink)
+			e = s->o.sink->record(s->o.sink_ctx, rec, x->len);
 	}
 	/* keep the rest, compacted */
 	if (i < st->n) {
@@ -940,8 +1129,10 @@ static int flush_staged(struct session *s, uint64_t cutoff)
 	}
 	st->n = keep;
 	s->last_round_max = max;
-	if (!e)
+	if (!e && s->w)
 		e = perfdata_writer__round(s->w);
+	if (!e && s->o.sink && s->o.sink->round)
+		e = s->o.sink->round(s->o.sink_ctx);
 	return e;
 }
 
@@ -956,8 +1147,15 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now)
 		return 0;
 	ring_buffer__consume(s->rb);
 	perf_buffer__consume(s->pb);
-	ls = s->skel->bss->lost_samples;
-	lm = s->skel->bss->lost_markers;
+	{
+		struct perfmark_bpf__bss bss;
+		uint32_t zero = 0;
+
+		if (bpf_map_lookup_elem(s->bss_fd, &zero, &bss))
+			memset(&bss, 0, sizeof(bss));
+		ls = bss.lost_samples;
+		lm = bss.lost_markers;
+	}
 	if (ls > s->lost_samples_seen) {
 		stage_lost(s, ls - s->lost_samples_seen, 1, now - REORDER_MARGIN_NS);
 		s->lost_samples_seen = ls;
@@ -1036,8 +1234,22 @@ void session__free(struct session *s)
 		return;
 	ring_buffer__free(s->rb);
 	perf_buffer__free(s->pb);
-	for (i = 0; i < s->nr_links; i++)
+	for (i = 0; i < s->nr_links; i++) {
+		/* pinned: leave it attached, the pin holds it */
+		if (s->pinned)
+			bpf_link__disconnect(s->links[i]);
 		bpf_link__destroy(s->links[i]);   /* closes the perf event fds too */
+	}
+	if (s->adopted) {
+		if (s->rb_fd >= 0)
+			close(s->rb_fd);
+		if (s->targets_fd >= 0)
+			close(s->targets_fd);
+		if (s->bss_fd >= 0)
+			close(s->bss_fd);
+	}
+	if (s->own_sideband_fd >= 0)
+		close(s->own_sideband_fd);
 	free(s->links);
 	free(s->pfds);
 	perfmark_bpf__destroy(s->skel);
@@ -1045,6 +1257,8 @@ void session__free(struct session *s)
 	free(s->st.buf);
 	free(s->st.idx);
 	free(s->pids.slots);
+	free(s->uid_ok.slots);
+	free(s->uid_bad.slots);
 	free(s->chain_buf);
 	free(s);
 }

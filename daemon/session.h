@@ -47,6 +47,18 @@ struct session_opts {
 	int zstd_level;            /* 0: off */
 	int argc;                  /* recorded in the CMDLINE feature */
 	char *const *argv;
+	/*
+	 * Where records go.  Without a sink, a perf.data writer on out_fd.
+	 * With one, every record (time ordered) goes to sink->record and each
+	 * drain ends with sink->round; no writer is made.
+	 */
+	const struct session_sink_ops *sink;
+	void *sink_ctx;
+	/*
+	 * perfmarkd: pin links and maps under this directory so collection
+	 * goes on while the daemon is down (see session__adopt).
+	 */
+	const char *pin_dir;
 	/* notices ("cycles not supported, falling back to cpu-clock") */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
@@ -60,6 +72,12 @@ struct session_stats {
 };
 
 struct session;
+struct perfdata_event;
+
+struct session_sink_ops {
+	int (*record)(void *ctx, const void *rec, size_t len);
+	int (*round)(void *ctx);
+};
 
 /* err: one line, no "perfmark: " prefix.  Returns 0 or negative errno. */
 int session__new(struct session **out, const struct session_opts *opts,
@@ -76,7 +94,30 @@ int session__stop(struct session *s);
 void session__stats(const struct session *s, struct session_stats *st);
 /* the event names actually used, after any fallback ("cpu-clock") */
 const char *session__event_name(const struct session *s, size_t i);
+/*
+ * Free.  A pinned session (opts.pin_dir) stays attached through its pins;
+ * session__unpin() is what ends it.
+ */
 void session__free(struct session *s);
+
+/*
+ * Take over a session pinned by an earlier daemon under opts->pin_dir: its
+ * BPF programs kept running and its ring kept filling.  Nothing is attached
+ * again.  opts->events must be the events as resolved at creation
+ * (session__event_name).  -ENOENT when nothing is pinned there.
+ */
+int session__adopt(struct session **out, const struct session_opts *opts,
+		   char *err, size_t errlen);
+/* Remove the pins under dir (detaches what only the pins kept alive). */
+int session__unpin(const char *dir);
+
+/*
+ * The events as they appear in perf.data (attrs with ids and names), for
+ * sinks that write their own files; ids[] receives the id storage and must
+ * hold max entries.  Returns the number of events.
+ */
+size_t session__events(const struct session *s, struct perfdata_event *evs,
+		       uint64_t *ids, size_t max);
 
 /* Paths of libperfmark.so candidates to attach markers to (for messages). */
 size_t session__marker_libs(const struct session *s, const char **paths, size_t max);
