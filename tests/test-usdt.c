@@ -1,1 +1,248 @@
-int main(void) { return 0; }
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests for daemon/usdt.c and libperfmark's probe site, no root needed:
+ *  - the perfmark:uevent note in libperfmark.so: provider, name, arguments,
+ *    a nop5 at the probe's file offset, a zero semaphore at its file offset,
+ *    and the same addresses at run time (dl_iterate_phdr, dlsym);
+ *  - a probe made by <sys/sdt.h> in this very test program, so the parser is
+ *    checked against the reference producer too;
+ *  - the C API untraced (everything returns 0) and with the semaphore raised
+ *    by hand (argument checks, truncation), plus the untraced call cost.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "perfmark.h"
+#include "usdt.h"
+
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+#define LIBPATH BUILD_DIR "/libperfmark.so"
+
+static const unsigned char nop5[5] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+
+/* a USDT probe with a semaphore, written by systemtap's sdt.h */
+__attribute__((section(".probes"), used)) volatile unsigned short pmtest_hello_semaphore;
+
+static __attribute__((noinline)) void fire_sdt_probe(int x)
+{
+	STAP_PROBE1(pmtest, hello, x);
+}
+
+static void read_at(const char *path, uint64_t off, void *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, len, (off_t)off), (ssize_t)len);
+	close(fd);
+}
+
+/* load base of the first loaded object whose path ends with `suffix` */
+struct base_query { const char *suffix; uintptr_t base; int found; };
+
+static int find_base(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct base_query *q = arg;
+	size_t n = strlen(info->dlpi_name), m = strlen(q->suffix);
+
+	(void)size;
+	if (n >= m && !strcmp(info->dlpi_name + n - m, q->suffix)) {
+		q->base = info->dlpi_addr;
+		q->found = 1;
+		return 1;
+	}
+	return 0;
+}
+
+static void test_note_in_file(void **state)
+{
+	struct usdt_probe p;
+	unsigned char code[5], sema[2];
+
+	(void)state;
+	assert_int_equal(usdt_find(LIBPATH, "perfmark", "uevent", &p), 0);
+	assert_string_equal(p.args, "-4@%edi 8@%rsi -4@%edx");
+	assert_true(p.pc_vaddr != 0);
+	assert_true(p.sema_vaddr != 0);
+	assert_true(p.pc_offset != 0);
+	assert_true(p.sema_offset != 0);
+
+	read_at(LIBPATH, p.pc_offset, code, sizeof(code));
+	assert_memory_equal(code, nop5, sizeof(nop5));
+	read_at(LIBPATH, p.sema_offset, sema, sizeof(sema));
+	assert_int_equal(sema[0], 0);
+	assert_int_equal(sema[1], 0);
+	printf("perfmark:uevent pc 0x%llx (file 0x%llx) sema 0x%llx (file 0x%llx)\n",
+	       (unsigned long long)p.pc_vaddr, (unsigned long long)p.pc_offset,
+	       (unsigned long long)p.sema_vaddr, (unsigned long long)p.sema_offset);
+}
+
+static void test_note_matches_runtime(void **state)
+{
+	struct base_query q = { .suffix = "libperfmark.so.0" };
+	struct usdt_probe p;
+	void *sema;
+
+	(void)state;
+	assert_int_equal(usdt_find(LIBPATH, "perfmark", "uevent", &p), 0);
+	dl_iterate_phdr(find_base, &q);
+	assert_true(q.found);
+	sema = dlsym(RTLD_DEFAULT, "perfmark_uevent_semaphore");
+	assert_non_null(sema);
+	assert_ptr_equal(sema, (void *)(q.base + p.sema_vaddr));
+	assert_memory_equal((void *)(q.base + p.pc_vaddr), nop5, sizeof(nop5));
+}
+
+static void test_sdt_reference(void **state)
+{
+	struct base_query q = { .suffix = "" };   /* first object: the executable */
+	struct usdt_probe p;
+	unsigned char c;
+
+	(void)state;
+	fire_sdt_probe(1);
+	assert_int_equal(usdt_find("/proc/self/exe", "pmtest", "hello", &p), 0);
+	assert_true(strstr(p.args, "@") != NULL);
+	read_at("/proc/self/exe", p.pc_offset, &c, 1);
+	assert_int_equal(c, 0x90);                 /* sdt.h's probe is a one-byte nop */
+	dl_iterate_phdr(find_base, &q);
+	assert_true(q.found);
+	assert_ptr_equal((void *)(q.base + p.sema_vaddr), (void *)&pmtest_hello_semaphore);
+	assert_int_equal(*(unsigned char *)(q.base + p.pc_vaddr), 0x90);
+}
+
+static void test_errors(void **state)
+{
+	struct usdt_probe p;
+
+	(void)state;
+	assert_int_equal(usdt_find(LIBPATH, "perfmark", "nosuch", &p), -ENOENT);
+	assert_int_equal(usdt_find(LIBPATH, "nosuch", "uevent", &p), -ENOENT);
+	assert_int_equal(usdt_find(BUILD_DIR "/does-not-exist.so", "perfmark", "uevent", &p),
+			 -ENOENT);
+	assert_int_equal(usdt_find(BUILD_DIR "/build.ninja", "perfmark", "uevent", &p), -ENOEXEC);
+	assert_int_equal(usdt_find(NULL, "perfmark", "uevent", &p), -EINVAL);
+}
+
+static volatile unsigned short *semaphore(void)
+{
+	void *s = dlsym(RTLD_DEFAULT, "perfmark_uevent_semaphore");
+
+	assert_non_null(s);
+	return s;
+}
+
+static void test_api_untraced(void **state)
+{
+	char big[5000];
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	assert_int_equal(*semaphore(), 0);
+	assert_false(perfmark_enabled());
+	assert_int_equal(perf_printf("hello %d %s", 42, "world"), 0);
+	assert_int_equal(perfmark_emit(7, "abc", 4), 0);
+	/* untraced calls do not even look at their arguments */
+	assert_int_equal(perfmark_emit(7, NULL, 5), 0);
+	assert_int_equal(perfmark_emit(7, big, sizeof(big)), 0);
+	perfmark_range_begin("r");
+	perfmark_range_end("r");
+	perfmark_counter("c", -1);
+	perfmark_jit_code((void *)test_api_untraced, 16, "f");
+}
+
+/*
+ * Raise the semaphore ourselves, as the kernel does while a uprobe with
+ * ref_ctr_offset is attached.  Nothing is attached, so the probe site is a
+ * plain nop: this exercises the traced paths of the library.
+ */
+static void test_api_traced_paths(void **state)
+{
+	volatile unsigned short *sema = semaphore();
+	char big[5000], longname[5000];
+
+	(void)state;
+	memset(big, 'x', sizeof(big));
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+
+	*sema += 1;
+	assert_true(perfmark_enabled());
+	assert_int_equal(perfmark_emit(7, "abc", 4), 0);
+	assert_int_equal(perfmark_emit(7, NULL, 0), 0);
+	assert_int_equal(perfmark_emit(7, NULL, 5), -EINVAL);
+	assert_int_equal(perfmark_emit(7, big, 4096), 0);
+	assert_int_equal(perfmark_emit(7, big, 4097), -E2BIG);
+	assert_int_equal(perfmark_emit(7, big, sizeof(big)), -E2BIG);
+	assert_int_equal(perf_printf("hello %d %s %.1f", 42, "world", 1.5), 0);
+	assert_int_equal(perf_printf("%s", ""), 0);
+	assert_int_equal(perf_printf("%.4095s", longname), 0);
+	assert_int_equal(perf_printf("%.4096s", longname), -E2BIG);
+	assert_int_equal(perf_printf("%s", longname), -E2BIG);
+	perfmark_range_begin("work");
+	perfmark_range_end("work");
+	perfmark_range_begin(NULL);
+	perfmark_counter("queue", 12345);
+	perfmark_counter(longname, 1);
+	perfmark_jit_code((void *)test_api_traced_paths, 64, "jitted");
+	perfmark_jit_code(NULL, 0, longname);
+	*sema -= 1;
+	assert_false(perfmark_enabled());
+}
+
+static double ns_per_call(int which, long n)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++) {
+		if (which == 0)
+			perf_printf("iteration %ld", i);
+		else if (which == 1)
+			perfmark_emit(65536, &i, sizeof(i));
+		else
+			(void)perfmark_enabled();
+	}
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / (double)n;
+}
+
+static void test_untraced_cost(void **state)
+{
+	static const char *names[] = { "perf_printf", "perfmark_emit", "perfmark_enabled" };
+	long n = 10 * 1000 * 1000;
+
+	(void)state;
+	for (int w = 0; w < 3; w++)
+		printf("untraced %-16s %.2f ns/call (%ld calls)\n", names[w], ns_per_call(w, n), n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_note_in_file),
+		cmocka_unit_test(test_note_matches_runtime),
+		cmocka_unit_test(test_sdt_reference),
+		cmocka_unit_test(test_errors),
+		cmocka_unit_test(test_api_untraced),
+		cmocka_unit_test(test_api_traced_paths),
+		cmocka_unit_test(test_untraced_cost),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
