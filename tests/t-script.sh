@@ -28,7 +28,7 @@ check_file() {   # label file
 	[ "$rc" -eq 0 ] || die "[$label] perfmark script --json exited $rc" -- "$T/$label.jerr"
 
 	# what stock perf sees: sample count, leaf symbol counts, first/last time
-	perf script -i "$F" -G -F time,sym 2>/dev/null |
+	perf script -i "$F" -G -F time,ip,sym 2>/dev/null |
 		awk '{ t = $1; sub(":", "", t); n++; if (n == 1) first = t; last = t; c[$NF]++ }
 		     END { printf "%d %s %s %d %d\n", n, first, last, c["work_a"], c["work_b"] }' >"$T/$label.ref"
 	python3 - "$T/$label.json" "$T/$label.ref" "$label" <<'PY' || die "[$label] --json output is wrong" -- "$T/$label.json"
