@@ -22,6 +22,13 @@ void symbolizer__record(struct symbolizer *s, const struct perf_event_header *re
  * owned by the symbolizer ("[unknown]" when nothing matches).
  */
 const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel);
+/*
+ * Name code that has no file (JIT), as perfmark's jit-code markers announce
+ * it; consulted with /tmp/perf-PID.map for addresses in no map or in an
+ * anonymous one.  0 or -errno.
+ */
+int symbolizer__add_jit(struct symbolizer *s, uint32_t pid, uint64_t addr, uint64_t size,
+			const char *name);
 /* comm of tid, or NULL */
 const char *symbolizer__comm(struct symbolizer *s, uint32_t tid);
 void symbolizer__free(struct symbolizer *s);

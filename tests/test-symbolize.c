@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests for daemon/symbolize.c: feed it our own synthesized sideband
+ * and resolve addresses of this program, of libc and of the kernel.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <linux/perf_event.h>
+
+#include "symbolize.h"
+#include "synth.h"
+
+/* Non-static so it lands in .symtab under this name. */
+__attribute__((noinline)) int symbolize_test_target(int x);
+__attribute__((noinline)) int symbolize_test_target(int x)
+{
+	return x * 3 + 1;
+}
+
+static int feed(void *ctx, const void *rec, size_t len)
+{
+	(void)len;
+	symbolizer__record(ctx, rec);
+	return 0;
+}
+
+static struct symbolizer *new_fed(void)
+{
+	struct synth_opts o = { .id = 1, .time = 1, .uid_filter = UINT32_MAX };
+	struct symbolizer *s = NULL;
+
+	assert_int_equal(symbolizer__new(&s), 0);
+	assert_non_null(s);
+	assert_int_equal(synth_process(getpid(), &o, feed, s), 0);
+	return s;
+}
+
+static void test_own_function(void **state)
+{
+	struct symbolizer *s = new_fed();
+	uint64_t a = (uint64_t)(uintptr_t)&symbolize_test_target;
+
+	(void)state;
+	assert_string_equal(symbolizer__name(s, getpid(), a, 0), "symbolize_test_target");
+	assert_string_equal(symbolizer__name(s, getpid(), a + 1, 0), "symbolize_test_target");
+	assert_string_equal(symbolizer__name(s, getpid(), (uintptr_t)&new_fed, 0), "new_fed");
+	/* cached: the same pointer on the second lookup */
+	assert_ptr_equal(symbolizer__name(s, getpid(), a, 0), symbolizer__name(s, getpid(), a, 0));
+	/* another pid knows nothing */
+	assert_string_equal(symbolizer__name(s, getpid() + 100000, a, 0), "[unknown]");
+	symbolizer__free(s);
+}
+
+static void test_libc(void **state)
+{
+	struct symbolizer *s = new_fed();
+	void *p = dlsym(RTLD_DEFAULT, "getpid");
+	void *q = dlsym(RTLD_DEFAULT, "qsort");
+	const char *n;
+
+	(void)state;
+	assert_non_null(p);
+	n = symbolizer__name(s, getpid(), (uintptr_t)p, 0);
+	if (!strstr(n, "getpid"))
+		fail_msg("getpid resolved to '%s'", n);
+	assert_non_null(q);
+	n = symbolizer__name(s, getpid(), (uintptr_t)q + 2, 0);
+	if (!strstr(n, "qsort"))
+		fail_msg("qsort+2 resolved to '%s'", n);
+	symbolizer__free(s);
+}
+
+static void test_comm(void **state)
+{
+	struct symbolizer *s = new_fed();
+	char comm[32] = "";
+	FILE *f = fopen("/proc/self/comm", "r");
+
+	(void)state;
+	assert_non_null(f);
+	assert_non_null(fgets(comm, sizeof(comm), f));
+	fclose(f);
+	comm[strcspn(comm, "\n")] = '\0';
+	assert_string_equal(symbolizer__comm(s, getpid()), comm);
+	assert_null(symbolizer__comm(s, 0x7ffffff0));
+	symbolizer__free(s);
+}
+
+/* Kernel symbol from /proc/kallsyms: name and address of a known text symbol. */
+static bool kallsyms_pick(const char *want, uint64_t *addr)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f)) {
+		uint64_t a;
+		char t, name[256];
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &t, name) == 3 && a &&
+		    !strcmp(name, want)) {
+			*addr = a;
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void test_kernel(void **state)
+{
+	struct symbolizer *s;
+	uint64_t a;
+
+	(void)state;
+	if (geteuid() != 0 || !kallsyms_pick("schedule", &a))
+		skip();
+	assert_int_equal(symbolizer__new(&s), 0);
+	assert_string_equal(symbolizer__name(s, 0, a, 1), "schedule");
+	assert_string_equal(symbolizer__name(s, 1234, a + 4, 0), "schedule");  /* by address */
+	if (kallsyms_pick("do_sys_openat2", &a))
+		assert_string_equal(symbolizer__name(s, 1, a + 1, 1), "do_sys_openat2");
+	symbolizer__free(s);
+}
+
+static void test_jit_perf_map(void **state)
+{
+	struct symbolizer *s = new_fed();
+	char path[64];
+	FILE *f;
+	void *anon;
+	uint64_t base;
+
+	(void)state;
+	/* an anonymous executable mapping, synthesized as //anon */
+	anon = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	if (anon == MAP_FAILED)
+		skip();
+	base = (uintptr_t)anon;
+	symbolizer__free(s);
+	s = new_fed();
+
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", getpid());
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%" PRIx64 " 40 jit_fn_one\n", base);
+	fprintf(f, "%" PRIx64 " 20 jit fn two (args)\n", base + 0x100);
+	fprintf(f, "garbage line\n");
+	fprintf(f, "dead00000000 10 jit_far_away\n");
+	fclose(f);
+
+	assert_string_equal(symbolizer__name(s, getpid(), base + 0x10, 0), "jit_fn_one");
+	assert_string_equal(symbolizer__name(s, getpid(), base + 0x105, 0), "jit fn two (args)");
+	assert_string_equal(symbolizer__name(s, getpid(), base + 0x50, 0), "[unknown]");
+	/* in no map at all */
+	assert_string_equal(symbolizer__name(s, getpid(), 0xdead00000004ULL, 0), "jit_far_away");
+	assert_string_equal(symbolizer__name(s, getpid(), 0x10, 0), "[unknown]");
+
+	/* code announced by a marker */
+	assert_int_equal(symbolizer__add_jit(s, getpid(), base + 0x200, 0x10, "marker_jit"), 0);
+	assert_string_equal(symbolizer__name(s, getpid(), base + 0x208, 0), "marker_jit");
+	assert_string_equal(symbolizer__name(s, getpid(), base + 0x10, 0), "jit_fn_one");
+
+	unlink(path);
+	munmap(anon, 8192);
+	symbolizer__free(s);
+}
+
+struct rec_buf {
+	uint8_t b[256] __attribute__((aligned(8)));
+};
+
+static const struct perf_event_header *mk_fork(struct rec_buf *r, uint32_t pid, uint32_t ppid,
+					       uint32_t tid, uint32_t ptid)
+{
+	struct perf_event_header *h = (void *)r->b;
+	uint32_t v[4] = { pid, ppid, tid, ptid };
+
+	memset(r->b, 0, sizeof(r->b));
+	h->type = PERF_RECORD_FORK;
+	h->size = 8 + 16 + 8;
+	memcpy(r->b + 8, v, sizeof(v));
+	return h;
+}
+
+static const struct perf_event_header *mk_comm(struct rec_buf *r, uint32_t pid, uint32_t tid,
+					       const char *comm, bool exec)
+{
+	struct perf_event_header *h = (void *)r->b;
+
+	memset(r->b, 0, sizeof(r->b));
+	h->type = PERF_RECORD_COMM;
+	h->misc = exec ? PERF_RECORD_MISC_COMM_EXEC : 0;
+	memcpy(r->b + 8, &pid, 4);
+	memcpy(r->b + 12, &tid, 4);
+	strcpy((char *)r->b + 16, comm);
+	h->size = (uint16_t)(16 + ((strlen(comm) + 8) & ~7u));
+	return h;
+}
+
+static const struct perf_event_header *mk_mmap(struct rec_buf *r, uint32_t pid, uint64_t addr,
+					       uint64_t len, uint64_t pgoff, const char *name)
+{
+	struct perf_event_header *h = (void *)r->b;
+
+	memset(r->b, 0, sizeof(r->b));
+	h->type = PERF_RECORD_MMAP;
+	h->misc = PERF_RECORD_MISC_USER;
+	memcpy(r->b + 8, &pid, 4);
+	memcpy(r->b + 12, &pid, 4);
+	memcpy(r->b + 16, &addr, 8);
+	memcpy(r->b + 24, &len, 8);
+	memcpy(r->b + 32, &pgoff, 8);
+	strcpy((char *)r->b + 40, name);
+	h->size = (uint16_t)(40 + ((strlen(name) + 8) & ~7u));
+	return h;
+}
+
+static void test_fork_exec(void **state)
+{
+	struct symbolizer *s = new_fed();
+	struct rec_buf r;
+	uint64_t a = (uint64_t)(uintptr_t)&symbolize_test_target;
+	uint32_t me = (uint32_t)getpid(), child = 0x3ffff0;
+
+	(void)state;
+	/* a forked child inherits the parent's maps and comm */
+	symbolizer__record(s, mk_fork(&r, child, me, child, me));
+	assert_string_equal(symbolizer__name(s, child, a, 0), "symbolize_test_target");
+	assert_string_equal(symbolizer__comm(s, child), symbolizer__comm(s, me));
+	/* a thread of the child gets the child's comm */
+	symbolizer__record(s, mk_comm(&r, child, child, "kid", false));
+	symbolizer__record(s, mk_fork(&r, child, child, child + 1, child));
+	assert_string_equal(symbolizer__comm(s, child + 1), "kid");
+	/* exec drops the maps */
+	symbolizer__record(s, mk_comm(&r, child, child, "newprog", true));
+	assert_string_equal(symbolizer__comm(s, child), "newprog");
+	assert_string_equal(symbolizer__name(s, child, a, 0), "[unknown]");
+	/* the parent is untouched */
+	assert_string_equal(symbolizer__name(s, me, a, 0), "symbolize_test_target");
+	symbolizer__free(s);
+}
+
+static void test_overlap(void **state)
+{
+	struct symbolizer *s = new_fed();
+	struct rec_buf r;
+	uint64_t a = (uint64_t)(uintptr_t)&symbolize_test_target;
+	uint64_t page = a & ~0xfffULL;
+
+	(void)state;
+	/* an anonymous map over the page of the function hides it ... */
+	symbolizer__record(s, mk_mmap(&r, (uint32_t)getpid(), page, 4096, 0, "//anon"));
+	assert_string_equal(symbolizer__name(s, getpid(), a, 0), "[unknown]");
+	/* ... but not the neighbours, whose pgoff stays right */
+	assert_string_equal(symbolizer__name(s, getpid(), (uintptr_t)&new_fed, 0),
+			    ((uintptr_t)&new_fed & ~0xfffULL) == page ? "[unknown]" : "new_fed");
+	symbolizer__free(s);
+}
+
+static void test_malformed(void **state)
+{
+	struct symbolizer *s;
+	struct rec_buf r;
+	struct perf_event_header *h = (void *)r.b;
+
+	(void)state;
+	assert_int_equal(symbolizer__new(&s), 0);
+	/* a name without NUL inside the record is ignored */
+	mk_mmap(&r, 5, 0x1000, 0x1000, 0, "/bin/true");
+	memset(r.b + 40, 'x', sizeof(r.b) - 40);
+	h->size = sizeof(r.b);
+	symbolizer__record(s, h);
+	h->size = 16;   /* too short */
+	symbolizer__record(s, h);
+	assert_string_equal(symbolizer__name(s, 5, 0x1100, 0), "[unknown]");
+	symbolizer__record(s, NULL);
+	assert_string_equal(symbolizer__name(NULL, 5, 0x1100, 0), "[unknown]");
+	symbolizer__free(s);
+	symbolizer__free(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_own_function),
+		cmocka_unit_test(test_libc),
+		cmocka_unit_test(test_comm),
+		cmocka_unit_test(test_kernel),
+		cmocka_unit_test(test_jit_perf_map),
+		cmocka_unit_test(test_fork_exec),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_malformed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
