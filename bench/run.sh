@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Recorder benchmarks: perfmark record against perf record, side by side.
+#
+#   bench/run.sh [BUILD_DIR]          (make bench runs ./bench/run.sh build)
+#
+# Environment: BENCH_ROUNDS (default 5), BENCH_ITERS (loop iterations,
+# default 40000000, ~2 s), BENCH_FREQ (default 4000), BENCH_STARTUP_ROUNDS
+# (default 10).
+#
+# 1. A fixed-work CPU loop (bench/loop.c) runs bare, under
+#    `perf record -e cpu-clock -F 4000 -g` and under `perfmark record -F 4000 -g`,
+#    alternating, BENCH_ROUNDS rounds each.  Reported, as medians:
+#    - the loop's wall time (measured by the loop itself) and its slowdown
+#      against the bare run; factor = time under tool / bare time;
+#    - ratio = perfmark factor / perf factor (1.00 = as cheap as perf);
+#    - the recorder's own CPU time: user+sys of the recorder and its children
+#      (/usr/bin/time) minus the CPU time the loop reports for itself;
+#    - the size of the file written.
+# 2. Start-up: wall time of `perfmark record -o X -- true` against
+#    `perf record -o Y -- true`, median of BENCH_STARTUP_ROUNDS.
+# 3. Every bench/bench-*.sh found, run as `bash bench/bench-NAME.sh BUILD_DIR`.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+build=$(cd "${1:-$here/../build}" && pwd) || exit 1
+PERFMARK=${PERFMARK:-$build/perfmark}
+rounds=${BENCH_ROUNDS:-5}
+iters=${BENCH_ITERS:-40000000}
+freq=${BENCH_FREQ:-4000}
+srounds=${BENCH_STARTUP_ROUNDS:-10}
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ "$(id -u)" -eq 0 ] || die "needs root"
+[ -x "$PERFMARK" ] || die "no perfmark binary at $PERFMARK (build first)"
+perf version >/dev/null 2>&1 || die "perf (linux-perf) not installed"
+[ -x /usr/bin/time ] || die "/usr/bin/time missing (apt-get install time)"
+mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+
+W=$(mktemp -d /tmp/perfmark-bench.XXXXXX)
+trap 'rm -rf "$W"' EXIT
+cc -O2 -fno-omit-frame-pointer -Wall -Wextra -o "$W/loop" "$here/loop.c" ||
+	die "cannot build bench/loop.c"
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
+	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# one_run KIND ROUND: appends "wall workcpu totalcpu size" to $W/KIND.res
+one_run() {
+	local kind=$1 r=$2
+	local res=$W/loop.$kind.$r out=$W/out.$kind.data
+	rm -f "$out"
+	case $kind in
+	bare) /usr/bin/time -f '%U %S' -o "$W/time" "$W/loop" "$iters" "$res";;
+	perf) /usr/bin/time -f '%U %S' -o "$W/time" \
+		perf record -q -e cpu-clock -F "$freq" -g -o "$out" -- "$W/loop" "$iters" "$res" \
+		>/dev/null 2>"$W/err.$kind";;
+	perfmark) /usr/bin/time -f '%U %S' -o "$W/time" \
+		"$PERFMARK" record -F "$freq" -g -o "$out" -- "$W/loop" "$iters" "$res" \
+		>/dev/null 2>"$W/err.$kind";;
+	esac
+	[ -s "$res" ] || { cat "$W/err.$kind" >&2 2>/dev/null; die "$kind run $r failed"; }
+	local size=0
+	[ -f "$out" ] && size=$(stat -c %s "$out")
+	read -r wall wcpu <"$res"
+	read -r u s < <(tail -n 1 "$W/time")
+	echo "$wall $wcpu $(awk "BEGIN { print $u + $s }") $size" >>"$W/$kind.res"
+}
+
+echo "perfmark recorder benchmark: loop $iters iterations, -F $freq -g, $rounds rounds"
+echo "  perf: $(perf version)   perfmark: $PERFMARK"
+"$W/loop" 1000000 /dev/null   # warm the caches
+for r in $(seq "$rounds"); do
+	# rotate the order each round so drift hits every kind alike
+	case $((r % 3)) in
+	1) order="bare perf perfmark";;
+	2) order="perf perfmark bare";;
+	0) order="perfmark bare perf";;
+	esac
+	for k in $order; do one_run "$k" "$r"; done
+	printf '  round %d/%d done\n' "$r" "$rounds"
+done
+
+col() { awk -v c="$2" '{ print $c }' "$W/$1.res" | median; }
+bare_wall=$(col bare 1)
+perf_wall=$(col perf 1)
+pm_wall=$(col perfmark 1)
+perf_f=$(awk "BEGIN { print $perf_wall / $bare_wall }")
+pm_f=$(awk "BEGIN { print $pm_wall / $bare_wall }")
+# recorder CPU = total (recorder + children) - the loop's own CPU, per run
+rec_cpu() { awk '{ print $3 - $2 }' "$W/$1.res" | median; }
+echo
+printf '%-10s %10s %10s %10s %14s %12s\n' tool "loop s" slowdown factor "recorder cpu s" "file MiB"
+printf '%-10s %10.3f %10s %10s %14s %12s\n' bare "$bare_wall" - 1.000 - -
+for k in perf perfmark; do
+	w=$(col "$k" 1)
+	printf '%-10s %10.3f %9.1f%% %10.3f %14.3f %12.2f\n' "$k" "$w" \
+		"$(awk "BEGIN { print ($w / $bare_wall - 1) * 100 }")" \
+		"$(awk "BEGIN { print $w / $bare_wall }")" \
+		"$(rec_cpu "$k")" "$(awk "BEGIN { print $(col "$k" 4) / 1048576 }")"
+done
+printf '\nperfmark factor / perf factor = %.3f   (%s)\n' \
+	"$(awk "BEGIN { print $pm_f / $perf_f }")" \
+	"$(awk "BEGIN { d = $pm_f / $perf_f; print d <= 1.05 ? \"within 5% of perf\" : \"costlier than perf\" }")"
+
+# --- start-up -----------------------------------------------------------------
+startup() {   # tool -> prints wall seconds of one `record -- true`
+	local t0 t1
+	t0=$(date +%s%N)
+	case $1 in
+	perf) perf record -q -o "$W/s.perf.data" -- true >/dev/null 2>&1;;
+	perfmark) "$PERFMARK" record -o "$W/s.pm.data" -- true >/dev/null 2>&1;;
+	esac
+	t1=$(date +%s%N)
+	awk "BEGIN { print ($t1 - $t0) / 1e9 }"
+}
+for i in $(seq "$srounds"); do
+	startup perf >>"$W/s.perf"
+	startup perfmark >>"$W/s.perfmark"
+done
+sp=$(median <"$W/s.perf")
+sm=$(median <"$W/s.perfmark")
+echo
+printf '%-10s %12s\n' tool "start-up ms"
+printf '%-10s %12.1f\n' perf "$(awk "BEGIN { print $sp * 1000 }")" perfmark "$(awk "BEGIN { print $sm * 1000 }")"
+printf 'perfmark start-up / perf start-up = %.2f   (median of %d)\n' "$(awk "BEGIN { print $sm / $sp }")" "$srounds"
+
+# --- further benchmarks (markers, ...) -------------------------------------------
+for b in "$here"/bench-*.sh; do
+	[ -f "$b" ] || continue
+	echo
+	echo "=== $(basename "$b")"
+	bash "$b" "$build" || echo "bench: $(basename "$b") failed (rc $?)"
+done
