@@ -43,7 +43,9 @@
  * branch on a semaphore and returns 0 at once; perf_printf does not format
  * and no argument is read.  When traced, a call is one uprobe hit (a 5-byte
  * nop the kernel turns into a call, a few hundred nanoseconds).  All calls
- * are safe from any thread and after fork().
+ * are safe from any thread and after fork() (a fork handler repairs the
+ * optimised probe site in the child, whose kernel-made trampoline is not
+ * inherited on Linux 6.18).
  *
  * How it works: every call ends in one probe site in libperfmark.so, also
  * published as the USDT probe perfmark:uevent (arguments: type, data, size)

@@ -16,9 +16,12 @@
  * daemon/usdt.c can locate it by name.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "perfmark.h"
 
@@ -215,4 +218,43 @@ PM_EXPORT void perfmark_jit_code(const void *addr, uint64_t size, const char *na
 	if (likely(perfmark__sema == 0))
 		return;
 	emit_named(PERFMARK_TYPE_JIT_CODE, head, sizeof(head), name);
+}
+
+/*
+ * fork() and the optimised probe site.  Once the kernel has optimised the
+ * uprobe, the nop5 holds "call <[uprobes-trampoline]>".  Kernel 6.18 does
+ * not copy the trampoline mapping into a forked child, but the patched code
+ * page is copied: a child that emits a marker would call into nothing and
+ * die with SIGSEGV.  So, in the child, when the site is such a call and its
+ * target is not mapped, put back what the kernel itself installs before it
+ * optimises: an int3 on top of the nop5.  The kernel handles that breakpoint
+ * as the same uprobe (and may optimise it again, with a trampoline of the
+ * child's own).  Only async-signal-safe system calls are used here.
+ */
+static void atfork_child(void)
+{
+	static const unsigned char int3_nop5[5] = { 0xcc, 0x1f, 0x44, 0x00, 0x00 };
+	volatile unsigned char *site = (volatile unsigned char *)(uintptr_t)perfmark__probe;
+	long pagesz = sysconf(_SC_PAGESIZE);
+	uintptr_t target, page;
+	unsigned char vec;
+	int32_t rel;
+
+	if (site[0] != 0xe8 || pagesz <= 0)
+		return;
+	memcpy(&rel, (const void *)(uintptr_t)(site + 1), sizeof(rel));
+	target = (uintptr_t)site + 5 + (intptr_t)rel;
+	if (mincore((void *)(target & ~((uintptr_t)pagesz - 1)), 1, &vec) == 0 || errno != ENOMEM)
+		return;                         /* the trampoline is there */
+	page = (uintptr_t)site & ~((uintptr_t)pagesz - 1);
+	if (mprotect((void *)page, (size_t)pagesz, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return;
+	for (int i = 4; i >= 0; i--)            /* the trap byte last */
+		site[i] = int3_nop5[i];
+	mprotect((void *)page, (size_t)pagesz, PROT_READ | PROT_EXEC);
+}
+
+static __attribute__((constructor)) void perfmark_init(void)
+{
+	pthread_atfork(NULL, NULL, atfork_child);
 }

@@ -30,6 +30,8 @@
 
 #define _SDT_HAS_SEMAPHORES 1
 #include <sys/sdt.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 
 #define LIBPATH BUILD_DIR "/libperfmark.so"
 
@@ -205,6 +207,70 @@ static void test_api_traced_paths(void **state)
 	assert_false(perfmark_enabled());
 }
 
+static int write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, strlen(text));
+	close(fd);
+	return n == (ssize_t)strlen(text) ? 0 : -EIO;
+}
+
+/*
+ * As root with tracefs: a real uprobe with ref_ctr_offset on the probe site
+ * (a tracefs uprobe event, no BPF needed).  The semaphore must rise, and a
+ * forked child must survive emitting markers once the parent's site has
+ * been optimised (kernel 6.18 does not copy the trampoline into children).
+ */
+static void test_live_uprobe_and_fork(void **state)
+{
+	const char *tr = "/sys/kernel/tracing";
+	char lib[4096], def[4300], path[256];
+	struct usdt_probe p;
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid() != 0 || stat("/sys/kernel/tracing/uprobe_events", &st)) {
+		printf("skipped: needs root and tracefs at %s\n", tr);
+		return;
+	}
+	assert_non_null(realpath(LIBPATH, lib));
+	assert_int_equal(usdt_find(lib, "perfmark", "uevent", &p), 0);
+	snprintf(def, sizeof(def), "p:pmtest_%d/uevent %s:0x%llx(0x%llx) type=%%di:u32 size=%%dx:u32\n",
+		 (int)getpid(), lib, (unsigned long long)p.pc_offset,
+		 (unsigned long long)p.sema_offset);
+	if (write_file("/sys/kernel/tracing/uprobe_events", def)) {
+		printf("skipped: cannot define a uprobe event\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/events/pmtest_%d/uevent/enable", tr, (int)getpid());
+	assert_int_equal(write_file(path, "1"), 0);
+
+	assert_true(perfmark_enabled());
+	for (int i = 0; i < 10; i++)            /* hit it: the kernel optimises the site */
+		assert_int_equal(perfmark_emit(65536, &i, sizeof(i)), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (int i = 0; i < 10; i++)
+			perfmark_emit(65537, &i, sizeof(i));
+		perf_printf("child %d", 1);
+		_exit(perfmark_enabled() ? 0 : 3);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_int_equal(write_file(path, "0"), 0);
+	snprintf(def, sizeof(def), "-:pmtest_%d/uevent\n", (int)getpid());
+	assert_int_equal(write_file("/sys/kernel/tracing/uprobe_events", def), 0);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_false(perfmark_enabled());
+}
+
 static double ns_per_call(int which, long n)
 {
 	struct timespec a, b;
@@ -241,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_errors),
 		cmocka_unit_test(test_api_untraced),
 		cmocka_unit_test(test_api_traced_paths),
+		cmocka_unit_test(test_live_uprobe_and_fork),
 		cmocka_unit_test(test_untraced_cost),
 	};
 
