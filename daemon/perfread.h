@@ -4,7 +4,7 @@
  * Used by `perfmark script` and by the writer's unit tests.
  *
  * Errors are a negative errno plus a one-line message (perfread__error()),
- * e.g. "zero-sized file, nothing to read", "not a perf.data file",
+ * e.g. "empty file, nothing to read", "not a perf.data file (bad magic)",
  * "truncated record at offset N", "corrupt compressed record at offset N".
  */
 #ifndef PERFMARK_PERFREAD_H
@@ -39,7 +39,11 @@ struct perfread_sample {
 	uint16_t misc;
 };
 
-/* fd: a regular file or a pipe (detected).  Takes ownership of nothing. */
+/*
+ * fd: a regular file or a pipe (detected).  Takes ownership of nothing.
+ * On failure *out is still set when memory allowed (NULL otherwise) so that
+ * perfread__error() can explain; the caller frees it with perfread__free().
+ */
 int perfread__open(struct perfread **out, int fd);
 const char *perfread__error(const struct perfread *r);
 bool perfread__is_pipe(const struct perfread *r);
