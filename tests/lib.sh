@@ -106,7 +106,7 @@ have_hw_cycles() {
 
 # pm_record ARGS... : record with the recorder under test.  ARGS are perfmark
 # record options; with PM_RECORDER=perf they are translated for `perf record`
-# (`--duration N` becomes `-- sleep N`, cpu-clock is forced, -F defaults to
+# (`--duration N` becomes `timeout -s INT N perf record`, cpu-clock is forced, -F defaults to
 # 4000 as perfmark's does).  pm_record_argv only sets the array PMREC to the
 # command line (for starting the recorder in the background with `bg`).
 pm_record_argv() {
@@ -125,7 +125,7 @@ pm_record_argv() {
 		done
 		[ -z "$seen_F" ] && args+=(-F 4000)
 		if [ -n "$dur" ]; then
-			PMREC=(perf record -q -e cpu-clock "${args[@]}" -- sleep "$dur")
+			PMREC=(timeout --preserve-status -s INT "$dur" perf record -q -e cpu-clock "${args[@]}")
 		else
 			PMREC=(perf record -q -e cpu-clock "${args[@]}" -- "$@")
 		fi
@@ -137,6 +137,10 @@ pm_record_argv() {
 pm_record() {
 	pm_record_argv "$@"
 	"${PMREC[@]}"
+	local rc=$?
+	# perf stopped by timeout's SIGINT exits 130: that is its normal end here
+	[ "$PM_RECORDER" = perf ] && [ "${PMREC[0]}" = timeout ] && [ "$rc" -eq 130 ] && rc=0
+	return "$rc"
 }
 
 # Flat samples, one line each: "COMM PID/TID IP SYM" (leaf frame only).

@@ -33,7 +33,35 @@ for p in "$target" "$outsider"; do
 	[ "$n" -ge 500 ] || die "-a: $n spin_loop samples with comm prog-spin for pid $p (want >= 500)" -- "$T/a.flat" "$T/a.err"
 	ok "-a: $n samples for prog-spin/$p"
 done
+
+# --- -p PID,PID ------------------------------------------------------------------
+pm_record -p "$target,$outsider" --duration 1 -o "$T/p2.data" >/dev/null 2>"$T/p2.err"
+rc=$?
+[ "$rc" -eq 0 ] || die "record -p $target,$outsider exited $rc" -- "$T/p2.err"
+flat "$T/p2.data" >"$T/p2.flat"
+for p in "$target" "$outsider"; do
+	n=$(awk -v p="$p" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$T/p2.flat" | wc -l)
+	[ "$n" -ge 300 ] || die "-p $target,$outsider: $n spin_loop samples for $p (want >= 300)" -- "$T/p2.flat" "$T/p2.err"
+done
+other=$(awk -v a="$target" -v b="$outsider" '$2 != a && $2 != b' "$T/p2.flat" | wc -l)
+[ "$other" -eq 0 ] || die "-p $target,$outsider: $other samples of other pids" -- "$T/p2.flat"
+ok "-p PID,PID: both pids, nothing else"
 bg_kill "$target" "$outsider"
+
+# --- -p PID of a multi-threaded process: every thread ---------------------------
+bg "$PROGS/prog-threads" 4 >"$T/pt.out"; mt=$BG_PID
+wait_lines "$T/pt.out" 3 || die "prog-threads did not start" -- "$T/pt.out"
+sleep 0.2
+pm_record -g -p "$mt" --duration 1.5 -o "$T/pt.data" >/dev/null 2>"$T/pt.err"
+rc=$?
+[ "$rc" -eq 0 ] || die "record -p $mt (threads) exited $rc" -- "$T/pt.err"
+flat "$T/pt.data" >"$T/pt.flat"
+while read -r name tid fn; do
+	n=$(awk -v p="$mt" -v t="$tid" -v f="$fn" -v c="$name" '$2 == p && $3 == t && $4 == f && $1 == c' "$T/pt.flat" | wc -l)
+	[ "$n" -ge 300 ] || die "-p $mt: $n samples for thread $name/$tid in $fn (want >= 300)" -- "$T/pt.flat"
+	ok "-p $mt: thread $name/$tid has $n samples in $fn"
+done <"$T/pt.out"
+bg_kill "$mt"
 
 # --- multi-threaded CMD, with an outsider running ------------------------------
 bg "$PROGS/prog-spin" 5; outsider=$BG_PID
