@@ -80,26 +80,25 @@ for r in $(seq "$rounds"); do
 done
 
 col() { awk -v c="$2" '{ print $c }' "$W/$1.res" | median; }
-bare_wall=$(col bare 1)
-perf_wall=$(col perf 1)
-pm_wall=$(col perfmark 1)
-perf_f=$(awk "BEGIN { print $perf_wall / $bare_wall }")
-pm_f=$(awk "BEGIN { print $pm_wall / $bare_wall }")
 # recorder CPU = total (recorder + children) - the loop's own CPU, per run
 rec_cpu() { awk '{ print $3 - $2 }' "$W/$1.res" | median; }
+calc() { awk "BEGIN { print $1 }"; }
+bare_wall=$(col bare 1); bare_cpu=$(col bare 2)
 echo
-printf '%-10s %10s %10s %10s %14s %12s\n' tool "loop s" slowdown factor "recorder cpu s" "file MiB"
-printf '%-10s %10.3f %10s %10s %14s %12s\n' bare "$bare_wall" - 1.000 - -
+echo "medians of $rounds rounds; factor = loop time under the tool / bare loop time"
+printf '%-9s %9s %9s %8s %9s %9s %8s %13s %9s\n' tool "wall s" slowdown factor "cpu s" slowdown factor "recorder cpu" "file MiB"
+printf '%-9s %9.3f %9s %8.3f %9.3f %9s %8.3f %13s %9s\n' bare "$bare_wall" - 1 "$bare_cpu" - 1 - -
 for k in perf perfmark; do
-	w=$(col "$k" 1)
-	printf '%-10s %10.3f %9.1f%% %10.3f %14.3f %12.2f\n' "$k" "$w" \
-		"$(awk "BEGIN { print ($w / $bare_wall - 1) * 100 }")" \
-		"$(awk "BEGIN { print $w / $bare_wall }")" \
-		"$(rec_cpu "$k")" "$(awk "BEGIN { print $(col "$k" 4) / 1048576 }")"
+	w=$(col "$k" 1); c=$(col "$k" 2)
+	eval "${k}_wf=$(calc "$w / $bare_wall")" "${k}_cf=$(calc "$c / $bare_cpu")"
+	printf '%-9s %9.3f %8.1f%% %8.3f %9.3f %8.1f%% %8.3f %11.3f s %9.2f\n' "$k" \
+		"$w" "$(calc "($w / $bare_wall - 1) * 100")" "$(calc "$w / $bare_wall")" \
+		"$c" "$(calc "($c / $bare_cpu - 1) * 100")" "$(calc "$c / $bare_cpu")" \
+		"$(rec_cpu "$k")" "$(calc "$(col "$k" 4) / 1048576")"
 done
-printf '\nperfmark factor / perf factor = %.3f   (%s)\n' \
-	"$(awk "BEGIN { print $pm_f / $perf_f }")" \
-	"$(awk "BEGIN { d = $pm_f / $perf_f; print d <= 1.05 ? \"within 5% of perf\" : \"costlier than perf\" }")"
+echo
+printf 'perfmark factor / perf factor: wall %.3f, cpu %.3f   (1.000 = same cost as perf)\n' \
+	"$(calc "$perfmark_wf / $perf_wf")" "$(calc "$perfmark_cf / $perf_cf")"
 
 # --- start-up -----------------------------------------------------------------
 startup() {   # tool -> prints wall seconds of one `record -- true`
