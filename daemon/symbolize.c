@@ -103,7 +103,7 @@ static int u32map_put(struct u32map *m, uint32_t key, void *val)
 struct sym {
 	uint64_t addr, size;
 	const char *name;
-	int prio;   /* lower wins among aliases: global < weak < local */
+	int prio;   /* lower wins among aliases: global < local < weak */
 };
 
 struct symtab {
@@ -153,18 +153,39 @@ static int symtab_add_dup(struct symtab *t, uint64_t addr, uint64_t size, const 
 	return 0;
 }
 
+static size_t leading_underscores(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] == '_')
+		n++;
+	return n;
+}
+
+/*
+ * By address; among aliases the one perf would show first: with a size,
+ * not weak, global, fewer leading underscores, longer name.
+ */
 static int sym_cmp(const void *a, const void *b)
 {
 	const struct sym *x = a, *y = b;
+	size_t ux, uy, lx, ly;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
-	if (x->prio != y->prio)
-		return x->prio - y->prio;
-	/* among equals prefer the one with a size, then the shorter name */
 	if ((x->size == 0) != (y->size == 0))
 		return x->size == 0 ? 1 : -1;
-	return (int)strlen(x->name) - (int)strlen(y->name);
+	if (x->prio != y->prio)
+		return x->prio - y->prio;
+	ux = leading_underscores(x->name);
+	uy = leading_underscores(y->name);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(x->name);
+	ly = strlen(y->name);
+	if (lx != ly)
+		return lx > ly ? -1 : 1;
+	return strcmp(x->name, y->name);
 }
 
 /* Sort and keep one symbol per address. */
@@ -286,8 +307,8 @@ static int sym_prio(unsigned bind)
 {
 	switch (bind) {
 	case STB_GLOBAL: return 0;
-	case STB_WEAK: return 1;
-	default: return 2;
+	case STB_WEAK: return 2;
+	default: return 1;
 	}
 }
 
@@ -299,11 +320,22 @@ static int sym_prio(unsigned bind)
 static int dso_read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
-	size_t count;
+	size_t count, nsec = 0;
+	uint8_t *exec = NULL;
+	int r = 0;
 
 	if (!data || !sh->sh_entsize)
 		return 0;
 	count = sh->sh_size / sh->sh_entsize;
+	/* which sections hold code: zero-sized NOTYPE labels count there (as in perf) */
+	if (elf_getshdrnum(elf, &nsec) == 0 && nsec > 0 && (exec = calloc(nsec, 1))) {
+		for (size_t i = 0; i < nsec; i++) {
+			GElf_Shdr ssh;
+			Elf_Scn *sc = elf_getscn(elf, i);
+
+			exec[i] = sc && gelf_getshdr(sc, &ssh) && (ssh.sh_flags & SHF_EXECINSTR);
+		}
+	}
 	for (size_t i = 0; i < count; i++) {
 		GElf_Sym s;
 		const char *name;
@@ -313,20 +345,27 @@ static int dso_read_symtab(struct dso *d, Elf *elf, Elf_Scn *scn, const GElf_Shd
 		if (!gelf_getsym(data, (int)i, &s))
 			continue;
 		type = GELF_ST_TYPE(s.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || s.st_shndx == SHN_UNDEF ||
-		    s.st_value == 0)
+		if (s.st_shndx == SHN_UNDEF || s.st_shndx >= SHN_LORESERVE || s.st_value == 0)
 			continue;
+		if (type == STT_NOTYPE) {
+			if (s.st_size || !exec || s.st_shndx >= nsec || !exec[s.st_shndx])
+				continue;
+		} else if (type != STT_FUNC && type != STT_GNU_IFUNC) {
+			continue;
+		}
 		name = elf_strptr(elf, sh->sh_link, s.st_name);
 		if (!name || !*name)
 			continue;
 		off = dso_store_name(d, name);
-		if (off < 0)
-			return -ENOMEM;
-		if (symtab_add(&d->syms, s.st_value, s.st_size, (const char *)(uintptr_t)off,
-			       sym_prio(GELF_ST_BIND(s.st_info))) < 0)
-			return -ENOMEM;
+		if (off < 0 ||
+		    symtab_add(&d->syms, s.st_value, s.st_size, (const char *)(uintptr_t)off,
+			       sym_prio(GELF_ST_BIND(s.st_info))) < 0) {
+			r = -ENOMEM;
+			break;
+		}
 	}
-	return 0;
+	free(exec);
+	return r;
 }
 
 /* .symtab if it has functions, else .dynsym. */
@@ -997,7 +1036,11 @@ static void kallsyms_load(struct symbolizer *s)
 		}
 		memcpy(s->knames + len, name, nlen);
 		s->knames[len + nlen] = '\0';
-		if (symtab_add(t, addr, 0, NULL, type == 'T' ? 0 : 1) < 0)
+		/*
+		 * Among aliases perf shows the last one listed (its end fix-up
+		 * leaves the others empty): a later line gets a lower prio.
+		 */
+		if (noffs >= INT_MAX || symtab_add(t, addr, 0, NULL, -(int)noffs) < 0)
 			break;
 		offs[noffs++] = len;
 		len += nlen + 1;
