@@ -159,6 +159,7 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 	m->size = n;
 	m->orig_size = size;
 	m->flags = flags;
+	m->ip = PT_REGS_IP(ctx);
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;

@@ -46,6 +46,7 @@ struct pm_marker {
 	__u32 size;         /* payload bytes in data[] */
 	__u32 orig_size;    /* size the application passed */
 	__u32 flags;        /* PM_F_* */
+	__u64 ip;           /* the probe site */
 	__u8  data[];
 };
 

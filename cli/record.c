@@ -35,11 +35,26 @@ struct record {
 	pid_t child;
 	int go_fd, exec_err_fd;
 	bool created_output;
+	char notices[4][256];
+	size_t nr_notices;
 };
 
+/* Notices wait until recording starts: a failing command prints one line. */
 static void on_notice(void *ctx, const char *msg)
 {
-	pm_notice("%s", msg);
+	struct record *r = ctx;
+
+	if (r->nr_notices < sizeof(r->notices) / sizeof(r->notices[0]))
+		snprintf(r->notices[r->nr_notices++], sizeof(r->notices[0]), "%s", msg);
+}
+
+static void flush_notices(struct record *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nr_notices; i++)
+		pm_notice("%s", r->notices[i]);
+	r->nr_notices = 0;
 }
 
 static void usage_hint(void)
@@ -326,6 +341,7 @@ int cmd_record(int argc, char **argv)
 	else
 		setenv("PERFMARK_DEBUG", "1", 0);
 	r.so.notice = on_notice;
+	r.so.notice_ctx = &r;
 	r.so.argc = argc;
 	r.so.argv = argv;
 	/* open everything before the output exists: a failure leaves nothing behind */
@@ -371,6 +387,7 @@ int cmd_record(int argc, char **argv)
 		}
 		close(r.exec_err_fd);
 	}
+	flush_notices(&r);
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);

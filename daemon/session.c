@@ -52,11 +52,12 @@
 
 #define SAMPLE_TYPE_BASE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
-#define MARKER_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
-			    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
-/* offset of the TIME field: header, IDENTIFIER, [IP], TID */
+/* markers carry the probe site's address so perf names it, not [unknown] */
+#define MARKER_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+/* offset of the TIME field: header, IDENTIFIER, IP, TID */
 #define SAMPLE_TIME_OFF 32
-#define MARKER_TIME_OFF 24
+#define MARKER_TIME_OFF 32
 
 struct staged {
 	uint64_t time;
@@ -293,6 +294,7 @@ static int stage_marker(struct session *s, const struct pm_marker *pm, size_t si
 
 	if (size < sizeof(*pm) || pm->size > PM_MAX_PAYLOAD || size < sizeof(*pm) + pm->size)
 		return 0;
+	ds.ip = pm->ip;
 	ds.pid = pm->pid;
 	ds.tid = pm->tid;
 	ds.time = pm->time;

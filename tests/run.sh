@@ -25,12 +25,12 @@ run() {   # name, command...
 }
 
 for t in "$build"/tests/test-*; do
-	[ -x "$t" ] || continue
+	[ -f "$t" ] && [ -x "$t" ] || continue
 	run "unit/$(basename "$t")" "$t"
 done
 if [ -n "$asan" ]; then
 	for t in "$asan"/tests/test-*; do
-		[ -x "$t" ] || continue
+		[ -f "$t" ] && [ -x "$t" ] || continue
 		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 			run "asan/$(basename "$t")" "$t"
 	done
