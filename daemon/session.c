@@ -285,6 +285,48 @@ static bool is_clean_string(const struct pm_marker *m)
 	       m->data[m->size - 1] == '\0' && memchr(m->data, '\0', m->size) == m->data + m->size - 1;
 }
 
+/*
+ * A JIT code marker names a code region: append it to /tmp/perf-PID.map,
+ * where stock perf looks up symbols of anonymous executable memory.  We may
+ * be root and /tmp is shared: never follow a link, and only append to a
+ * file owned by root or by the process's owner.
+ */
+static void jit_perf_map(const struct pm_marker *pm)
+{
+	struct {
+		uint64_t addr, size;
+	} h;
+	char path[64], line[PM_MAX_PAYLOAD + 64], proc[32];
+	const char *name;
+	struct stat sb, pb;
+	size_t nlen;
+	int fd, n;
+
+	if (pm->size < sizeof(h) + 1 || (pm->flags & PM_F_FAULT))
+		return;
+	memcpy(&h, pm->data, sizeof(h));
+	name = (const char *)pm->data + sizeof(h);
+	nlen = strnlen(name, pm->size - sizeof(h));
+	snprintf(proc, sizeof(proc), "/proc/%u", pm->pid);
+	if (stat(proc, &pb))
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || (sb.st_uid != 0 && sb.st_uid != pb.st_uid)) {
+		close(fd);
+		return;
+	}
+	if (sb.st_uid == 0 && sb.st_size == 0 && pb.st_uid != 0)
+		(void)!fchown(fd, pb.st_uid, pb.st_gid);
+	n = snprintf(line, sizeof(line), "%llx %llx %.*s\n", (unsigned long long)h.addr,
+		     (unsigned long long)h.size, (int)nlen, name);
+	if (n > 0)
+		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	close(fd);
+}
+
 static int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 {
 	struct perfdata_sample ds = { 0 };
@@ -294,6 +336,8 @@ static int stage_marker(struct session *s, const struct pm_marker *pm, size_t si
 
 	if (size < sizeof(*pm) || pm->size > PM_MAX_PAYLOAD || size < sizeof(*pm) + pm->size)
 		return 0;
+	if (pm->type == PERFMARK_TYPE_JIT_CODE)
+		jit_perf_map(pm);
 	ds.ip = pm->ip;
 	ds.pid = pm->pid;
 	ds.tid = pm->tid;
