@@ -29,6 +29,7 @@
 
 #define SYM_UNKNOWN "[unknown]"
 #define SYM_KERNEL_MIN 0xffff800000000000ULL
+#define SYM_KERNEL_MAX_GAP (256u << 10)
 #define SYM_BUILD_ID_MAX 20
 #define SYM_DEBUG_DIR "/usr/lib/debug/.build-id"
 
@@ -1061,8 +1062,11 @@ static const char *kernel_name(struct symbolizer *s, uint64_t addr)
 	if (!s->kallsyms_loaded)
 		kallsyms_load(s);
 	sym = symtab_find(&s->kallsyms, addr, true);
-	/* past the last symbol: not kernel text we know */
-	if (!sym || (sym == &s->kallsyms.v[s->kallsyms.n - 1] && addr - sym->addr > (1 << 20)))
+	/*
+	 * kallsyms has no sizes: a symbol reaches to the next one, but not
+	 * across the gaps between text, modules and BPF programs.
+	 */
+	if (!sym || addr - sym->addr > SYM_KERNEL_MAX_GAP)
 		return SYM_UNKNOWN;
 	return sym->name;
 }
