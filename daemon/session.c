@@ -653,6 +653,7 @@ static int open_sideband(struct session *s, char *err, size_t errlen)
 	a.comm = 1;
 	a.comm_exec = 1;
 	a.task = 1;
+	a.build_id = 1;          /* MMAP2 carries the build-id, not dev/inode */
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
