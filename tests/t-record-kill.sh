@@ -33,4 +33,14 @@ n=$(samples_flat "$F" | awk '$1 == "prog-spin" && $NF == "spin_loop"' | wc -l)
 # must be there: at least 1 s worth.
 [ "$n" -ge 4000 ] || die "only $n spin_loop samples survived the kill (want >= 4000 = 1 s)"
 ok "perf report after SIGKILL: spin_loop $p%, $n samples"
+
+# perfmark's own reader must accept the file too (no feature section yet)
+if [ "$PM_RECORDER" != perf ]; then
+	"$PERFMARK" script -i "$F" >"$T/script" 2>"$T/script.err"
+	rc=$?
+	[ "$rc" -eq 0 ] || die "perfmark script on the killed recorder's file exited $rc" -- "$T/script.err"
+	m=$(grep -v "^$(printf '\t')" "$T/script" | grep -cw spin_loop)   # sample lines, not chain lines
+	[ "$m" -ge 4000 ] || die "perfmark script shows $m spin_loop samples (perf: $n)" -- "$T/script" "$T/script.err"
+	ok "perfmark script reads it: $m spin_loop samples"
+fi
 echo "t-record-kill: all checks passed"
