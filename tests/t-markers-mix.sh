@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Markers from two threads, a forked child and an exec'd child, plus typed
+# markers of sizes 0 1 7 8 9 4095 4096 5000: every one must be in stock
+# `perf script` and in `perfmark script --json` exactly once, per thread in
+# program order, payloads byte-exact; the 5000-byte one truncated to 4096,
+# flagged, and perfmark_emit returned -E2BIG for it.
+. "$(dirname "$0")/lib.sh"
+need_root; need_perf; need_bpffs
+[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
+[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
+P=$PROGS/prog-markers
+[ -x "$P" ] || skip "no test program $P"
+
+N=${MARKERS_N:-5000}    # per thread; the children emit N/4 each
+M=$((N / 4))
+F=$T/mix.data
+"$PERFMARK" record -o "$F" -- "$P" mix "$N" >"$T/prog.out" 2>"$T/rec.err"
+rc=$?
+[ "$rc" -eq 0 ] || die "record exited $rc" -- "$T/rec.err" "$T/prog.out"
+grep -q '^done$' "$T/prog.out" || die "prog-markers did not finish" -- "$T/prog.out"
+
+# --- what the program says it did -------------------------------------------
+e2big=$(sed -n 's/^E2BIG //p' "$T/prog.out")
+for s in 0 1 7 8 9 4095 4096; do
+	grep -qx "emit size=$s rc=0" "$T/prog.out" || die "perfmark_emit size $s did not return 0" -- "$T/prog.out"
+done
+grep -qx "emit size=5000 rc=$e2big" "$T/prog.out" ||
+	die "perfmark_emit size 5000 did not return -E2BIG ($e2big)" -- "$T/prog.out"
+grep -qx 'bad_rc 0' "$T/prog.out" || die "some marker calls returned an error" -- "$T/prog.out"
+grep -qx 'fork status 0' "$T/prog.out" || die "forked child failed (crash in a marker?)" -- "$T/prog.out"
+grep -qx 'exec status 0' "$T/prog.out" || die "exec'd child failed" -- "$T/prog.out"
+ok "return codes: 0 for sizes <= 4096, $e2big (-E2BIG) for 5000"
+
+mainpid=$(sed -n 's/^pid \([0-9]*\) .*/\1/p' "$T/prog.out")
+tid0=$(sed -n 's/^thread 0 tid \([0-9]*\) .*/\1/p' "$T/prog.out")
+tid1=$(sed -n 's/^thread 1 tid \([0-9]*\) .*/\1/p' "$T/prog.out")
+forkpid=$(sed -n 's/^fork child \([0-9]*\) .*/\1/p' "$T/prog.out")
+execpid=$(sed -n 's/^exec child \([0-9]*\) .*/\1/p' "$T/prog.out")
+[ -n "$mainpid" ] && [ -n "$tid0" ] && [ -n "$tid1" ] && [ -n "$forkpid" ] && [ -n "$execpid" ] ||
+	die "cannot read pids/tids from the program's output" -- "$T/prog.out"
+
+# --- one normalized line per marker: KIND PID TID TYPE FLAGS SIZE PAYLOAD -----
+# KIND P (perfmark:printf, PAYLOAD = text) or U (perfmark:uevent, PAYLOAD = hex
+# of the data, "-" when empty); FLAGS 1 truncated, 2 fault.
+
+# stock perf script: header line, then the BPF output hex dump
+norm_perf() {
+	perf script -i "$1" -F comm,pid,tid,time,event,ip,sym,bpf-output 2>/dev/null | awk '
+	function hv(h,   i, v) {
+		v = 0
+		for (i = 1; i <= length(h); i++)
+			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+		return v
+	}
+	function le(off, n,   i, s) {   # little-endian field of n bytes at byte off
+		s = ""
+		for (i = n - 1; i >= 0; i--)
+			s = s substr(hex, (off + i) * 2 + 1, 2)
+		return hv(s)
+	}
+	function flush(   size) {
+		if (ev == "printf") {
+			print "P", pid, tid, 0, 0, length(str) + 1, str
+		} else if (ev == "uevent") {
+			size = le(8, 4)
+			print "U", pid, tid, le(4, 4), le(2, 2), size, (size ? substr(hex, 33, size * 2) : "-"), le(0, 2), le(12, 4)
+		}
+		ev = ""
+	}
+	/^ *(BPF output: )?[0-9a-f][0-9a-f][0-9a-f][0-9a-f]: / {
+		if (ev == "") next
+		i = match($0, /[0-9a-f][0-9a-f][0-9a-f][0-9a-f]: /)
+		h = substr($0, i + 5, 24)
+		gsub(/ /, "", h)
+		hex = hex h
+		next
+	}
+	/^ *BPF string: "/ {
+		str = $0
+		sub(/^ *BPF string: "/, "", str)
+		sub(/"$/, "", str)
+		next
+	}
+	/^ *$/ { next }
+	{
+		flush()
+		for (i = 1; i <= NF; i++) {
+			if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, pt, "/"); pid = pt[1]; tid = pt[2] }
+			if ($i == "perfmark:printf:") ev = "printf"
+			if ($i == "perfmark:uevent:") ev = "uevent"
+		}
+		hex = ""; str = ""
+	}
+	END { flush() }'
+}
+
+# perfmark script --json: one object per line
+norm_pm() {
+	"$PERFMARK" script -i "$1" --json 2>/dev/null | awk '
+	function num(k,   m) {
+		if (!match($0, "\"" k "\":-?[0-9]+")) return ""
+		m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m
+	}
+	function str(k,   m) {
+		if (!match($0, "\"" k "\":\"[^\"]*\"")) return ""
+		m = substr($0, RSTART, RLENGTH); sub("^\"" k "\":\"", "", m); sub(/"$/, "", m); return m
+	}
+	/"event":"perfmark:(printf|uevent)"/ {
+		fl = ($0 ~ /"truncated":true/ ? 1 : 0) + ($0 ~ /"fault":true/ ? 2 : 0)
+		if ($0 ~ /"event":"perfmark:printf"/)
+			print "P", num("pid"), num("tid"), num("type"), fl, num("size"), str("text")
+		else {
+			d = str("data")
+			print "U", num("pid"), num("tid"), num("type"), fl, num("size"), (d == "" ? "-" : d)
+		}
+	}'
+}
+
+norm_perf "$F" >"$T/perf.norm"
+norm_pm "$F" >"$T/pm.norm"
+[ -s "$T/perf.norm" ] || die "perf script shows no perfmark markers" -- "$T/rec.err"
+[ -s "$T/pm.norm" ] || die "perfmark script --json shows no markers" -- "$T/rec.err"
+
+# --- checks, for each reader -----------------------------------------------------
+# SEQ type payload: u32 magic, u32 thread, u32 seq (little-endian hex)
+TYPE_SEQ=65537
+check_reader() {   # name normfile
+	local name=$1 nf=$2 t s kind want exp got line sz
+	# thread t: "thr=t seq=S" (even S) and TYPE_SEQ (odd S), in order 0..N-1
+	for t in 0 1; do
+		eval "tid=\$tid$t"
+		awk -v tid="$tid" -v t="$t" -v TS=$TYPE_SEQ '
+			function hv(h,   i, v) { v = 0
+				for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
+				return v }
+			function le32(h, off) { return hv(substr(h, off*2+7, 2) substr(h, off*2+5, 2) substr(h, off*2+3, 2) substr(h, off*2+1, 2)) }
+			$3 != tid { next }
+			$1 == "P" && $7 == "thr=" t { print $8; next }
+			$1 == "P" { sub(/^seq=/, "", $8); if ($7 == "thr=" t) print $8; else print "bad:" $0; next }
+			$1 == "U" && $4 == TS && $5 == 0 && $6 == 12 {
+				if (le32($7, 0) != 1587150848 || le32($7, 4) != t) { print "bad:" $0; next }
+				print le32($7, 8); next }
+			{ print "bad:" $0 }' "$nf" | sed 's/^seq=//' >"$T/$name.thr$t"
+		seq 0 $((N - 1)) >"$T/want.thr"
+		cmp -s "$T/$name.thr$t" "$T/want.thr" ||
+			die "$name: thread $t (tid $tid) markers are not seq 0..$((N - 1)) exactly once in order ($(wc -l <"$T/$name.thr$t") seen; first difference: $(diff "$T/want.thr" "$T/$name.thr$t" | sed -n 2p))"
+	done
+	ok "$name: 2 threads x $N markers (printf + typed), each once, in order"
+	for kind in fork exec; do
+		eval "p=\$${kind}pid"
+		awk -v p="$p" '$2 == p { if ($1 == "P") print $7, $8; else print "bad:" $0 }' "$nf" >"$T/$name.$kind"
+		seq 0 $((M - 1)) | sed "s/^/$kind seq=/" >"$T/want.$kind"
+		cmp -s "$T/$name.$kind" "$T/want.$kind" ||
+			die "$name: $kind child (pid $p) markers are not seq 0..$((M - 1)) exactly once in order ($(wc -l <"$T/$name.$kind") seen; first difference: $(diff "$T/want.$kind" "$T/$name.$kind" | sed -n 2p))"
+	done
+	ok "$name: forked and exec'd children, $M markers each, in order"
+	# typed sizes, byte-exact
+	while read -r _ type exp; do
+		sz=$((type - 75536))
+		want=0; [ "$sz" -gt 4096 ] && want=1
+		[ "$exp" = "" ] && exp=-
+		got=$(awk -v ty="$type" '$1 == "U" && $4 == ty' "$nf")
+		[ "$(printf '%s\n' "$got" | grep -c .)" -eq 1 ] ||
+			die "$name: size $sz marker (type $type) seen $(printf '%s\n' "$got" | grep -c .) times, want 1"
+		read -r _ gpid _ _ gfl gsz gdata _ <<<"$got"
+		[ "$gpid" = "$mainpid" ] || die "$name: size $sz marker has pid $gpid, want $mainpid"
+		[ "$gfl" = "$want" ] || die "$name: size $sz marker flags $gfl, want $want (1 = truncated)"
+		[ "$gsz" -eq $((sz > 4096 ? 4096 : sz)) ] || die "$name: size $sz marker recorded $gsz bytes"
+		[ "$gdata" = "$exp" ] || die "$name: size $sz marker payload differs (got ${gdata:0:40}..., want ${exp:0:40}...)"
+	done < <(grep '^expect ' "$T/prog.out")
+	ok "$name: typed markers of sizes 0 1 7 8 9 4095 4096 5000 byte-exact; 5000 -> 4096, truncated"
+	# nothing else from our processes
+	local total=$(awk -v a="$mainpid" -v b="$forkpid" -v c="$execpid" '$2 == a || $2 == b || $2 == c' "$nf" | wc -l)
+	[ "$total" -eq $((2 * N + 2 * M + 8)) ] ||
+		die "$name: $total markers from the program's processes, want $((2 * N + 2 * M + 8))"
+}
+
+check_reader perf "$T/perf.norm"
+# stock perf also shows the header: version 1, orig_size
+awk '$1 == "U" && $4 == 80536 { if ($8 != 1 || $9 != 5000) exit 1; f = 1 } END { exit !f }' "$T/perf.norm" ||
+	die "perf: the 5000-byte marker's header is not version 1 / orig_size 5000: $(awk '$1 == "U" && $4 == 80536 { $7 = "..."; print }' "$T/perf.norm")"
+ok "perf: uevent header version 1, orig_size 5000"
+check_reader perfmark "$T/pm.norm"
+grep -a '"type":80536' <("$PERFMARK" script -i "$F" --json 2>/dev/null) | grep -q '"orig_size":5000' ||
+	echo "note: perfmark script --json prints no orig_size 5000 for the truncated marker"
+
+# the summary line counts what is in the file
+sm=$(sed -n 's/.*samples, \([0-9]*\) markers,.* \([0-9]*\) lost markers.*/\1 \2/p' "$T/rec.err")
+read -r smark slost <<<"$sm"
+[ "${slost:-x}" = 0 ] || die "record reports lost markers ($slost)" -- "$T/rec.err"
+[ "$smark" -eq "$(wc -l <"$T/pm.norm")" ] ||
+	die "summary says $smark markers, the file holds $(wc -l <"$T/pm.norm")" -- "$T/rec.err"
+ok "summary: $smark markers, 0 lost"
+echo "t-markers-mix: all checks passed"
