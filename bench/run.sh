@@ -67,6 +67,10 @@ one_run() {
 
 echo "perfmark recorder benchmark: loop $iters iterations, -F $freq -g, $rounds rounds"
 echo "  perf: $(perf version)   perfmark: $PERFMARK"
+load=$(cut -d' ' -f1 /proc/loadavg)
+echo "  load average $load on $(nproc) CPUs"
+awk "BEGIN { exit !($load > 0.5) }" &&
+	echo "  warning: the machine is busy; the loop's wall time will be noisy (compare the cpu columns)"
 "$W/loop" 1000000 /dev/null   # warm the caches
 for r in $(seq "$rounds"); do
 	# rotate the order each round so drift hits every kind alike
