@@ -40,6 +40,10 @@ static const struct cmd {
 	  "record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g] [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
 	  "                [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS] [-v]" },
 	{ "script", cmd_script, "script [-i FILE|-] [--type N] [--json]" },
+	{ "session", cmd_session,
+	  "session create NAME [record options] [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n"
+	  "                | list [--json] | show NAME [--json] | snapshot NAME -o FILE|-\n"
+	  "                | attach NAME -o FILE|- | stop NAME | start NAME | delete NAME" },
 	{ "help", cmd_help, "help" },
 	{ NULL, NULL, NULL },
 };
