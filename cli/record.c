@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -313,6 +314,21 @@ static void summary(const struct record *r, const struct session *s)
 		(unsigned long long)st.lost_samples, (unsigned long long)st.lost_markers, comp);
 }
 
+/*
+ * The output failed (a reader that went away: EPIPE) while CMD still runs:
+ * end it as perf does, with SIGTERM, and reap it, so no orphan goes on
+ * burning CPU unrecorded.  Bounded: SIGKILL after 2 s.
+ */
+static void stop_child(struct record *r, int pfd)
+{
+	struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+	kill(r->child, SIGTERM);
+	if (pfd < 0 || poll(&p, 1, 2000) <= 0)
+		kill(r->child, SIGKILL);
+	waitpid(r->child, NULL, 0);
+}
+
 static int write_error(const struct record *r, int e)
 {
 	if (e == -EPIPE)
@@ -458,7 +474,7 @@ int cmd_record(int argc, char **argv)
 					fputc('\n', stderr);
 				write_error(&r, e);
 				if (r.child > 0 && !child_done && e == -EPIPE)
-					kill(r.child, SIGTERM);
+					stop_child(&r, pfd);
 				session__stop(s);
 				goto out_err;
 			}
