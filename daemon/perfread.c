@@ -589,7 +589,11 @@ static int read_pipe_header(struct perfread *r)
 		struct perf_event_header h;
 		int ret = src_record(r, &p, &off);
 
-		if (ret <= 0)
+		/* a stream cut in its header is not an empty recording */
+		if (ret == 0)
+			return fail(r, -EIO, "truncated stream: it ends at offset %llu, "
+				    "inside its header", (unsigned long long)r->spos);
+		if (ret < 0)
 			return ret;
 		memcpy(&h, p, sizeof(h));
 		if (h.type == PERFDATA_RECORD_FINISHED_INIT)
