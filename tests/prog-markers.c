@@ -16,7 +16,9 @@
  *   prog-markers faults       unmapped / NULL / partly unmapped pointers, size
  *                             0, markers from SIGALRM and SIGUSR1 handlers.
  *   prog-markers burst N SIZE N typed markers (TYPE_BURST, SIZE bytes) back to back.
- *   prog-markers idle N       N untraced perf_printf + perfmark_emit calls, timed.
+ *   prog-markers idle N       N perf_printf + perfmark_emit calls, timed; when
+ *                             untraced, also calls with invalid pointers that
+ *                             must not be read.
  *   prog-markers jit MS       copies a small add loop into an anonymous executable
  *                             page, names it with perfmark_jit_code(...,
  *                             "jitted_loop") and spins in it MS ms.
@@ -357,6 +359,14 @@ static int mode_idle(long n)
 	}
 	t2 = now();
 	printf("enabled %d rc %d\n", (int)perfmark_enabled(), rc);
+	if (!perfmark_enabled()) {
+		/* untraced, nothing is formatted or read: these must not crash */
+		const char *bad = (const char *)(uintptr_t)8;
+
+		rc = perf_printf("%s", bad);
+		rc |= perfmark_emit(TYPE_MAINLOOP, bad, 64);
+		printf("unread args rc %d\n", rc);
+	}
 	printf("perf_printf_ns %.3f\n", (t1 - t0) * 1e9 / n);
 	printf("perfmark_emit_ns %.3f\n", (t2 - t1) * 1e9 / n);
 	return 0;
