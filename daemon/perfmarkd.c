@@ -860,6 +860,7 @@ static struct json_object *cmd_create(struct client *c, const struct proto_reque
 		return reply_err("cannot create session '%s': %s", rq->name, err[0] ? err : strerror(-e));
 	}
 	dsess_link(d);
+	timer_update();
 	save_def(d);
 	logmsg("session '%s' created by uid %u", d->def.name, (unsigned)c->cred.uid);
 	{
