@@ -53,7 +53,7 @@ else
 fi
 
 # perfmark script on broken input
-perf record -q -e cpu-clock -g -o "$T/good.data" -- "$PROGS/prog-spin" 0.5 2>/dev/null
+perf record -q --no-buildid -e cpu-clock -g -o "$T/good.data" -- "$PROGS/prog-spin" 0.5 2>/dev/null
 [ -s "$T/good.data" ] || die "could not make a reference file with perf record"
 : >"$T/empty.data"
 head -c 100 "$T/good.data" >"$T/trunc100.data"

@@ -10,7 +10,7 @@ command -v python3 >/dev/null || skip "python3 missing"
 
 pm_record -g -o "$T/pm.data" -- "$PROGS/prog-ratio" 1.5 >/dev/null 2>"$T/rec.err" ||
 	die "perfmark record failed" -- "$T/rec.err"
-perf record -q -e cpu-clock -F 4000 -g -o "$T/perf.data" -- "$PROGS/prog-ratio" 1.5 >/dev/null 2>&1 ||
+perf record -q --no-buildid -e cpu-clock -F 4000 -g -o "$T/perf.data" -- "$PROGS/prog-ratio" 1.5 >/dev/null 2>&1 ||
 	die "perf record failed"
 
 check_file() {   # label file
@@ -31,6 +31,8 @@ check_file() {   # label file
 	perf script -i "$F" -G -F time,ip,sym 2>/dev/null |
 		awk '{ t = $1; sub(":", "", t); n++; if (n == 1) first = t; last = t; c[$NF]++ }
 		     END { printf "%d %s %s %d %d\n", n, first, last, c["work_a"], c["work_b"] }' >"$T/$label.ref"
+	[ "$(wc -w <"$T/$label.ref")" -eq 5 ] && [ "$(cut -d' ' -f1 "$T/$label.ref")" -gt 0 ] ||
+		die "[$label] stock perf script cannot read $F itself: $(perf script -i "$F" -G -F time,ip,sym 2>&1 >/dev/null | head -n 3 | tr '\n' ' ')"
 	python3 - "$T/$label.json" "$T/$label.ref" "$label" <<'PY' || die "[$label] --json output is wrong" -- "$T/$label.json"
 import json, sys
 path, ref, label = sys.argv[1:4]
