@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# perfmarkd access control and bad input: a user outside group perfmark is
+# refused, a member sees only their own sessions, bad names are refused,
+# garbage / truncated / oversized / unknown messages get an error and leave
+# the other sessions alone.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
+need_daemon
+command -v setpriv >/dev/null || skip "setpriv missing"
+command -v useradd >/dev/null || skip "useradd missing"
+u1=pmt1_$$ u2=pmt2_$$
+made_group=
+getent group perfmark >/dev/null || { groupadd perfmark && made_group=1; }
+useradd -M -N -s /bin/false "$u1" || skip "cannot add users"
+useradd -M -N -s /bin/false -G perfmark "$u2" || { userdel "$u1"; skip "cannot add users"; }
+trap 'userdel "$u1" 2>/dev/null; userdel "$u2" 2>/dev/null; [ -n "$made_group" ] && groupdel perfmark; daemon_cleanup' EXIT
+daemon_start
+chmod 0666 "$PERFMARK_SOCKET"   # the test socket: let the kernel let them connect; the daemon decides
+gid_pm=$(getent group perfmark | cut -d: -f3)
+uid1=$(id -u "$u1") uid2=$(id -u "$u2")
+as1() { setpriv --reuid="$uid1" --regid=65534 --clear-groups "$@"; }
+as2() { setpriv --reuid="$uid2" --regid=65534 --groups="$gid_pm" "$@"; }
+
+pm session create rootsess -F 99 || die "root create failed"
+
+out=$(as1 "$PERFMARK" session list 2>&1) && die "outsider allowed: $out"
+echo "$out" | grep -q '^perfmark: permission denied' || die "unclear refusal: $out"
+ok "outsider refused: $out"
+
+as2 "$PERFMARK" session create usersess -F 99 --ring 1M || die "member create failed" -- "$T/pmd.log"
+out=$(as2 "$PERFMARK" session list)
+echo "$out" | grep -q usersess || die "member does not see own session"
+echo "$out" | grep -q rootsess && die "member sees root's session"
+out=$(as2 "$PERFMARK" session show rootsess 2>&1) && die "member can show root's session"
+echo "$out" | grep -q "no such session 'rootsess'" || die "unexpected: $out"
+as2 "$PERFMARK" session stop rootsess 2>/dev/null && die "member stopped root's session"
+as2 "$PERFMARK" session show usersess --json | grep -q "\"owner\":$uid2" || die "owner not the member"
+out=$(as2 "$PERFMARK" session create big --ring 512M 2>&1) && die "member got a 512M ring"
+echo "$out" | grep -q 'too large' || die "unexpected: $out"
+out=$(as2 "$PERFMARK" session create pid1 -p 1 2>&1) && die "member traced pid 1"
+echo "$out" | grep -q 'not yours' || die "unexpected: $out"
+pm session list | grep -q usersess || die "root does not see the member's session"
+ok "member limited to own sessions"
+
+out=$(pm session create ../x 2>&1) && die "../x accepted"
+echo "$out" | grep -q "invalid session name" || die "unexpected: $out"
+pm session create .hidden 2>/dev/null && die ".hidden accepted"
+pm session create "$(printf 'a%.0s' $(seq 65))" 2>/dev/null && die "65-character name accepted"
+
+# bad input straight on the socket
+python3 - "$PERFMARK_SOCKET" <<'PY' || die "bad-input checks failed"
+import socket, struct, json, sys
+path = sys.argv[1]
+def conn():
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.settimeout(5); s.connect(path); return s
+def reply(s):
+    h = b''
+    while len(h) < 4:
+        c = s.recv(4 - len(h))
+        if not c: return None
+        h += c
+    n = struct.unpack('<I', h)[0]; b = b''
+    while len(b) < n:
+        c = s.recv(n - len(b))
+        if not c: return None
+        b += c
+    return json.loads(b)
+def frame(obj):
+    b = obj if isinstance(obj, bytes) else json.dumps(obj).encode()
+    return struct.pack('<I', len(b)) + b
+cases = [
+    ("garbage", b"hello there, daemon\n"),
+    ("oversized", struct.pack('<I', 10 << 20) + b'{}'),
+    ("not json", frame(b'{"v":1,"cmd":')),
+    ("unknown cmd", frame({"v":1, "cmd":"explode"})),
+    ("bad version", frame({"v":99, "cmd":"list"})),
+    ("bad name", frame({"v":1, "cmd":"show", "name":"../../etc"})),
+    ("bad def", frame({"v":1, "cmd":"create", "name":"x", "def":{"freq":"fast"}})),
+    ("array", frame(b'[1,2,3]')),
+]
+for name, data in cases:
+    s = conn(); s.sendall(data); r = reply(s)
+    if not r or r.get("ok") is not False or not r.get("error"):
+        print("FAIL", name, r); sys.exit(1)
+    print("ok:", name, "->", r["error"])
+    s.close()
+# truncated: half a frame, then hang up
+s = conn(); s.sendall(struct.pack('<I', 100) + b'{"v":1'); s.close()
+# valid requests still work
+s = conn(); s.sendall(frame({"v":1, "cmd":"list"})); r = reply(s)
+assert r and r["ok"] and any(x["name"] == "rootsess" for x in r["sessions"]), r
+print("ok: daemon still answers")
+PY
+pm session show rootsess | grep -q '^state: *running' || die "other session affected"
+kill -0 "$PMD_PID" || die "daemon died"
+pm session delete usersess
+pm session delete rootsess
+ok "bad input answered with errors, nothing else affected"
