@@ -1458,7 +1458,8 @@ int main(int argc, char **argv)
 	store__load(D.store, restore_def, bad_def, NULL);
 	sweep_pins();
 	timer_update();
-	logmsg("listening on %s (%zu session%s)", D.socket_path, D.nr_sessions,
+	logmsg("listening on %s (%zu session%s)", D.activated ? "the socket-activated fd 3" : D.socket_path,
+	       D.nr_sessions,
 	       D.nr_sessions == 1 ? "" : "s");
 	sd_notify_msg("READY=1\nSTATUS=serving");
 	D.last_ping = mono_ns();
