@@ -3,7 +3,8 @@
 # markers of sizes 0 1 7 8 9 4095 4096 5000: every one must be in stock
 # `perf script` and in `perfmark script --json` exactly once, per thread in
 # program order, payloads byte-exact; the 5000-byte one truncated to 4096,
-# flagged, and perfmark_emit returned -E2BIG for it.
+# flagged, and perfmark_emit returned -E2BIG for it.  Recorded three times:
+# to a file, zstd-compressed (-z) and in pipe mode (-o -).
 . "$(dirname "$0")/lib.sh"
 need_root; need_perf; need_bpffs
 [ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
@@ -13,31 +14,41 @@ P=$PROGS/prog-markers
 
 N=${MARKERS_N:-5000}    # per thread; the children emit N/4 each
 M=$((N / 4))
-F=$T/mix.data
-"$PERFMARK" record -o "$F" -- "$P" mix "$N" >"$T/prog.out" 2>"$T/rec.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record exited $rc" -- "$T/rec.err" "$T/prog.out"
-grep -q '^done$' "$T/prog.out" || die "prog-markers did not finish" -- "$T/prog.out"
 
-# --- what the program says it did -------------------------------------------
-e2big=$(sed -n 's/^E2BIG //p' "$T/prog.out")
-for s in 0 1 7 8 9 4095 4096; do
-	grep -qx "emit size=$s rc=0" "$T/prog.out" || die "perfmark_emit size $s did not return 0" -- "$T/prog.out"
-done
-grep -qx "emit size=5000 rc=$e2big" "$T/prog.out" ||
-	die "perfmark_emit size 5000 did not return -E2BIG ($e2big)" -- "$T/prog.out"
-grep -qx 'bad_rc 0' "$T/prog.out" || die "some marker calls returned an error" -- "$T/prog.out"
-grep -qx 'fork status 0' "$T/prog.out" || die "forked child failed (crash in a marker?)" -- "$T/prog.out"
-grep -qx 'exec status 0' "$T/prog.out" || die "exec'd child failed" -- "$T/prog.out"
-ok "return codes: 0 for sizes <= 4096, $e2big (-E2BIG) for 5000"
+# record MODE: record prog-markers mix into $F (file, zstd or pipe mode) and
+# read what the program says it did (pids, tids, return codes).
+record() {
+	local mode=$1
+	F=$T/mix-$mode.data
+	case $mode in
+	file) "$PERFMARK" record -o "$F" -- "$P" mix "$N" >"$T/prog.out" 2>"$T/rec.err";;
+	zstd) "$PERFMARK" record -z -o "$F" -- "$P" mix "$N" >"$T/prog.out" 2>"$T/rec.err";;
+	# in pipe mode the command's stdout goes to stderr
+	pipe) "$PERFMARK" record -o - -- "$P" mix "$N" >"$F" 2>"$T/rec.err"
+	      cp "$T/rec.err" "$T/prog.out";;
+	esac
+	rc=$?
+	[ "$rc" -eq 0 ] || die "$mode: record exited $rc" -- "$T/rec.err" "$T/prog.out"
+	grep -q '^done$' "$T/prog.out" || die "$mode: prog-markers did not finish" -- "$T/prog.out"
 
-mainpid=$(sed -n 's/^pid \([0-9]*\) .*/\1/p' "$T/prog.out")
-tid0=$(sed -n 's/^thread 0 tid \([0-9]*\) .*/\1/p' "$T/prog.out")
-tid1=$(sed -n 's/^thread 1 tid \([0-9]*\) .*/\1/p' "$T/prog.out")
-forkpid=$(sed -n 's/^fork child \([0-9]*\) .*/\1/p' "$T/prog.out")
-execpid=$(sed -n 's/^exec child \([0-9]*\) .*/\1/p' "$T/prog.out")
-[ -n "$mainpid" ] && [ -n "$tid0" ] && [ -n "$tid1" ] && [ -n "$forkpid" ] && [ -n "$execpid" ] ||
-	die "cannot read pids/tids from the program's output" -- "$T/prog.out"
+	e2big=$(sed -n 's/^E2BIG //p' "$T/prog.out")
+	for s in 0 1 7 8 9 4095 4096; do
+		grep -qx "emit size=$s rc=0" "$T/prog.out" || die "perfmark_emit size $s did not return 0" -- "$T/prog.out"
+	done
+	grep -qx "emit size=5000 rc=$e2big" "$T/prog.out" ||
+		die "perfmark_emit size 5000 did not return -E2BIG ($e2big)" -- "$T/prog.out"
+	grep -qx 'bad_rc 0' "$T/prog.out" || die "some marker calls returned an error" -- "$T/prog.out"
+	grep -qx 'fork status 0' "$T/prog.out" || die "forked child failed (crash in a marker?)" -- "$T/prog.out"
+	grep -qx 'exec status 0' "$T/prog.out" || die "exec'd child failed" -- "$T/prog.out"
+
+	mainpid=$(sed -n 's/^pid \([0-9]*\) .*/\1/p' "$T/prog.out")
+	tid0=$(sed -n 's/^thread 0 tid \([0-9]*\) .*/\1/p' "$T/prog.out")
+	tid1=$(sed -n 's/^thread 1 tid \([0-9]*\) .*/\1/p' "$T/prog.out")
+	forkpid=$(sed -n 's/^fork child \([0-9]*\) .*/\1/p' "$T/prog.out")
+	execpid=$(sed -n 's/^exec child \([0-9]*\) .*/\1/p' "$T/prog.out")
+	[ -n "$mainpid" ] && [ -n "$tid0" ] && [ -n "$tid1" ] && [ -n "$forkpid" ] && [ -n "$execpid" ] ||
+		die "cannot read pids/tids from the program's output" -- "$T/prog.out"
+}
 
 # --- one normalized line per marker: KIND PID TID TYPE FLAGS SIZE PAYLOAD -----
 # KIND P (perfmark:printf, PAYLOAD = text) or U (perfmark:uevent, PAYLOAD = hex
@@ -116,16 +127,11 @@ norm_pm() {
 	}'
 }
 
-norm_perf "$F" >"$T/perf.norm"
-norm_pm "$F" >"$T/pm.norm"
-[ -s "$T/perf.norm" ] || die "perf script shows no perfmark markers" -- "$T/rec.err"
-[ -s "$T/pm.norm" ] || die "perfmark script --json shows no markers" -- "$T/rec.err"
-
 # --- checks, for each reader -----------------------------------------------------
 # SEQ type payload: u32 magic, u32 thread, u32 seq (little-endian hex)
 TYPE_SEQ=65537
 check_reader() {   # name normfile
-	local name=$1 nf=$2 t s kind want exp got line sz
+	local name=$1 nf=$2 t s kind want exp got line sz tid p
 	# thread t: "thr=t seq=S" (even S) and TYPE_SEQ (odd S), in order 0..N-1
 	for t in 0 1; do
 		eval "tid=\$tid$t"
@@ -175,20 +181,28 @@ check_reader() {   # name normfile
 		die "$name: $total markers from the program's processes, want $((2 * N + 2 * M + 8))"
 }
 
-check_reader perf "$T/perf.norm"
-# stock perf also shows the header: version 1, orig_size
-awk '$1 == "U" && $4 == 80536 { if ($8 != 1 || $9 != 5000) exit 1; f = 1 } END { exit !f }' "$T/perf.norm" ||
-	die "perf: the 5000-byte marker's header is not version 1 / orig_size 5000: $(awk '$1 == "U" && $4 == 80536 { $7 = "..."; print }' "$T/perf.norm")"
-ok "perf: uevent header version 1, orig_size 5000"
-check_reader perfmark "$T/pm.norm"
-grep -a '"type":80536' <("$PERFMARK" script -i "$F" --json 2>/dev/null) | grep -q '"orig_size":5000' ||
-	echo "note: perfmark script --json prints no orig_size 5000 for the truncated marker"
+for mode in file zstd pipe; do
+	record "$mode"
+	[ "$mode" = file ] && ok "return codes: 0 for sizes <= 4096, $e2big (-E2BIG) for 5000"
+	norm_perf "$F" >"$T/perf.norm"
+	norm_pm "$F" >"$T/pm.norm"
+	[ -s "$T/perf.norm" ] || die "$mode: perf script shows no perfmark markers" -- "$T/rec.err"
+	[ -s "$T/pm.norm" ] || die "$mode: perfmark script --json shows no markers" -- "$T/rec.err"
+	check_reader "perf-$mode" "$T/perf.norm"
+	# stock perf also shows the header: version 1, orig_size
+	awk '$1 == "U" && $4 == 80536 { if ($8 != 1 || $9 != 5000) exit 1; f = 1 } END { exit !f }' "$T/perf.norm" ||
+		die "perf/$mode: the 5000-byte marker's header is not version 1 / orig_size 5000: $(awk '$1 == "U" && $4 == 80536 { $7 = "..."; print }' "$T/perf.norm")"
+	check_reader "perfmark-$mode" "$T/pm.norm"
+	grep -a '"type":80536' <("$PERFMARK" script -i "$F" --json 2>/dev/null) | grep -q '"orig_size":5000' ||
+		die "perfmark/$mode: script --json prints no orig_size 5000 for the truncated marker"
 
-# the summary line counts what is in the file
-sm=$(sed -n 's/.*samples, \([0-9]*\) markers,.* \([0-9]*\) lost markers.*/\1 \2/p' "$T/rec.err")
-read -r smark slost <<<"$sm"
-[ "${slost:-x}" = 0 ] || die "record reports lost markers ($slost)" -- "$T/rec.err"
-[ "$smark" -eq "$(wc -l <"$T/pm.norm")" ] ||
-	die "summary says $smark markers, the file holds $(wc -l <"$T/pm.norm")" -- "$T/rec.err"
-ok "summary: $smark markers, 0 lost"
+	# the summary line counts what is in the file
+	sm=$(sed -n 's/.*samples, \([0-9]*\) markers,.* \([0-9]*\) lost markers.*/\1 \2/p' "$T/rec.err")
+	read -r smark slost <<<"$sm"
+	[ "${slost:-x}" = 0 ] || die "$mode: record reports lost markers ($slost)" -- "$T/rec.err"
+	[ "$smark" -eq "$(wc -l <"$T/pm.norm")" ] ||
+		die "$mode: summary says $smark markers, the file holds $(wc -l <"$T/pm.norm")" -- "$T/rec.err"
+	ok "$mode: summary: $smark markers, 0 lost; perf and perfmark script agree"
+	rm -f "$F"
+done
 echo "t-markers-mix: all checks passed"
