@@ -15,8 +15,6 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* settings, fixed between open and load */
-const volatile __u32 filter_mode = PM_FILTER_ALL;
-const volatile __u32 filter_uid = (__u32)-1;   /* -1: any uid */
 const volatile __u32 want_callchain = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;   /* force a wakeup past this fill */
 
@@ -29,7 +27,23 @@ struct {
 	__uint(max_entries, 16 << 20);          /* resized before load */
 } rb SEC(".maps");
 
-/* tgids being recorded (PM_FILTER_PIDS); children are added on fork */
+/* the union filter of the sessions sharing these programs (see pm_cfg) */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pm_cfg);
+} cfg SEC(".maps");
+
+/* uid -> number of sessions that want all of that uid's processes */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u32);
+} uids SEC(".maps");
+
+/* tgids some session records; children are added on fork */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
@@ -56,14 +70,16 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } sideband SEC(".maps");
 
-static __always_inline bool wanted(__u32 tgid)
+static __always_inline bool wanted(__u32 tgid, __u32 uid)
 {
-	if (filter_uid != (__u32)-1 &&
-	    (__u32)bpf_get_current_uid_gid() != filter_uid)
-		return false;
-	if (filter_mode == PM_FILTER_PIDS)
-		return bpf_map_lookup_elem(&targets, &tgid) != NULL;
-	return true;
+	__u32 zero = 0;
+	struct pm_cfg *c = bpf_map_lookup_elem(&cfg, &zero);
+
+	if (c && c->all)
+		return true;
+	if (bpf_map_lookup_elem(&uids, &uid))
+		return true;
+	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
 static __always_inline __u64 rb_flags(void)
@@ -76,12 +92,12 @@ SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0;
+	__u32 tgid = id >> 32, zero = 0, uid = (__u32)bpf_get_current_uid_gid();
 	struct pm_sample *s;
 	__u64 nk = 0, nu = 0, size;
 	long n;
 
-	if (!wanted(tgid))
+	if (!wanted(tgid, uid))
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
@@ -97,6 +113,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->user_mode = (*(volatile __u64 *)&ctx->regs.cs & 3) == 3;
 	s->period = ctx->sample_period;
 	s->event = (__u32)bpf_get_attach_cookie(ctx);
+	s->uid = uid;
 
 	if (want_callchain) {
 		n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
@@ -129,11 +146,11 @@ SEC("uprobe")
 int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, one = 1, flags = 0;
+	__u32 tgid = id >> 32, one = 1, flags = 0, uid = (__u32)bpf_get_current_uid_gid();
 	struct pm_marker *m;
 	__u64 n = size;
 
-	if (!wanted(tgid))
+	if (!wanted(tgid, uid))
 		return 0;
 	m = bpf_map_lookup_elem(&scratch, &one);
 	if (!m)
@@ -160,6 +177,7 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 	m->orig_size = size;
 	m->flags = flags;
 	m->ip = PT_REGS_IP(ctx);
+	m->uid = uid;
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;
@@ -176,7 +194,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
 	__u8 one = 1;
 
-	if (filter_mode != PM_FILTER_PIDS || ptgid == ctgid)
+	if (ptgid == ctgid)
 		return 0;
 	if (bpf_map_lookup_elem(&targets, &ptgid))
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
@@ -189,8 +207,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 
-	if (filter_mode != PM_FILTER_PIDS)
-		return 0;
 	if (BPF_CORE_READ(p, signal, live.counter) == 0)
 		bpf_map_delete_elem(&targets, &tgid);
 	return 0;

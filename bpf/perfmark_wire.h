@@ -33,6 +33,8 @@ struct pm_sample {
 	__u32 nr_kstack;    /* frames in stack[0 .. nr_kstack) */
 	__u32 nr_ustack;    /* frames in stack[nr_kstack .. +nr_ustack) */
 	__u32 user_mode;    /* ip is a user-space address */
+	__u32 uid;
+	__u32 pad;
 	__u64 stack[];      /* kernel frames then user frames */
 };
 
@@ -47,13 +49,23 @@ struct pm_marker {
 	__u32 orig_size;    /* size the application passed */
 	__u32 flags;        /* PM_F_* */
 	__u64 ip;           /* the probe site */
+	__u32 uid;
+	__u32 pad;
 	__u8  data[];
 };
 
-/* filter modes, const volatile in BPF */
-enum pm_filter {
-	PM_FILTER_ALL = 0,  /* every process */
-	PM_FILTER_PIDS = 1, /* tgids in the targets map (children followed) */
+/*
+ * Several sessions can share one set of programs (a collector).  The BPF
+ * filter is the union of what they want; user space then gives each
+ * session exactly its own share.  A record passes when
+ *   cfg.all != 0                     some session wants every process, or
+ *   the task's uid is in `uids`      some session wants all of one uid, or
+ *   the task's tgid is in `targets`  some session wants that process
+ *                                    (children are added on fork).
+ */
+struct pm_cfg {
+	__u32 all;          /* sessions that want every process of every uid */
+	__u32 pad;
 };
 
 #endif

@@ -26,26 +26,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
-#include "perfmark.skel.h"
 #include "perfmark_wire.h"
+#include "collector.h"
 #include "perfdata.h"
 #include "session.h"
 #include "synth.h"
 #include "uevent.h"
-#include "usdt.h"
 
-#ifndef PERFMARK_LIBDIR
-#define PERFMARK_LIBDIR "/usr/local/lib/x86_64-linux-gnu"
-#endif
-
-#define DEFAULT_RINGBUF   (16u << 20)
-#define SIDEBAND_PAGES    64          /* per CPU */
 #define REORDER_MARGIN_NS (50ull * 1000 * 1000)
-#define MAX_CPUS          1024
-#define MAX_MARKER_LIBS   4
 
 #define ID_PRINTF 100
 #define ID_UEVENT 101
@@ -79,38 +67,25 @@ struct pidset {
 	size_t cap, n;
 };
 
-struct marker_lib {
-	char path[PATH_MAX];
-	dev_t dev;
-	ino_t ino;
-};
-
 struct session {
 	struct session_opts o;
-	struct perfmark_bpf *skel;     /* NULL for an adopted session */
-	int rb_fd, targets_fd, bss_fd, sideband_fd;
-	int own_sideband_fd;           /* adopted: our own perf event array */
-	struct ring_buffer *rb;
-	struct perf_buffer *pb;
-	struct bpf_link **links;
-	int *pfds;                     /* sampling event fds, owned by links */
-	size_t nr_links, nr_pfds;
+	struct collector *c;
+	struct collector_sub sub;
 	struct evspec ev[EVSPEC_MAX];  /* after fallback */
 	size_t nr_ev;
 	uint64_t sample_type;
-	struct marker_lib libs[MAX_MARKER_LIBS];
-	size_t nr_libs;
 	struct perfdata_writer *w;
 	struct stage st;
 	struct pidset pids;
 	struct pidset uid_ok, uid_bad;  /* uid filter on sideband, by pid */
+	struct pidset not_ours;        /* pids known not to be targets' children */
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t last_round_max;
-	uint64_t lost_samples_seen, lost_markers_seen, lost_sideband;
+	uint64_t lost_samples_seen, lost_markers_seen;
 	struct session_stats stats;
 	char *chain_buf;               /* scratch for callchain building */
 	int err;                       /* sticky writer error */
-	bool started, stopped, pinned, adopted;
+	bool started, stopped;
 };
 
 static uint64_t mono_ns(void)
@@ -127,20 +102,6 @@ static uint64_t real_ns(void)
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static void notice(struct session *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void notice(struct session *s, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	if (!s->o.notice)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	s->o.notice(s->o.notice_ctx, msg);
 }
 
 /* --- pid set (user-space mirror of the BPF targets map) ----------------- */
@@ -371,22 +332,6 @@ static int stage_marker(struct session *s, const struct pm_marker *pm, size_t si
 	return 0;
 }
 
-static int on_ringbuf(void *ctx, void *data, size_t size)
-{
-	struct session *s = ctx;
-	const uint32_t *tag = data;
-
-	if (size < sizeof(*tag))
-		return 0;
-	switch (*tag) {
-	case PM_REC_SAMPLE:
-		return stage_sample(s, data, size);
-	case PM_REC_MARKER:
-		return stage_marker(s, data, size);
-	}
-	return 0;
-}
-
 /* --- sideband from the dummy events ------------------------------------- */
 
 /* Is pid owned by the uid the session is limited to?  Cached per pid. */
@@ -439,34 +384,32 @@ static bool sideband_wanted(struct session *s, const struct perf_event_header *h
 	}
 }
 
-static enum bpf_perf_event_ret on_sideband(void *ctx, int cpu, struct perf_event_header *h)
+static void on_sideband(void *ctx, const struct perf_event_header *h)
 {
 	struct session *s = ctx;
 	uint64_t time, *trailer_id;
 	void *rec;
 
 	if (h->size < sizeof(*h) + 8 + PERFDATA_SAMPLE_ID_SIZE || (h->size & 7))
-		return LIBBPF_PERF_EVENT_CONT;
+		return;
 	switch (h->type) {
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
-		break;
 	case PERF_RECORD_LOST:
-		s->lost_sideband += ((const uint64_t *)(h + 1))[1];
 		break;
 	default:
-		return LIBBPF_PERF_EVENT_CONT;
+		return;
 	}
 	if (!sideband_wanted(s, h))
-		return LIBBPF_PERF_EVENT_CONT;
+		return;
 	memcpy(&time, (const char *)h + h->size - 24, sizeof(time));
 	rec = stage_alloc(&s->st, h->size, time, h->size - 24);
 	if (!rec) {
 		s->err = -ENOMEM;
-		return LIBBPF_PERF_EVENT_ERROR;
+		return;
 	}
 	memcpy(rec, h, h->size);
 	/* the sideband is written as belonging to the first sampling event */
@@ -475,7 +418,66 @@ static enum bpf_perf_event_ret on_sideband(void *ctx, int cpu, struct perf_event
 	if (h->type == PERF_RECORD_LOST)
 		((uint64_t *)((struct perf_event_header *)rec + 1))[0] = 1;
 	s->stats.sideband++;
-	return LIBBPF_PERF_EVENT_CONT;
+}
+
+/*
+ * A process this session has not heard of: a child of a target whose FORK
+ * has not been read yet (the ring is read just after the sideband)?
+ */
+static bool child_of_target(struct session *s, uint32_t pid)
+{
+	char path[40], line[128];
+	uint32_t ppid = 0;
+	FILE *f;
+
+	if (pidset_has(&s->not_ours, pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "PPid: %u", &ppid) == 1)
+				break;
+		fclose(f);
+	}
+	if (ppid && pidset_has(&s->pids, ppid)) {
+		pidset_add(&s->pids, pid);
+		return true;
+	}
+	pidset_add(&s->not_ours, pid);
+	return false;
+}
+
+/* The session's exact share of what the union filter in BPF let through. */
+static bool record_wanted(struct session *s, uint32_t pid, uint32_t uid)
+{
+	if (s->o.uid_filter != (uint32_t)-1 && uid != s->o.uid_filter)
+		return false;
+	if (s->o.target == SESSION_TARGET_ALL)
+		return true;
+	return pidset_has(&s->pids, pid) || child_of_target(s, pid);
+}
+
+static void on_ring(void *ctx, const void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct pm_sample *ps = data;
+	const struct pm_marker *pm = data;
+
+	if (size < sizeof(uint32_t))
+		return;
+	switch (ps->rec_type) {
+	case PM_REC_SAMPLE:
+		if (size >= sizeof(*ps) && record_wanted(s, ps->pid, ps->uid) &&
+		    stage_sample(s, ps, size))
+			s->err = -ENOMEM;
+		break;
+	case PM_REC_MARKER:
+		if (size >= sizeof(*pm) && record_wanted(s, pm->pid, pm->uid) &&
+		    stage_marker(s, pm, size))
+			s->err = -ENOMEM;
+		break;
+	}
 }
 
 static int on_synth(void *ctx, const void *rec, size_t len)
@@ -517,12 +519,7 @@ static int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t ti
 	return 0;
 }
 
-/* --- events ---------------------------------------------------------------- */
-
-static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
-{
-	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-}
+/* --- life cycle ------------------------------------------------------------ */
 
 static void sampling_attr(const struct session *s, const struct evspec *e,
 			  struct perf_event_attr *a)
@@ -537,359 +534,126 @@ static void sampling_attr(const struct session *s, const struct evspec *e,
 		a->freq = 1;
 		a->sample_freq = s->o.freq ? s->o.freq : 4000;
 	}
-	a->disabled = 1;
 }
 
-static unsigned long max_sample_rate(void)
+static void collector_key(const struct session_opts *o, struct collector_key *k)
 {
-	unsigned long v = 0;
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	memset(k, 0, sizeof(*k));
+	memcpy(k->ev, o->events, o->nr_events * sizeof(k->ev[0]));
+	k->nr_ev = o->nr_events;
+	k->freq = o->period ? 0 : (o->freq ? o->freq : 4000);
+	k->period = o->period;
+	k->callchain = o->callchain;
+	k->markers = o->markers;
+	k->ringbuf_size = o->ringbuf_size;
+}
 
-	if (f) {
-		if (fscanf(f, "%lu", &v) != 1)
-			v = 0;
-		fclose(f);
+static struct session *session_alloc(const struct session_opts *opts)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s)
+		return NULL;
+	s->o = *opts;
+	s->t0 = mono_ns();
+	s->sample_type = SAMPLE_TYPE_BASE | (opts->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
+	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
+	if (!s->chain_buf) {
+		free(s);
+		return NULL;
 	}
-	return v;
+	for (i = 0; i < opts->nr_pids; i++)
+		pidset_add(&s->pids, opts->pids[i]);
+	s->sub.on_ring = on_ring;
+	s->sub.on_sideband = on_sideband;
+	s->sub.ctx = s;
+	s->sub.all = opts->target == SESSION_TARGET_ALL;
+	s->sub.uid = opts->uid_filter;
+	return s;
 }
 
-/* Open one event on every online CPU and attach the sampler to each. */
-static int open_sampling(struct session *s, size_t idx, int ncpus, char *err, size_t errlen)
+/* Join the collector: filter, pids, resolved events, pins. */
+static int session_join(struct session *s, char *err, size_t errlen)
 {
-	struct perf_event_attr a;
-	LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = idx);
-	int cpu, fd, opened = 0, e = 0;
-
-	sampling_attr(s, &s->ev[idx], &a);
-	for (cpu = 0; cpu < ncpus; cpu++) {
-		struct bpf_link *l;
-
-		fd = perf_event_open(&a, -1, cpu);
-		if (fd < 0) {
-			e = -errno;
-			if (e == -ENODEV)      /* offline CPU */
-				continue;
-			return e;
-		}
-		l = bpf_program__attach_perf_event_opts(s->skel->progs.on_sample, fd, &popts);
-		if (!l) {
-			e = -errno;
-			close(fd);
-			snprintf(err, errlen, "cannot attach the sampler to %s on cpu %d: %s",
-				 s->ev[idx].name, cpu, strerror(-e));
-			return e ? e : -EINVAL;
-		}
-		/* libbpf enables the event on attach; start() enables it again */
-		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
-		s->links[s->nr_links++] = l;
-		s->pfds[s->nr_pfds++] = fd;
-		opened++;
-	}
-	return opened ? 0 : -ENODEV;
-}
-
-static int open_events(struct session *s, char *err, size_t errlen)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	unsigned long maxrate;
+	const struct evspec *ev;
 	size_t i;
 	int e;
 
-	if (ncpus <= 0 || ncpus > MAX_CPUS) {
-		snprintf(err, errlen, "cannot count CPUs");
-		return -EINVAL;
-	}
-	maxrate = max_sample_rate();
-	if (!s->o.period && maxrate && s->o.freq > maxrate) {
-		notice(s, "frequency %llu Hz is above kernel.perf_event_max_sample_rate, using %lu Hz",
-		       (unsigned long long)s->o.freq, maxrate);
-		s->o.freq = maxrate;
-	}
-	s->links = calloc((size_t)ncpus * s->nr_ev + 8, sizeof(*s->links));
-	s->pfds = calloc((size_t)ncpus * s->nr_ev, sizeof(*s->pfds));
-	if (!s->links || !s->pfds)
-		return -ENOMEM;
-	for (i = 0; i < s->nr_ev; i++) {
-		e = open_sampling(s, i, ncpus, err, errlen);
-		if (e && s->ev[i].hardware && (e == -ENOENT || e == -EOPNOTSUPP || e == -ENODEV) &&
-		    s->ev[i].type == PERF_TYPE_HARDWARE &&
-		    s->ev[i].config == PERF_COUNT_HW_CPU_CYCLES) {
-			notice(s, "%s is not supported here (no hardware PMU), falling back to cpu-clock",
-			       s->ev[i].name);
-			evspec_lookup("cpu-clock", &s->ev[i]);
-			e = open_sampling(s, i, ncpus, err, errlen);
-		}
-		if (e) {
-			if (!*err) {
-				if (e == -EACCES || e == -EPERM)
-					snprintf(err, errlen, "%s: permission denied (need root or CAP_PERFMON)",
-						 s->ev[i].name);
-				else if (e == -ENOENT || e == -EOPNOTSUPP || e == -ENODEV)
-					snprintf(err, errlen, "%s: not supported on this machine",
-						 s->ev[i].name);
-				else
-					snprintf(err, errlen, "%s: cannot open event: %s",
-						 s->ev[i].name, strerror(-e));
-			}
-			return e;
-		}
-	}
-	return 0;
-}
-
-static int open_sideband(struct session *s, char *err, size_t errlen)
-{
-	struct perf_event_attr a = { 0 };
-	int e;
-
-	a.size = sizeof(a);
-	a.type = PERF_TYPE_SOFTWARE;
-	a.config = PERF_COUNT_SW_DUMMY;
-	a.sample_period = 1;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
-	a.sample_id_all = 1;
-	a.mmap = 1;
-	a.mmap2 = 1;
-	a.comm = 1;
-	a.comm_exec = 1;
-	a.task = 1;
-	a.build_id = 1;          /* MMAP2 carries the build-id, not dev/inode */
-	a.use_clockid = 1;
-	a.clockid = CLOCK_MONOTONIC;
-	a.watermark = 1;
-	a.wakeup_watermark = SIDEBAND_PAGES * 4096 / 2;
-	s->pb = perf_buffer__new_raw(s->sideband_fd, SIDEBAND_PAGES,
-				     &a, on_sideband, s, NULL);
-	if (!s->pb) {
-		e = -errno;
-		snprintf(err, errlen, "cannot open sideband events: %s", strerror(-e));
-		return e ? e : -EINVAL;
-	}
-	return 0;
-}
-
-/* --- markers ---------------------------------------------------------------- */
-
-static void add_marker_lib(struct session *s, const char *path)
-{
-	struct stat sb;
-	size_t i;
-
-	if (s->nr_libs == MAX_MARKER_LIBS || stat(path, &sb) || !S_ISREG(sb.st_mode))
-		return;
-	for (i = 0; i < s->nr_libs; i++)
-		if (s->libs[i].dev == sb.st_dev && s->libs[i].ino == sb.st_ino)
-			return;
-	snprintf(s->libs[s->nr_libs].path, sizeof(s->libs[0].path), "%s", path);
-	s->libs[s->nr_libs].dev = sb.st_dev;
-	s->libs[s->nr_libs].ino = sb.st_ino;
-	s->nr_libs++;
-}
-
-/*
- * libperfmark.so files to watch: $PERFMARK_LIB (colon separated), the one
- * next to this executable (a build tree), the installed one.
- */
-static void find_marker_libs(struct session *s)
-{
-	char exe[PATH_MAX], path[PATH_MAX + 64], *env, *tok, *save = NULL, *slash;
-	ssize_t n;
-
-	env = getenv("PERFMARK_LIB");
-	if (env && *env) {
-		char *dup = strdup(env);
-
-		for (tok = dup ? strtok_r(dup, ":", &save) : NULL; tok; tok = strtok_r(NULL, ":", &save))
-			add_marker_lib(s, tok);
-		free(dup);
-	}
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n > 0) {
-		exe[n] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			snprintf(path, sizeof(path), "%s/libperfmark.so.0", exe);
-			add_marker_lib(s, path);
-			snprintf(path, sizeof(path), "%s/../lib/x86_64-linux-gnu/libperfmark.so.0", exe);
-			add_marker_lib(s, path);
-		}
-	}
-	add_marker_lib(s, PERFMARK_LIBDIR "/libperfmark.so.0");
-}
-
-static int attach_markers(struct session *s, char *err, size_t errlen)
-{
-	size_t i;
-
-	find_marker_libs(s);
-	for (i = 0; i < s->nr_libs; i++) {
-		struct usdt_probe p;
-		struct bpf_link *l;
-		LIBBPF_OPTS(bpf_uprobe_opts, uo);
-		int e;
-
-		e = usdt_find(s->libs[i].path, "perfmark", "uevent", &p);
-		if (e) {
-			notice(s, "%s: no perfmark probe site (%s), markers from it are not recorded",
-			       s->libs[i].path, strerror(-e));
-			continue;
-		}
-		uo.ref_ctr_offset = p.sema_offset;
-		l = bpf_program__attach_uprobe_opts(s->skel->progs.on_marker, -1,
-						    s->libs[i].path, p.pc_offset, &uo);
-		if (!l) {
-			e = -errno;
-			snprintf(err, errlen, "cannot attach the marker probe to %s: %s",
-				 s->libs[i].path, strerror(-e));
-			return e ? e : -EINVAL;
-		}
-		s->links[s->nr_links++] = l;
-	}
-	return 0;
-}
-
-static int silent_print(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (getenv("PERFMARK_DEBUG"))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
-
-/* --- pinning: collection that outlives the daemon --------------------- */
-
-static int mkdir_p(const char *dir)
-{
-	char buf[PATH_MAX], *p;
-
-	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
-		return -ENAMETOOLONG;
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			return -errno;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
-static int pin_all(struct session *s)
-{
-	const char *dir = s->o.pin_dir;
-	struct { struct bpf_map *map; const char *name; } maps[] = {
-		{ s->skel->maps.rb, "rb" },
-		{ s->skel->maps.targets, "targets" },
-		{ s->skel->maps.bss, "bss" },
-	};
-	char path[PATH_MAX];
-	size_t i;
-	int e;
-
-	e = mkdir_p(dir);
-	if (e)
+	ev = collector__events(s->c, &s->nr_ev);
+	memcpy(s->ev, ev, s->nr_ev * sizeof(s->ev[0]));
+	e = collector__subscribe(s->c, &s->sub);
+	if (e) {
+		snprintf(err, errlen, "too many sessions on the same events");
 		return e;
-	for (i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, maps[i].name);
-		e = bpf_map__pin(maps[i].map, path);
-		if (e)
-			return e;
 	}
-	for (i = 0; i < s->nr_links; i++) {
-		snprintf(path, sizeof(path), "%s/link%zu", dir, i);
-		e = bpf_link__pin(s->links[i], path);
-		if (e)
-			return e;
-	}
-	s->pinned = true;
+	for (i = 0; i < s->o.nr_pids; i++)
+		collector__add_pid(s->c, s->o.pids[i]);
 	return 0;
 }
 
-int session__unpin(const char *dir)
+int session__new(struct session **out, const struct session_opts *opts,
+		 char *err, size_t errlen)
 {
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d = opendir(dir);
+	struct collector_key key;
+	struct session *s;
+	uint64_t ls, lm;
+	int e;
 
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		unlink(path);
+	*out = NULL;
+	err[0] = '\0';
+	s = session_alloc(opts);
+	if (!s)
+		return -ENOMEM;
+	collector_key(opts, &key);
+	e = collector__get(&s->c, &key, opts->notice, opts->notice_ctx, err, errlen);
+	if (e)
+		goto fail;
+	/* drops counted before this session existed are not its own */
+	collector__lost(s->c, &ls, &lm);
+	s->lost_samples_seen = ls;
+	s->lost_markers_seen = lm;
+	e = session_join(s, err, errlen);
+	if (e)
+		goto fail;
+	if (opts->pin_dir) {
+		e = collector__pin(s->c, opts->pin_dir);
+		if (e) {
+			snprintf(err, errlen, "cannot pin under %s: %s", opts->pin_dir, strerror(-e));
+			collector__unpin(opts->pin_dir);
+			goto fail;
+		}
 	}
-	closedir(d);
-	if (rmdir(dir))
-		return -errno;
+	*out = s;
 	return 0;
-}
-
-static int pinned_fd(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	return bpf_obj_get(path);
+fail:
+	session__free(s);
+	return e ? e : -EINVAL;
 }
 
 int session__adopt(struct session **out, const struct session_opts *opts,
 		   char *err, size_t errlen)
 {
+	struct collector_key key;
 	struct session *s;
-	int ncpus = libbpf_num_possible_cpus(), e;
+	int e;
 
 	*out = NULL;
 	err[0] = '\0';
-	libbpf_set_print(silent_print);
 	if (!opts->pin_dir || !opts->nr_events)
 		return -EINVAL;
-	s = calloc(1, sizeof(*s));
+	s = session_alloc(opts);
 	if (!s)
 		return -ENOMEM;
-	s->o = *opts;
-	s->adopted = true;
-	s->pinned = true;
 	s->t0 = 0;          /* synthesized state goes before the backlog */
-	s->rb_fd = s->targets_fd = s->bss_fd = s->sideband_fd = s->own_sideband_fd = -1;
-	memcpy(s->ev, opts->events, opts->nr_events * sizeof(s->ev[0]));
-	s->nr_ev = opts->nr_events;
-	s->sample_type = SAMPLE_TYPE_BASE | (opts->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
-	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
-	if (!s->chain_buf) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < opts->nr_pids; i++)
-		pidset_add(&s->pids, opts->pids[i]);
-	s->rb_fd = pinned_fd(opts->pin_dir, "rb");
-	s->targets_fd = pinned_fd(opts->pin_dir, "targets");
-	s->bss_fd = pinned_fd(opts->pin_dir, "bss");
-	if (s->rb_fd < 0 || s->targets_fd < 0 || s->bss_fd < 0) {
-		e = -ENOENT;
-		snprintf(err, errlen, "nothing pinned under %s", opts->pin_dir);
-		goto fail;
-	}
-	s->own_sideband_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "pm_sideband",
-					    sizeof(int), sizeof(int), ncpus > 0 ? ncpus : 1, NULL);
-	if (s->own_sideband_fd < 0) {
-		e = -errno;
-		snprintf(err, errlen, "cannot create the sideband map: %s", strerror(-e));
-		goto fail;
-	}
-	s->sideband_fd = s->own_sideband_fd;
-	e = open_sideband(s, err, errlen);
+	collector_key(opts, &key);
+	e = collector__adopt(&s->c, &key, opts->pin_dir, err, errlen);
 	if (e)
 		goto fail;
-	s->rb = ring_buffer__new(s->rb_fd, on_ringbuf, s, NULL);
-	if (!s->rb) {
-		e = -errno;
-		snprintf(err, errlen, "cannot open the pinned ring buffer: %s", strerror(-e));
+	/* what was dropped while nobody drained is reported (lost_*_seen = 0) */
+	e = session_join(s, err, errlen);
+	if (e)
 		goto fail;
-	}
 	*out = s;
 	return 0;
 fail:
@@ -897,126 +661,20 @@ fail:
 	return e ? e : -EINVAL;
 }
 
-/* --- life cycle ------------------------------------------------------------ */
-
-int session__new(struct session **out, const struct session_opts *opts,
-		 char *err, size_t errlen)
+int session__unpin(const char *dir)
 {
-	struct session *s;
-	size_t rbsize;
-	int e;
-
-	*out = NULL;
-	err[0] = '\0';
-	libbpf_set_print(silent_print);
-	s = calloc(1, sizeof(*s));
-	if (!s)
-		return -ENOMEM;
-	s->o = *opts;
-	s->rb_fd = s->targets_fd = s->bss_fd = s->sideband_fd = s->own_sideband_fd = -1;
-	s->t0 = mono_ns();
-	if (opts->nr_events) {
-		memcpy(s->ev, opts->events, opts->nr_events * sizeof(s->ev[0]));
-		s->nr_ev = opts->nr_events;
-	} else {
-		evspec_lookup("cycles", &s->ev[0]);
-		s->nr_ev = 1;
-	}
-	s->sample_type = SAMPLE_TYPE_BASE | (opts->callchain ? PERF_SAMPLE_CALLCHAIN : 0);
-	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
-	if (!s->chain_buf) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	for (size_t i = 0; i < opts->nr_pids; i++)
-		pidset_add(&s->pids, opts->pids[i]);
-
-	s->skel = perfmark_bpf__open();
-	if (!s->skel) {
-		e = -errno;
-		snprintf(err, errlen, "cannot open BPF object: %s", strerror(-e));
-		goto fail;
-	}
-	s->skel->rodata->filter_mode = opts->target == SESSION_TARGET_ALL ? PM_FILTER_ALL : PM_FILTER_PIDS;
-	s->skel->rodata->filter_uid = opts->uid_filter;
-	s->skel->rodata->want_callchain = opts->callchain;
-	rbsize = opts->ringbuf_size ? opts->ringbuf_size : DEFAULT_RINGBUF;
-	s->skel->rodata->wakeup_bytes = rbsize / 2;
-	bpf_map__set_max_entries(s->skel->maps.rb, rbsize);
-	e = perfmark_bpf__load(s->skel);
-	if (e) {
-		if (e == -EPERM || e == -EACCES)
-			snprintf(err, errlen, "cannot load BPF programs: permission denied (run as root)");
-		else
-			snprintf(err, errlen, "cannot load BPF programs: %s", strerror(-e));
-		goto fail;
-	}
-	s->rb_fd = bpf_map__fd(s->skel->maps.rb);
-	s->targets_fd = bpf_map__fd(s->skel->maps.targets);
-	s->bss_fd = bpf_map__fd(s->skel->maps.bss);
-	s->sideband_fd = bpf_map__fd(s->skel->maps.sideband);
-	for (size_t i = 0; i < opts->nr_pids; i++) {
-		uint32_t pid = opts->pids[i];
-		uint8_t one = 1;
-
-		bpf_map_update_elem(s->targets_fd, &pid, &one, BPF_ANY);
-	}
-	e = open_events(s, err, errlen);
-	if (e)
-		goto fail;
-	if (opts->target == SESSION_TARGET_PIDS) {
-		struct bpf_link *l;
-
-		l = bpf_program__attach(s->skel->progs.on_fork);
-		if (l)
-			s->links[s->nr_links++] = l;
-		l = bpf_program__attach(s->skel->progs.on_exit);
-		if (l)
-			s->links[s->nr_links++] = l;
-	}
-	if (opts->markers) {
-		e = attach_markers(s, err, errlen);
-		if (e)
-			goto fail;
-	}
-	e = open_sideband(s, err, errlen);
-	if (e)
-		goto fail;
-	s->rb = ring_buffer__new(s->rb_fd, on_ringbuf, s, NULL);
-	if (!s->rb) {
-		e = -errno;
-		snprintf(err, errlen, "cannot open ring buffer: %s", strerror(-e));
-		goto fail;
-	}
-	if (opts->pin_dir) {
-		e = pin_all(s);
-		if (e) {
-			snprintf(err, errlen, "cannot pin under %s: %s", opts->pin_dir, strerror(-e));
-			session__unpin(opts->pin_dir);
-			goto fail;
-		}
-	}
-	*out = s;
-	return 0;
-fail:
-	session__free(s);
-	return e ? e : -EINVAL;
+	return collector__unpin(dir);
 }
 
 int session__add_pid(struct session *s, pid_t pid)
 {
-	uint32_t p = pid;
-	uint8_t one = 1;
-	int e;
+	int e = pidset_add(&s->pids, pid);
 
-	e = pidset_add(&s->pids, p);
 	if (e)
 		return e;
 	if (s->o.nr_pids < SESSION_MAX_PIDS)
 		s->o.pids[s->o.nr_pids++] = pid;
-	if (bpf_map_update_elem(s->targets_fd, &p, &one, BPF_ANY))
-		return -errno;
-	return 0;
+	return collector__add_pid(s->c, pid);
 }
 
 void session__set_output(struct session *s, int fd, bool pipe)
@@ -1036,7 +694,6 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 
 		memset(&evs[n], 0, sizeof(evs[n]));
 		sampling_attr(s, &s->ev[i], a);
-		a->disabled = 0;
 		a->sample_type = s->sample_type;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
@@ -1110,21 +767,14 @@ int session__start(struct session *s, char *err, size_t errlen)
 		for (i = 0; i < s->o.nr_pids; i++)
 			synth_process(s->o.pids[i], &so, on_synth, s);
 	}
-	for (i = 0; i < s->nr_pfds; i++)
-		ioctl(s->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
 	s->started = true;
+	collector__activate(s->c, &s->sub, true);
 	return 0;
 }
 
 int session__fds(const struct session *s, int *fds, size_t max)
 {
-	size_t n = 0;
-
-	if (n < max && s->rb)
-		fds[n++] = ring_buffer__epoll_fd(s->rb);
-	if (n < max && s->pb)
-		fds[n++] = perf_buffer__epoll_fd(s->pb);
-	return n;
+	return collector__fds(s->c, fds, max);
 }
 
 /* Write out staged records up to cutoff, as one round. */
@@ -1192,17 +842,8 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now)
 		return s->err;
 	if (!s->started)
 		return 0;
-	ring_buffer__consume(s->rb);
-	perf_buffer__consume(s->pb);
-	{
-		struct perfmark_bpf__bss bss;
-		uint32_t zero = 0;
-
-		if (bpf_map_lookup_elem(s->bss_fd, &zero, &bss))
-			memset(&bss, 0, sizeof(bss));
-		ls = bss.lost_samples;
-		lm = bss.lost_markers;
-	}
+	collector__consume(s->c);
+	collector__lost(s->c, &ls, &lm);
 	if (ls > s->lost_samples_seen) {
 		stage_lost(s, ls - s->lost_samples_seen, 1, now - REORDER_MARGIN_NS);
 		s->lost_samples_seen = ls;
@@ -1211,7 +852,7 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now)
 		stage_lost(s, lm - s->lost_markers_seen, ID_UEVENT, now - REORDER_MARGIN_NS);
 		s->lost_markers_seen = lm;
 	}
-	e = flush_staged(s, cutoff);
+	e = s->err ? s->err : flush_staged(s, cutoff);
 	if (e)
 		s->err = e;
 	return e;
@@ -1226,14 +867,12 @@ int session__drain(struct session *s)
 
 int session__stop(struct session *s)
 {
-	size_t i;
 	int e;
 
 	if (s->stopped)
 		return s->err;
-	for (i = 0; i < s->nr_pfds; i++)
-		ioctl(s->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	e = drain(s, UINT64_MAX, mono_ns() + REORDER_MARGIN_NS);
+	collector__activate(s->c, &s->sub, false);
 	s->stopped = true;
 	if (s->w) {
 		int f = perfdata_writer__finish(s->w);
@@ -1266,46 +905,24 @@ const char *session__event_name(const struct session *s, size_t i)
 
 size_t session__marker_libs(const struct session *s, const char **paths, size_t max)
 {
-	size_t i;
-
-	for (i = 0; i < s->nr_libs && i < max; i++)
-		paths[i] = s->libs[i].path;
-	return s->nr_libs;
+	return collector__marker_libs(s->c, paths, max);
 }
 
 void session__free(struct session *s)
 {
-	size_t i;
-
 	if (!s)
 		return;
-	ring_buffer__free(s->rb);
-	perf_buffer__free(s->pb);
-	for (i = 0; i < s->nr_links; i++) {
-		/* pinned: leave it attached, the pin holds it */
-		if (s->pinned)
-			bpf_link__disconnect(s->links[i]);
-		bpf_link__destroy(s->links[i]);   /* closes the perf event fds too */
+	if (s->c) {
+		collector__unsubscribe(s->c, &s->sub);
+		collector__put(s->c);
 	}
-	if (s->adopted) {
-		if (s->rb_fd >= 0)
-			close(s->rb_fd);
-		if (s->targets_fd >= 0)
-			close(s->targets_fd);
-		if (s->bss_fd >= 0)
-			close(s->bss_fd);
-	}
-	if (s->own_sideband_fd >= 0)
-		close(s->own_sideband_fd);
-	free(s->links);
-	free(s->pfds);
-	perfmark_bpf__destroy(s->skel);
 	perfdata_writer__free(s->w);
 	free(s->st.buf);
 	free(s->st.idx);
 	free(s->pids.slots);
 	free(s->uid_ok.slots);
 	free(s->uid_bad.slots);
+	free(s->not_ours.slots);
 	free(s->chain_buf);
 	free(s);
 }
