@@ -37,8 +37,8 @@
  * script and for perf (zstd blocks carry no checksum of their own: with one
  * never-ended frame, as perf record writes, most corruption decodes into
  * plausible garbage).  Costs 10-20 % of the ratio against one stream (the
- * window restarts each round; measured 13x instead of 14x on `-g` loops).  Perf's reader keeps one DStream, which
- * starts the next frame by itself.  A round is cut into chunks, runs of
+ * window restarts each round; measured 13x instead of 14x on `-g` loops).
+ * Perf's reader keeps one DStream, which starts the next frame by itself.  A round is cut into chunks, runs of
  * whole records of at most COMP_CHUNK bytes: ZSTD_e_flush after each chunk
  * so every COMPRESSED record decodes on its own, ZSTD_e_end after the last.
  * compressBound(COMP_CHUNK) fits one record, so the frame end (the
