@@ -139,8 +139,20 @@ static struct cost run_emit4k(const void *buf, long n)
 	return sum;
 }
 
+static double minimum(const double *v, int n)
+{
+	double m = v[0];
+
+	for (int i = 1; i < n; i++)
+		if (v[i] < m)
+			m = v[i];
+	return m;
+}
+
+/* median (thread CPU time), its wall-time twin, and the best round */
 static void report(const char *name, double *wall, double *cpu, int rounds)
 {
+	printf("%s_min_ns %.1f\n", name, minimum(cpu, rounds));
 	printf("%s_ns %.1f\n", name, median(cpu, rounds));
 	printf("%s_wall_ns %.1f\n", name, median(wall, rounds));
 }
@@ -190,6 +202,14 @@ static int mode_side(long n, int rounds, const char *marker)
 		       p.wall, f.wall, e.wall, b.wall);
 	}
 	close(fd);
+	/* the two loops of a round ran back to back: their ratio shares the drift */
+	{
+		double ratio[MAX_ROUNDS];
+
+		for (int r = 0; r < rounds; r++)
+			ratio[r] = pc[r] / fc[r];
+		printf("ratio_paired %.2f\n", median(ratio, rounds));
+	}
 	report("printf", pw, pc, rounds);
 	report("ftrace", fw, fc, rounds);
 	report("emit64", ew, ec, rounds);
@@ -215,6 +235,9 @@ static int mode_untraced(long n, int rounds)
 	uint64_t v = 0, t0;
 	int rc = 0;
 
+	/* thread CPU time: a preempted loop does not count the time it waited */
+#define now_ns cpu_ns
+
 	if (rounds < 1 || rounds > MAX_ROUNDS)
 		return 2;
 	printf("enabled %d\n", (int)perfmark_enabled());
@@ -232,11 +255,15 @@ static int mode_untraced(long n, int rounds)
 			rc |= fn("bench %ld", i);
 		ec[r] = (double)(now_ns() - t0) / n;
 	}
+	printf("untraced_printf_min_ns %.2f\n", minimum(pp, rounds));
+	printf("untraced_emit_min_ns %.2f\n", minimum(pe, rounds));
+	printf("empty_call_min_ns %.2f\n", minimum(ec, rounds));
 	printf("untraced_printf_ns %.2f\n", median(pp, rounds));
 	printf("untraced_emit_ns %.2f\n", median(pe, rounds));
 	printf("empty_call_ns %.2f\n", median(ec, rounds));
 	printf("errors %d\n", rc != 0);
 	return 0;
+#undef now_ns
 }
 
 static int mode_rate(double rate, double secs)
