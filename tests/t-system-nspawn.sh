@@ -11,7 +11,7 @@
 #   start     `systemctl start perfmarkd` (Type=notify: only active once the
 #             daemon said READY=1); the socket is srw-rw---- root:perfmark; the
 #             daemon runs with the unit's hardening in force (no new privs,
-#             seccomp, read-only /, capability bounding set without
+#             seccomp, read-only /usr and /etc, capability bounding set without
 #             CAP_NET_ADMIN/CAP_SYS_MODULE) and still does everything below.
 #   access    a member of group perfmark talks to the daemon; another user
 #             gets "Permission denied".
@@ -20,9 +20,12 @@
 #             read-only must not hide it), shows up in a snapshot read by stock
 #             `perf script` inside the container: its perf_printf strings,
 #             typed markers and cpu-clock samples.
+#   files     file sessions (--output, --rotate 1s) of pmuser in its home and
+#             of root in /srv write files, the user's owned by the user.
 #   restart   `systemctl restart perfmarkd`: a new main pid, the session is
 #             listed again, running, and markers emitted after the restart are
-#             in the next snapshot.
+#             in the next snapshot; both file sessions write new files after
+#             the restart (the sandbox leaves their directories writable).
 #   down      with perfmarkd.service and perfmarkd.socket both stopped (socket
 #             file gone, pins still under /sys/fs/bpf/perfmark/sys), a workload
 #             still gets collected by the pinned BPF side ...
@@ -307,8 +310,11 @@ capbnd=$((16#$(awk '/^CapBnd:/ { print $2 }' <<<"$status")))
 (( capbnd & (1 << 12) )) && fail "CAP_NET_ADMIN is in the daemon's bounding set"
 (( capbnd & (1 << 16) )) && fail "CAP_SYS_MODULE is in the daemon's bounding set"
 (( capbnd & (1 << 39) )) || (( capbnd & (1 << 21) )) || fail "neither CAP_BPF nor CAP_SYS_ADMIN in the bounding set"
-ct awk '$5 == "/" { print $6 }' "/proc/$pid1/mountinfo" | grep -q '^ro' || fail "/ is not read-only for the daemon (ProtectSystem=strict)"
-ok "perfmarkd active (pid $pid1) with its hardening: NoNewPrivs, seccomp, read-only /, bounded capabilities"
+for d in /usr /etc; do
+	ct awk -v d="$d" '$5 == d { print $6 }' "/proc/$pid1/mountinfo" | grep -q '^ro' ||
+		fail "$d is not read-only for the daemon (ProtectSystem=full)"
+done
+ok "perfmarkd active (pid $pid1) with its hardening: NoNewPrivs, seccomp, read-only /usr and /etc, bounded capabilities"
 
 # ---- access ----------------------------------------------------------------------
 step "access through the socket's group"
@@ -364,12 +370,35 @@ grep -q 'BPF string: "round 0: checksum' "$T/s1.txt" || die "no 'round 0' marker
 [ "$uevents" -ge 6 ] || die "only $uevents perfmark:uevent markers" -- "$T/s1.txt"
 [ "$samples" -ge 100 ] || die "only $samples samples" -- "$T/s1.txt"
 ok "snapshot read by perf inside: $printfs printf markers, $uevents typed markers, $samples samples"
+
+# File sessions: a user's in its home, root's in /srv (the sandbox must leave
+# both writable, also for the daemon that reopens them after a restart).
+ct_sh 'runuser -u pmuser -- mkdir -p /home/pmuser/traces && mkdir -p /srv/traces' || fail "mkdir traces"
+ct runuser -u pmuser -- perfmark session create uf -a -F 100 --output /home/pmuser/traces --rotate 1s \
+	>"$T/uf.out" 2>&1 || die "a user's file session in its home failed" -- "$T/uf.out"
+ct perfmark session create rf -a -F 100 --no-markers --output /srv/traces --rotate 1s \
+	>"$T/rf.out" 2>&1 || die "root's file session in /srv failed" -- "$T/rf.out"
+files_of() { ct_sh "ls $1 2>/dev/null" | grep -c '\.perf\.data$'; }
+wait_files() {   # DIR N: until DIR holds more than N perf.data files (5 s)
+	local i
+	for i in $(seq 50); do
+		[ "$(files_of "$1")" -gt "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_files /home/pmuser/traces 0 || fail "no file in /home/pmuser/traces"
+wait_files /srv/traces 0 || fail "no file in /srv/traces"
+owner=$(ct_sh 'stat -c %U /home/pmuser/traces/uf-000000.perf.data')
+[ "$owner" = pmuser ] || fail "the user's session file belongs to '$owner'"
+ok "file sessions write into /home/pmuser/traces (as pmuser) and /srv/traces"
 if ! grep -q '^ *markers-demo ' "$T/s1.txt"; then
 	echo "NOTE: samples and markers carry host pids, not the container's (pid namespace): no comm, no symbols in the container"
 fi
 
 # ---- restart ---------------------------------------------------------------------
 step "systemctl restart perfmarkd"
+nuf=$(files_of /home/pmuser/traces) nrf=$(files_of /srv/traces)
 ct systemctl restart perfmarkd || fail "restart failed"
 [ "$(ct systemctl is-active perfmarkd.service)" = active ] || fail "not active after restart"
 pid2=$(ct systemctl show -p MainPID --value perfmarkd.service)
@@ -378,7 +407,13 @@ ct perfmark session list >"$T/list2.out" 2>&1 || die "session list after restart
 grep -Eq '^sys[[:space:]]+running' "$T/list2.out" || die "session sys not listed as running after restart" -- "$T/list2.out"
 demo_as_user 0.4 || fail "markers-demo failed"
 snapshot_demo s2 0.4
-ok "after restart (pid $pid1 -> $pid2) the session is listed, running, and collects"
+wait_files /home/pmuser/traces "$((nuf + 1))" ||
+	fail "the user's file session wrote nothing after the restart ($(ct perfmark session list | grep '^uf'))"
+wait_files /srv/traces "$((nrf + 1))" ||
+	fail "root's file session in /srv wrote nothing after the restart ($(ct perfmark session list | grep '^rf'))"
+ok "after restart (pid $pid1 -> $pid2) the sessions are listed, running, and collect; file sessions go on writing"
+ct runuser -u pmuser -- perfmark session delete uf >"$T/del-uf.out" 2>&1 || die "delete uf failed" -- "$T/del-uf.out"
+ct perfmark session delete rf >"$T/del-rf.out" 2>&1 || die "delete rf failed" -- "$T/del-rf.out"
 
 # ---- stopped daemon, socket activation -------------------------------------------
 step "stop service and socket; collect with no daemon; socket activation"
