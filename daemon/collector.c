@@ -44,7 +44,8 @@ struct marker_lib {
 struct collector {
 	struct collector *next;        /* registry */
 	int refs;
-	struct collector_key key;
+	struct collector_key key;      /* in force (rate may be clamped) */
+	struct collector_key req;      /* as asked, for sharing */
 	struct evspec ev[EVSPEC_MAX];  /* after fallback */
 	struct perfmark_bpf *skel;     /* NULL when adopted */
 	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, sideband_fd;
@@ -54,8 +55,10 @@ struct collector {
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	struct bpf_link **links;
-	int *pfds;                     /* owned by links */
-	size_t nr_links, nr_pfds;
+	int *pfds;                     /* sampling events, then uprobe events */
+	size_t nr_links, nr_pfds, nr_sampling_pfds;
+	char **pin_dirs;               /* where this collector is pinned */
+	size_t nr_pin_dirs;
 	struct marker_lib libs[MAX_MARKER_LIBS];
 	size_t nr_libs;
 	struct collector_sub *subs[COLLECTOR_MAX_SUBS];
@@ -220,11 +223,11 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 		return;
 	sub->active = active;
 	if (active && c->nr_active++ == 0) {
-		for (i = 0; i < c->nr_pfds; i++)
+		for (i = 0; i < c->nr_sampling_pfds; i++)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
 	} else if (!active && --c->nr_active == 0 && !c->pinned) {
 		/* a pinned collector keeps sampling for its sessions */
-		for (i = 0; i < c->nr_pfds; i++)
+		for (i = 0; i < c->nr_sampling_pfds; i++)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
 	}
 }
@@ -305,6 +308,7 @@ static int open_sampling(struct collector *c, size_t idx, int ncpus, char *err, 
 		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
 		c->links[c->nr_links++] = l;
 		c->pfds[c->nr_pfds++] = fd;
+		c->nr_sampling_pfds = c->nr_pfds;
 		opened++;
 	}
 	return opened ? 0 : -ENODEV;
@@ -328,7 +332,7 @@ static int open_events(struct collector *c, char *err, size_t errlen)
 		c->key.freq = maxrate;
 	}
 	c->links = calloc((size_t)ncpus * c->key.nr_ev + 8 + MAX_MARKER_LIBS, sizeof(*c->links));
-	c->pfds = calloc((size_t)ncpus * c->key.nr_ev, sizeof(*c->pfds));
+	c->pfds = calloc((size_t)ncpus * c->key.nr_ev + MAX_MARKER_LIBS, sizeof(*c->pfds));
 	if (!c->links || !c->pfds)
 		return -ENOMEM;
 	for (i = 0; i < c->key.nr_ev; i++) {
@@ -439,6 +443,43 @@ static void find_marker_libs(struct collector *c)
 	add_marker_lib(c, PERFMARK_LIBDIR "/libperfmark.so.0");
 }
 
+static int read_sysfs_int(const char *path, int *out)
+{
+	FILE *f = fopen(path, "re");
+	int ok;
+
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%d", out) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+/*
+ * A system-wide uprobe perf event (pid -1) with the semaphore the kernel
+ * raises in every process that maps the file.  Opened here rather than by
+ * libbpf so the collector owns the fd: a pinned collector must be able to
+ * close it without detaching.
+ */
+static int open_uprobe(const char *path, uint64_t offset, uint64_t ref_ctr_offset)
+{
+	struct perf_event_attr a = { 0 };
+	int type, e;
+
+	e = read_sysfs_int("/sys/bus/event_source/devices/uprobe/type", &type);
+	if (e)
+		return e;
+	a.size = sizeof(a);
+	a.type = type;
+	a.config = ref_ctr_offset << 32;   /* format: ref_ctr_offset = config:32-63 */
+	a.config1 = (uint64_t)(uintptr_t)path;
+	a.config2 = offset;
+	a.sample_period = 1;
+	a.wakeup_events = 1;
+	e = perf_event_open(&a, -1, 0);
+	return e < 0 ? -errno : e;
+}
+
 static int attach_markers(struct collector *c, char *err, size_t errlen)
 {
 	size_t i;
@@ -447,8 +488,7 @@ static int attach_markers(struct collector *c, char *err, size_t errlen)
 	for (i = 0; i < c->nr_libs; i++) {
 		struct usdt_probe p;
 		struct bpf_link *l;
-		LIBBPF_OPTS(bpf_uprobe_opts, uo);
-		int e;
+		int e, fd;
 
 		e = usdt_find(c->libs[i].path, "perfmark", "uevent", &p);
 		if (e) {
@@ -456,16 +496,22 @@ static int attach_markers(struct collector *c, char *err, size_t errlen)
 			       c->libs[i].path, strerror(-e));
 			continue;
 		}
-		uo.ref_ctr_offset = p.sema_offset;
-		l = bpf_program__attach_uprobe_opts(c->skel->progs.on_marker, -1,
-						    c->libs[i].path, p.pc_offset, &uo);
+		fd = open_uprobe(c->libs[i].path, p.pc_offset, p.sema_offset);
+		if (fd < 0) {
+			snprintf(err, errlen, "cannot open the marker probe on %s: %s",
+				 c->libs[i].path, strerror(-fd));
+			return fd;
+		}
+		l = bpf_program__attach_perf_event(c->skel->progs.on_marker, fd);
 		if (!l) {
 			e = -errno;
+			close(fd);
 			snprintf(err, errlen, "cannot attach the marker probe to %s: %s",
 				 c->libs[i].path, strerror(-e));
 			return e ? e : -EINVAL;
 		}
 		c->links[c->nr_links++] = l;
+		c->pfds[c->nr_pfds++] = fd;
 	}
 	return 0;
 }
@@ -496,17 +542,24 @@ static uint32_t map_id(int fd)
 	return info.id;
 }
 
+/* no events means the default one */
+static void normalize_key(const struct collector_key *in, struct collector_key *out)
+{
+	*out = *in;
+	if (!out->nr_ev) {
+		evspec_lookup("cycles", &out->ev[0]);
+		out->nr_ev = 1;
+	}
+}
+
 static struct collector *collector_alloc(const struct collector_key *key)
 {
 	struct collector *c = calloc(1, sizeof(*c));
 
 	if (!c)
 		return NULL;
-	c->key = *key;
-	if (!c->key.nr_ev) {
-		evspec_lookup("cycles", &c->key.ev[0]);
-		c->key.nr_ev = 1;
-	}
+	normalize_key(key, &c->key);
+	c->req = c->key;
 	memcpy(c->ev, c->key.ev, sizeof(c->ev));
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
@@ -527,11 +580,24 @@ static void collector_free(struct collector *c)
 	ring_buffer__free(c->rb);
 	perf_buffer__free(c->pb);
 	for (i = 0; i < c->nr_links; i++) {
-		/* pinned: leave it attached, the pin holds it */
-		if (c->pinned)
+		if (c->pinned) {
+			/* leave it attached, the pins hold it: close, don't detach */
+			int fd = bpf_link__fd(c->links[i]);
+
 			bpf_link__disconnect(c->links[i]);
-		bpf_link__destroy(c->links[i]);   /* closes the perf event fds too */
+			bpf_link__destroy(c->links[i]);
+			if (fd >= 0)
+				close(fd);
+		} else {
+			bpf_link__destroy(c->links[i]);   /* closes the perf event fds too */
+		}
 	}
+	if (c->pinned)
+		for (i = 0; i < c->nr_pfds; i++)
+			close(c->pfds[i]);
+	for (i = 0; i < c->nr_pin_dirs; i++)
+		free(c->pin_dirs[i]);
+	free(c->pin_dirs);
 	free(c->links);
 	free(c->pfds);
 	perfmark_bpf__destroy(c->skel);
@@ -573,6 +639,7 @@ int collector__get(struct collector **out, const struct collector_key *key,
 		   collector_notice_fn notice_fn, void *notice_ctx,
 		   char *err, size_t errlen)
 {
+	struct collector_key want;
 	struct collector *c;
 	size_t rbsize;
 	int e;
@@ -580,8 +647,9 @@ int collector__get(struct collector **out, const struct collector_key *key,
 	*out = NULL;
 	err[0] = '\0';
 	libbpf_set_print(silent_print);
+	normalize_key(key, &want);
 	for (c = registry; c; c = c->next) {
-		if (!c->adopted && same_key(&c->key, key)) {
+		if (!c->adopted && same_key(&c->req, &want)) {
 			c->refs++;
 			*out = c;
 			return 0;
@@ -678,6 +746,21 @@ static int pin_fd(int fd, const char *dir, const char *name)
 	return 0;
 }
 
+static int add_pin_dir(struct collector *c, const char *dir)
+{
+	char **nd = realloc(c->pin_dirs, (c->nr_pin_dirs + 1) * sizeof(*nd));
+
+	if (!nd)
+		return -ENOMEM;
+	c->pin_dirs = nd;
+	nd[c->nr_pin_dirs] = strdup(dir);
+	if (!nd[c->nr_pin_dirs])
+		return -ENOMEM;
+	c->nr_pin_dirs++;
+	c->pinned = true;
+	return 0;
+}
+
 int collector__pin(struct collector *c, const char *dir)
 {
 	struct { int fd; const char *name; } maps[] = {
@@ -704,7 +787,9 @@ int collector__pin(struct collector *c, const char *dir)
 		if (e)
 			return e;
 	}
-	c->pinned = true;
+	e = add_pin_dir(c, dir);
+	if (e)
+		return e;
 	return 0;
 }
 
@@ -712,8 +797,23 @@ int collector__unpin(const char *dir)
 {
 	char path[PATH_MAX];
 	struct dirent *de;
-	DIR *d = opendir(dir);
+	struct collector *c;
+	size_t i;
+	DIR *d;
 
+	/* the last pin gone: the collector's fds are all that keeps it */
+	for (c = registry; c; c = c->next) {
+		for (i = 0; i < c->nr_pin_dirs; i++) {
+			if (strcmp(c->pin_dirs[i], dir))
+				continue;
+			free(c->pin_dirs[i]);
+			c->pin_dirs[i] = c->pin_dirs[--c->nr_pin_dirs];
+			if (!c->nr_pin_dirs)
+				c->pinned = false;
+			break;
+		}
+	}
+	d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
 	while ((de = readdir(d))) {
@@ -755,6 +855,9 @@ int collector__adopt(struct collector **out, const struct collector_key *key,
 	for (c = registry; c; c = c->next) {
 		if (c->adopted && id && c->rb_id == id) {
 			close(rb_fd);
+			e = add_pin_dir(c, pin_dir);
+			if (e)
+				return e;
 			c->refs++;
 			*out = c;
 			return 0;
@@ -766,8 +869,13 @@ int collector__adopt(struct collector **out, const struct collector_key *key,
 		return -ENOMEM;
 	}
 	c->adopted = true;
-	c->pinned = true;
 	c->own_fds = true;
+	e = add_pin_dir(c, pin_dir);
+	if (e) {
+		close(rb_fd);
+		collector_free(c);
+		return e;
+	}
 	c->rb_fd = rb_fd;
 	c->targets_fd = pinned_fd(pin_dir, "targets");
 	c->bss_fd = pinned_fd(pin_dir, "bss");
