@@ -100,26 +100,28 @@ ue=$(val untraced_emit_ns "$W/untraced.out"); uem=$(val untraced_emit_min_ns "$W
 uc=$(val empty_call_ns "$W/untraced.out"); ucm=$(val empty_call_min_ns "$W/untraced.out")
 
 # --- (d): sustained rate from one thread ----------------------------------------------
-# one_rate RATE [RINGBUF]: prints "requested achieved emitted infile lost"
+# one_rate RATE [RINGBUF]: prints "requested achieved emitted infile lost cpushare"
 one_rate() {
-	local r=$1 rb=${2:-} opt=() em ach lost nf
+	local r=$1 rb=${2:-} opt=() em ach lost nf cs
 	[ -n "$rb" ] && opt=(--ringbuf "$rb")
 	rm -f "$W/rate.data"
 	"$PERFMARK" record "${opt[@]}" -o "$W/rate.data" -- "$MB" rate "$r" "$SECS" \
-		>"$W/rate.out" 2>"$W/rate.err" || { cat "$W/rate.err" >&2; echo "$r 0 0 0 -1"; return; }
+		>"$W/rate.out" 2>"$W/rate.err" || { cat "$W/rate.err" >&2; echo "$r 0 0 0 -1 0"; return; }
 	em=$(val emitted "$W/rate.out"); ach=$(val achieved_rate "$W/rate.out")
+	cs=$(val cpu_share "$W/rate.out")
 	lost=$(summary_field "lost markers" "$W/rate.err")
 	nf=$(perf script -i "$W/rate.data" -F event 2>/dev/null | grep -ac 'perfmark:uevent')
 	rm -f "$W/rate.data"
-	echo "$r $ach $em $nf ${lost:--1}"
+	echo "$r $ach $em $nf ${lost:--1} $cs"
 }
 
 echo
 echo "(d) one thread, 16-byte perfmark_emit, $SECS s per step, default ring"
-printf '  %12s %12s %12s %12s %10s  %s\n' requested/s achieved/s emitted "in file" lost verdict
+echo "  (cpu share: the emitting thread's CPU time / wall time; < 1 when other work preempts it)"
+printf '  %12s %12s %12s %12s %10s %6s  %s\n' requested/s achieved/s emitted "in file" lost "cpu" verdict
 best=0 first_loss=
 for r in $RATES; do
-	read -r req ach em nf lost <<<"$(one_rate "$r")"
+	read -r req ach em nf lost cs <<<"$(one_rate "$r")"
 	if [ "$lost" = 0 ] && [ "$nf" -eq "$em" ]; then
 		verdict="zero loss"
 		awk "BEGIN { exit !($ach > $best) }" && best=$ach
@@ -128,13 +130,13 @@ for r in $RATES; do
 		[ -z "$first_loss" ] && first_loss="$req/s requested ($ach/s achieved)"
 	fi
 	[ "$r" = 0 ] && req=unpaced
-	printf '  %12s %12s %12s %12s %10s  %s\n' "$req" "$ach" "$em" "$nf" "$lost" "$verdict"
-	[ "$r" = 0 ] && unpaced=$ach
+	printf '  %12s %12s %12s %12s %10s %6s  %s\n' "$req" "$ach" "$em" "$nf" "$lost" "$cs" "$verdict"
+	[ "$r" = 0 ] && unpaced=$ach && unpaced_cpu_rate=$(val cpu_rate "$W/rate.out")
 done
 echo "  unpaced, smaller rings (where the drain falls behind):"
 for rb in 1M 256K 64K; do
-	read -r req ach em nf lost <<<"$(one_rate 0 "$rb")"
-	printf '  %12s %12s %12s %12s %10s  %s\n' "ring $rb" "$ach" "$em" "$nf" "$lost" \
+	read -r req ach em nf lost cs <<<"$(one_rate 0 "$rb")"
+	printf '  %12s %12s %12s %12s %10s %6s  %s\n' "ring $rb" "$ach" "$em" "$nf" "$lost" "$cs" \
 		"$(awk -v l="$lost" -v e="$em" 'BEGIN { printf "%.1f%% lost", e ? 100 * l / e : 0 }')"
 done
 
@@ -160,6 +162,7 @@ echo "(a)/(c) check: $side_check"
 if [ -n "$first_loss" ]; then
 	echo "(d) loss begins at $first_loss with the default 16 MiB ring"
 else
-	echo "(d) no loss at any step with the default 16 MiB ring: the producer is the limit (unpaced ${unpaced:-?}/s)"
+	echo "(d) no loss at any step with the default 16 MiB ring: the producer is the limit"
+	echo "    (unpaced ${unpaced:-?}/s wall; ${unpaced_cpu_rate:-?} markers per second of the thread's CPU time)"
 fi
 echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -272,7 +272,10 @@ static int mode_rate(double rate, double secs)
 	double step = rate > 0 ? 1e9 / rate : 0;
 	long bad = 0;
 
+	uint64_t c0;
+
 	printf("enabled %d\n", (int)perfmark_enabled());
+	c0 = cpu_ns();
 	t0 = now_ns();
 	end = t0 + (uint64_t)(secs * 1e9);
 	now = t0;
@@ -292,6 +295,10 @@ static int mode_rate(double rate, double secs)
 	}
 	printf("emitted %" PRIu64 "\n", i);
 	printf("achieved_rate %.0f\n", i / ((now - t0) / 1e9));
+	/* markers per second of this thread's CPU time: the rate it would reach
+	 * with a CPU to itself (pacing spins count as CPU time too) */
+	printf("cpu_rate %.0f\n", i / ((cpu_ns() - c0) / 1e9));
+	printf("cpu_share %.2f\n", (cpu_ns() - c0) / (double)(now - t0));
 	printf("errors %ld\n", bad);
 	return 0;
 }
