@@ -51,6 +51,14 @@ struct {
 	__type(value, __u8);
 } targets SEC(".maps");
 
+/* tgids that become targets at their next exec (a command held before it) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 64);
+	__type(key, __u32);
+	__type(value, __u8);
+} exec_pending SEC(".maps");
+
 /* one sample and one marker being assembled per CPU */
 #define PM_SCRATCH_SIZE (sizeof(struct pm_marker) + PM_MAX_PAYLOAD)
 struct scratch {
@@ -198,6 +206,20 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 		return 0;
 	if (bpf_map_lookup_elem(&targets, &ptgid))
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	return 0;
+}
+
+/* the command perfmark started is recorded from its exec on, as perf does */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u8 one = 1;
+
+	if (!bpf_map_lookup_elem(&exec_pending, &tgid))
+		return 0;
+	bpf_map_delete_elem(&exec_pending, &tgid);
+	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
 	return 0;
 }
 

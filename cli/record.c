@@ -379,7 +379,7 @@ int cmd_record(int argc, char **argv)
 	if (r.cmd_argc) {
 		if (spawn(&r, &oldmask))
 			goto fail_unlink;
-		session__add_pid(s, r.child);
+		session__add_cmd(s, r.child);
 		pfd = syscall(SYS_pidfd_open, r.child, 0);
 	}
 	e = session__start(s, err, sizeof(err));

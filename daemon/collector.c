@@ -48,7 +48,7 @@ struct collector {
 	struct collector_key req;      /* as asked, for sharing */
 	struct evspec ev[EVSPEC_MAX];  /* after fallback */
 	struct perfmark_bpf *skel;     /* NULL when adopted */
-	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, sideband_fd;
+	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, exec_fd, sideband_fd;
 	bool own_fds;                  /* adopted: the map fds are ours to close */
 	int own_sideband_fd;
 	uint32_t rb_id;                /* identity of the pinned ring, for adoption */
@@ -232,6 +232,16 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 	}
 }
 
+int collector__add_pid_on_exec(struct collector *c, pid_t pid)
+{
+	uint32_t p = pid;
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(c->exec_fd, &p, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 int collector__add_pid(struct collector *c, pid_t pid)
 {
 	uint32_t p = pid;
@@ -379,7 +389,13 @@ static int open_sideband(struct collector *c, char *err, size_t errlen)
 	a.comm = 1;
 	a.comm_exec = 1;
 	a.task = 1;
-	a.build_id = 1;          /* MMAP2 carries the build-id, not dev/inode */
+	/*
+	 * No attr.build_id: kernels up to at least 6.18 set the build-id misc
+	 * bit in a header shared by every event an mmap is reported to, so one
+	 * build_id event corrupts every other perf user's MMAP2 records (and
+	 * stock perf 6.1 then crashes).  The files' build-ids are read by synth
+	 * and by perf itself.
+	 */
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
 	a.watermark = 1;
@@ -561,7 +577,7 @@ static struct collector *collector_alloc(const struct collector_key *key)
 	normalize_key(key, &c->key);
 	c->req = c->key;
 	memcpy(c->ev, c->key.ev, sizeof(c->ev));
-	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = -1;
+	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
 	c->refs = 1;
 	return c;
@@ -602,7 +618,7 @@ static void collector_free(struct collector *c)
 	free(c->pfds);
 	perfmark_bpf__destroy(c->skel);
 	if (c->own_fds) {
-		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd };
+		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd, c->exec_fd };
 
 		for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -683,6 +699,7 @@ int collector__get(struct collector **out, const struct collector_key *key,
 	c->bss_fd = bpf_map__fd(c->skel->maps.bss);
 	c->cfg_fd = bpf_map__fd(c->skel->maps.cfg);
 	c->uids_fd = bpf_map__fd(c->skel->maps.uids);
+	c->exec_fd = bpf_map__fd(c->skel->maps.exec_pending);
 	c->sideband_fd = bpf_map__fd(c->skel->maps.sideband);
 	e = open_events(c, err, errlen);
 	if (e)
@@ -694,6 +711,9 @@ int collector__get(struct collector **out, const struct collector_key *key,
 		if (l)
 			c->links[c->nr_links++] = l;
 		l = bpf_program__attach(c->skel->progs.on_exit);
+		if (l)
+			c->links[c->nr_links++] = l;
+		l = bpf_program__attach(c->skel->progs.on_exec);
 		if (l)
 			c->links[c->nr_links++] = l;
 	}
@@ -765,7 +785,7 @@ int collector__pin(struct collector *c, const char *dir)
 {
 	struct { int fd; const char *name; } maps[] = {
 		{ c->rb_fd, "rb" }, { c->targets_fd, "targets" }, { c->bss_fd, "bss" },
-		{ c->cfg_fd, "cfg" }, { c->uids_fd, "uids" },
+		{ c->cfg_fd, "cfg" }, { c->uids_fd, "uids" }, { c->exec_fd, "exec" },
 	};
 	char name[32];
 	size_t i;
@@ -881,7 +901,9 @@ int collector__adopt(struct collector **out, const struct collector_key *key,
 	c->bss_fd = pinned_fd(pin_dir, "bss");
 	c->cfg_fd = pinned_fd(pin_dir, "cfg");
 	c->uids_fd = pinned_fd(pin_dir, "uids");
-	if (c->targets_fd < 0 || c->bss_fd < 0 || c->cfg_fd < 0 || c->uids_fd < 0) {
+	c->exec_fd = pinned_fd(pin_dir, "exec");
+	if (c->targets_fd < 0 || c->bss_fd < 0 || c->cfg_fd < 0 || c->uids_fd < 0 ||
+	    c->exec_fd < 0) {
 		e = -ENOENT;
 		snprintf(err, errlen, "incomplete pins under %s", pin_dir);
 		goto fail;

@@ -66,6 +66,8 @@ void collector__unsubscribe(struct collector *c, struct collector_sub *sub);
 /* sub->active changed: enables the events for the first, disables after the last */
 void collector__activate(struct collector *c, struct collector_sub *sub, bool active);
 int collector__add_pid(struct collector *c, pid_t pid);
+/* pid becomes a target when it next calls execve (a CMD held before exec) */
+int collector__add_pid_on_exec(struct collector *c, pid_t pid);
 /* pin links and maps under dir (again, for every session sharing them) */
 int collector__pin(struct collector *c, const char *dir);
 /* read the ring and the sideband buffers, dispatching to subscribers */

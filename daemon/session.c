@@ -412,6 +412,13 @@ static void on_sideband(void *ctx, const struct perf_event_header *h)
 		return;
 	}
 	memcpy(rec, h, h->size);
+	/*
+	 * We never ask for build-ids in MMAP2: a set build-id bit is another
+	 * perf user's event leaking into ours (a kernel bug), the body holds
+	 * dev/inode.
+	 */
+	if (h->type == PERF_RECORD_MMAP2)
+		((struct perf_event_header *)rec)->misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID;
 	/* the sideband is written as belonging to the first sampling event */
 	trailer_id = (uint64_t *)((char *)rec + h->size - 8);
 	*trailer_id = 1;
@@ -664,6 +671,17 @@ fail:
 int session__unpin(const char *dir)
 {
 	return collector__unpin(dir);
+}
+
+int session__add_cmd(struct session *s, pid_t pid)
+{
+	int e = pidset_add(&s->pids, pid);
+
+	if (e)
+		return e;
+	if (s->o.nr_pids < SESSION_MAX_PIDS)
+		s->o.pids[s->o.nr_pids++] = pid;
+	return collector__add_pid_on_exec(s->c, pid);
 }
 
 int session__add_pid(struct session *s, pid_t pid)

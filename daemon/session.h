@@ -83,6 +83,8 @@ struct session_sink_ops {
 int session__new(struct session **out, const struct session_opts *opts,
 		 char *err, size_t errlen);
 int session__add_pid(struct session *s, pid_t pid);
+/* a command held before its exec: recorded from the exec on (its children too) */
+int session__add_cmd(struct session *s, pid_t pid);
 /* where session__start() writes (overrides opts.out_fd / opts.pipe) */
 void session__set_output(struct session *s, int fd, bool pipe);
 int session__start(struct session *s, char *err, size_t errlen);
