@@ -90,10 +90,16 @@ static __always_inline bool wanted(__u32 tgid, __u32 uid)
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-static __always_inline __u64 rb_flags(void)
+/* the last forced wakeup, so a filling ring wakes the consumer at most every 1 ms */
+__u64 last_wakeup_ns = 0;
+
+static __always_inline __u64 rb_flags(__u64 now)
 {
-	return bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) >= wakeup_bytes ?
-		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < wakeup_bytes ||
+	    now - last_wakeup_ns < 1000000)
+		return BPF_RB_NO_WAKEUP;
+	last_wakeup_ns = now;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 SEC("perf_event")
@@ -141,7 +147,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(struct scratch))
 		return 0;
-	if (bpf_ringbuf_output(&rb, s, size, rb_flags()))
+	if (bpf_ringbuf_output(&rb, s, size, rb_flags(s->time)))
 		__sync_fetch_and_add(&lost_samples, 1);
 	return 0;
 }
@@ -189,7 +195,7 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;
-	if (bpf_ringbuf_output(&rb, m, sizeof(*m) + n, rb_flags()))
+	if (bpf_ringbuf_output(&rb, m, sizeof(*m) + n, rb_flags(m->time)))
 		__sync_fetch_and_add(&lost_markers, 1);
 	return 0;
 }
