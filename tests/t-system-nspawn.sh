@@ -35,6 +35,8 @@
 #             while no daemon ran.
 #   watchdog  the daemon sent WATCHDOG=1 (WatchdogTimestamp set), systemd never
 #             restarted it (NRestarts=0), its journal has no watchdog timeout.
+#   crash     SIGKILL to the daemon: systemd restarts it (Restart=on-failure,
+#             NRestarts=1) and the session is running again.
 #   delete    `perfmark session delete sys` removes the pins.
 #
 # The container: a debootstrap'ed bookworm minbase + systemd, dbus, perf and
@@ -456,6 +458,21 @@ nr=$(ct systemctl show -p NRestarts --value perfmarkd.service)
 ct journalctl --no-pager -u perfmarkd.service >"$T/journal.txt" 2>&1
 grep -qi 'watchdog timeout' "$T/journal.txt" && die "watchdog timeout in the journal" -- "$T/journal.txt"
 ok "watchdog pings arrive, no restarts by systemd"
+
+# ---- crash: Restart=on-failure -------------------------------------------------------
+pid3=$(ct systemctl show -p MainPID --value perfmarkd.service)
+ct kill -KILL "$pid3" || fail "cannot kill perfmarkd ($pid3)"
+for i in $(seq 100); do
+	pid4=$(ct systemctl show -p MainPID --value perfmarkd.service)
+	[ "${pid4:-0}" -gt 0 ] && [ "$pid4" != "$pid3" ] && [ "$(ct systemctl is-active perfmarkd.service)" = active ] && break
+	sleep 0.1
+done
+[ "${pid4:-0}" -gt 0 ] && [ "$pid4" != "$pid3" ] || fail "systemd did not restart perfmarkd after SIGKILL"
+nr=$(ct systemctl show -p NRestarts --value perfmarkd.service)
+[ "${nr:-0}" -eq 1 ] || fail "NRestarts is '$nr' after one crash"
+ct perfmark session list >"$T/list5.out" 2>&1 || die "session list after the crash failed" -- "$T/list5.out"
+grep -Eq '^sys[[:space:]]+running' "$T/list5.out" || die "session sys not running after the crash restart" -- "$T/list5.out"
+ok "a killed daemon is restarted by systemd (pid $pid3 -> $pid4) and takes its session back"
 
 # ---- delete ------------------------------------------------------------------------
 ct perfmark session delete sys >"$T/delete.out" 2>&1 || die "session delete failed" -- "$T/delete.out"
