@@ -151,6 +151,28 @@ static void write_cfg(struct collector *c)
 	bpf_map_update_elem(c->cfg_fd, &zero, &cfg, BPF_ANY);
 }
 
+static void clear_uids_map(struct collector *c)
+{
+	uint32_t k, next;
+
+	while (!bpf_map_get_next_key(c->uids_fd, NULL, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(c->uids_fd, &k))
+			break;
+	}
+}
+
+/* the whole union filter, from the subscribers' counts */
+static void write_filter(struct collector *c)
+{
+	size_t i;
+
+	clear_uids_map(c);
+	for (i = 0; i < c->nr_uids; i++)
+		bpf_map_update_elem(c->uids_fd, &c->uids[i].uid, &c->uids[i].count, BPF_ANY);
+	write_cfg(c);
+}
+
 static int uid_count(struct collector *c, uint32_t uid, int delta)
 {
 	size_t i;
@@ -167,12 +189,8 @@ static int uid_count(struct collector *c, uint32_t uid, int delta)
 		c->uids[c->nr_uids++].count = 0;
 	}
 	c->uids[i].count += delta;
-	if (c->uids[i].count) {
-		bpf_map_update_elem(c->uids_fd, &uid, &c->uids[i].count, BPF_ANY);
-	} else {
-		bpf_map_delete_elem(c->uids_fd, &uid);
+	if (!c->uids[i].count)
 		c->uids[i] = c->uids[--c->nr_uids];
-	}
 	return 0;
 }
 
@@ -184,13 +202,13 @@ int collector__subscribe(struct collector *c, struct collector_sub *sub)
 		return -ENOSPC;
 	if (sub->all && sub->uid == (uint32_t)-1) {
 		c->nr_all++;
-		write_cfg(c);
 	} else if (sub->all) {
 		e = uid_count(c, sub->uid, 1);
 		if (e)
 			return e;
 	}
 	c->subs[c->nr_subs++] = sub;
+	write_filter(c);
 	return 0;
 }
 
@@ -207,12 +225,17 @@ void collector__unsubscribe(struct collector *c, struct collector_sub *sub)
 		collector__activate(c, sub, false);
 	memmove(&c->subs[i], &c->subs[i + 1], (c->nr_subs - i - 1) * sizeof(c->subs[0]));
 	c->nr_subs--;
-	if (sub->all && sub->uid == (uint32_t)-1) {
+	if (sub->all && sub->uid == (uint32_t)-1)
 		c->nr_all--;
-		write_cfg(c);
-	} else if (sub->all) {
+	else if (sub->all)
 		uid_count(c, sub->uid, -1);
-	}
+	/*
+	 * A pinned collector goes on collecting for its sessions while no
+	 * process holds them (a daemon restart): its filter narrows only when
+	 * a session's pins are removed (collector__unpin).
+	 */
+	if (!c->pinned)
+		write_filter(c);
 }
 
 void collector__activate(struct collector *c, struct collector_sub *sub, bool active)
@@ -830,6 +853,7 @@ int collector__unpin(const char *dir)
 			c->pin_dirs[i] = c->pin_dirs[--c->nr_pin_dirs];
 			if (!c->nr_pin_dirs)
 				c->pinned = false;
+			write_filter(c);   /* that session's share is gone */
 			break;
 		}
 	}
@@ -908,17 +932,10 @@ int collector__adopt(struct collector **out, const struct collector_key *key,
 		snprintf(err, errlen, "incomplete pins under %s", pin_dir);
 		goto fail;
 	}
-	/* the union filter is rebuilt as the sessions subscribe again */
-	{
-		uint32_t k, next;
-
-		while (!bpf_map_get_next_key(c->uids_fd, NULL, &next)) {
-			k = next;
-			if (bpf_map_delete_elem(c->uids_fd, &k))
-				break;
-		}
-	}
-	write_cfg(c);
+	/*
+	 * The union filter stays as the last daemon left it (collection goes
+	 * on) and is rewritten as the sessions subscribe again.
+	 */
 	c->own_sideband_fd = bpf_map_create(BPF_MAP_TYPE_PERF_EVENT_ARRAY, "pm_sideband",
 					    sizeof(int), sizeof(int), ncpus > 0 ? ncpus : 1, NULL);
 	if (c->own_sideband_fd < 0) {

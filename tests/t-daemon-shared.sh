@@ -57,6 +57,25 @@ p3=$(sampler_of sh3)
 [ -n "$p3" ] && [ "$p3" != "$p1" ] || die "a session with another rate did not get its own sampler ($p3)"
 ok "a session at another rate has its own sampler"
 
+# a daemon that exits (SIGTERM) leaves both sharers collecting: markers of
+# a process that runs while no daemon exists are in both snapshots after
+pm session snapshot sh2 -o "$T/pre" >/dev/null || die "snapshot failed"
+kill -TERM "$PMD_PID"; wait "$PMD_PID" 2>/dev/null; PMD_PID=
+"$DEMO" 0.2 >"$T/demo.out" 2>&1 &
+demo=$!; wait "$demo"
+daemon_start
+for s in sh1 sh2; do
+	n=0
+	for i in $(seq 30); do
+		pm session snapshot "$s" -o "$T/down-$s" >/dev/null 2>&1
+		n=$(marker_lines "$T/down-$s" | grep -c "^$demo ")
+		[ "$n" -ge 3 ] && break
+		sleep 0.2
+	done
+	[ "$n" -ge 3 ] || die "$s: $n markers of pid $demo, emitted while the daemon was down" -- "$T/pmd.log"
+done
+ok "both sharing sessions kept collecting while the daemon was down"
+
 # deleting one sharer leaves the other collecting
 pm session delete sh1 || die "delete sh1 failed"
 s2c=$(show sh2 samples)
