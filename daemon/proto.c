@@ -8,7 +8,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "evspec.h"
 #include "proto.h"
+#include "session.h"
 
 static const char *const cmd_names[] = {
 	[PROTO_CMD_CREATE] = "create",
@@ -20,12 +22,23 @@ static const char *const cmd_names[] = {
 	[PROTO_CMD_START] = "start",
 	[PROTO_CMD_DELETE] = "delete",
 	[PROTO_CMD_PING] = "ping",
+	[PROTO_CMD_RECORD] = "record",
+	[PROTO_CMD_RECORD_START] = "record-start",
+	[PROTO_CMD_RECORD_STATS] = "record-stats",
+	[PROTO_CMD_RECORD_STOP] = "record-stop",
 };
 #define NR_CMDS (sizeof(cmd_names) / sizeof(cmd_names[0]))
 
 const char *proto_cmd_name(enum proto_cmd cmd)
 {
 	return (size_t)cmd < NR_CMDS ? cmd_names[cmd] : "?";
+}
+
+bool proto_cmd_anonymous(enum proto_cmd cmd)
+{
+	return cmd == PROTO_CMD_LIST || cmd == PROTO_CMD_PING || cmd == PROTO_CMD_RECORD ||
+	       cmd == PROTO_CMD_RECORD_START || cmd == PROTO_CMD_RECORD_STATS ||
+	       cmd == PROTO_CMD_RECORD_STOP;
 }
 
 bool proto_name_valid(const char *name)
@@ -130,7 +143,15 @@ int proto_request_parse(struct json_object *msg, struct proto_request *req,
 		return -EINVAL;
 	}
 	req->cmd = (enum proto_cmd)i;
-	if (req->cmd == PROTO_CMD_LIST || req->cmd == PROTO_CMD_PING)
+	if (req->cmd == PROTO_CMD_RECORD) {
+		if (!json_object_object_get_ex(msg, "opts", &req->def) ||
+		    !json_object_is_type(req->def, json_type_object)) {
+			snprintf(err, errlen, "record: no options");
+			return -EINVAL;
+		}
+		return 0;
+	}
+	if (proto_cmd_anonymous(req->cmd))
 		return 0;
 	if (!json_object_object_get_ex(msg, "name", &n) || !json_object_is_type(n, json_type_string)) {
 		snprintf(err, errlen, "%s: a session name is required", cmd);
@@ -149,6 +170,147 @@ int proto_request_parse(struct json_object *msg, struct proto_request *req,
 			snprintf(err, errlen, "create: no session definition");
 			return -EINVAL;
 		}
+	}
+	return 0;
+}
+
+struct json_object *proto_record_opts_to_json(const struct session_opts *so)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	size_t i;
+
+	a = json_object_new_array();
+	for (i = 0; i < so->nr_events; i++)
+		json_object_array_add(a, json_object_new_string(so->events[i].name));
+	json_object_object_add(o, "events", a);
+	if (so->period)
+		json_object_object_add(o, "period", json_object_new_int64((int64_t)so->period));
+	else
+		json_object_object_add(o, "freq", json_object_new_int64((int64_t)so->freq));
+	json_object_object_add(o, "callchain", json_object_new_boolean(so->callchain));
+	json_object_object_add(o, "markers", json_object_new_boolean(so->markers));
+	json_object_object_add(o, "target", json_object_new_string(
+		so->target == SESSION_TARGET_ALL ? "all" : "pids"));
+	a = json_object_new_array();
+	for (i = 0; i < so->nr_pids; i++)
+		json_object_array_add(a, json_object_new_int(so->pids[i]));
+	json_object_object_add(o, "pids", a);
+	json_object_object_add(o, "zstd", json_object_new_int(so->zstd_level));
+	if (so->ringbuf_size)
+		json_object_object_add(o, "ringbuf", json_object_new_int64((int64_t)so->ringbuf_size));
+	return o;
+}
+
+static int opt_u64(struct json_object *o, const char *key, uint64_t *v, uint64_t min, uint64_t max,
+		   char *err, size_t errlen)
+{
+	struct json_object *x;
+	int64_t n;
+
+	if (!json_object_object_get_ex(o, key, &x))
+		return 0;
+	n = json_object_is_type(x, json_type_int) ? json_object_get_int64(x) : -1;
+	if (n < 0 || (uint64_t)n < min || (uint64_t)n > max) {
+		snprintf(err, errlen, "bad record option '%s'", key);
+		return -EINVAL;
+	}
+	*v = (uint64_t)n;
+	return 0;
+}
+
+static int opt_bool(struct json_object *o, const char *key, bool *v, char *err, size_t errlen)
+{
+	struct json_object *x;
+
+	if (!json_object_object_get_ex(o, key, &x))
+		return 0;
+	if (!json_object_is_type(x, json_type_boolean)) {
+		snprintf(err, errlen, "bad record option '%s'", key);
+		return -EINVAL;
+	}
+	*v = json_object_get_boolean(x);
+	return 0;
+}
+
+int proto_record_opts_from_json(struct json_object *o, struct session_opts *so,
+				char *err, size_t errlen)
+{
+	struct json_object *a, *x;
+	uint64_t v;
+	size_t i, n;
+
+	so->nr_events = 0;
+	if (json_object_object_get_ex(o, "events", &a)) {
+		if (!json_object_is_type(a, json_type_array) ||
+		    json_object_array_length(a) > EVSPEC_MAX) {
+			snprintf(err, errlen, "bad record option 'events'");
+			return -EINVAL;
+		}
+		n = json_object_array_length(a);
+		for (i = 0; i < n; i++) {
+			x = json_object_array_get_idx(a, i);
+			if (!json_object_is_type(x, json_type_string) ||
+			    evspec_lookup(json_object_get_string(x), &so->events[i])) {
+				snprintf(err, errlen, "unknown event '%.32s'",
+					 json_object_is_type(x, json_type_string) ?
+					 json_object_get_string(x) : "?");
+				return -EINVAL;
+			}
+		}
+		so->nr_events = n;
+	}
+	so->freq = 4000;
+	so->period = 0;
+	if (opt_u64(o, "freq", &so->freq, 1, 100000, err, errlen) ||
+	    opt_u64(o, "period", &so->period, 1, UINT64_MAX >> 1, err, errlen) ||
+	    opt_bool(o, "callchain", &so->callchain, err, errlen) ||
+	    opt_bool(o, "markers", &so->markers, err, errlen))
+		return -EINVAL;
+	v = 0;
+	if (opt_u64(o, "zstd", &v, 0, 22, err, errlen))
+		return -EINVAL;
+	so->zstd_level = (int)v;
+	v = 0;
+	if (opt_u64(o, "ringbuf", &v, 0, 1ull << 30, err, errlen))
+		return -EINVAL;
+	if (v && (v < 4096 || (v & (v - 1)))) {
+		snprintf(err, errlen, "ring buffer size must be a power of two >= 4096");
+		return -EINVAL;
+	}
+	so->ringbuf_size = v;
+	so->target = SESSION_TARGET_ALL;
+	if (json_object_object_get_ex(o, "target", &x)) {
+		const char *t = json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "";
+
+		if (strcmp(t, "all") && strcmp(t, "pids")) {
+			snprintf(err, errlen, "'target' must be \"all\" or \"pids\"");
+			return -EINVAL;
+		}
+		if (!strcmp(t, "pids"))
+			so->target = SESSION_TARGET_PIDS;
+	}
+	so->nr_pids = 0;
+	if (json_object_object_get_ex(o, "pids", &a)) {
+		if (!json_object_is_type(a, json_type_array) ||
+		    json_object_array_length(a) > SESSION_MAX_PIDS) {
+			snprintf(err, errlen, "bad record option 'pids'");
+			return -EINVAL;
+		}
+		n = json_object_array_length(a);
+		for (i = 0; i < n; i++) {
+			x = json_object_array_get_idx(a, i);
+			if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) <= 0 ||
+			    json_object_get_int64(x) > INT32_MAX) {
+				snprintf(err, errlen, "bad pid in 'pids'");
+				return -EINVAL;
+			}
+			so->pids[i] = (pid_t)json_object_get_int64(x);
+		}
+		so->nr_pids = n;
+	}
+	if (so->nr_pids && so->target == SESSION_TARGET_ALL) {
+		snprintf(err, errlen, "give either a system-wide target or pids, not both");
+		return -EINVAL;
 	}
 	return 0;
 }

@@ -9,6 +9,19 @@
  * File descriptors (snapshot/attach output, --output directory) travel with
  * SCM_RIGHTS on the first byte of the request frame.
  *
+ * `perfmark record` runs an anonymous session owned by its connection (never
+ * stored, pinned or listed; it ends when the connection does):
+ *   {"cmd":"record","opts":{...},"argv":[...]}  load and open (no output yet)
+ *     -> {"ok":true,"re":"record","notices":[...]}
+ *   {"cmd":"record-start","pipe":B[,"pid":P]} + the output fd
+ *     -> {"ok":true,"re":"record-start","notices":[...]}   (recording)
+ *   {"cmd":"record-stats"} -> {"ok":true,"re":"record-stats","stats":{...}}
+ *   {"cmd":"record-stop"}  final drain, file finished, stream pumped out
+ *     -> {"ok":true,"re":"record-stop","stats":{...}}
+ * While it records the daemon may send, unasked,
+ *   {"ok":false,"event":"failed","errno":E,"error":"..."}  (output failed)
+ * and errors of record-start/-stop carry "errno" when the output failed.
+ *
  * Everything returns 0 / a count, or a negative errno.
  */
 #ifndef PERFMARK_PROTO_H
@@ -35,13 +48,35 @@ enum proto_cmd {
 	PROTO_CMD_START,
 	PROTO_CMD_DELETE,
 	PROTO_CMD_PING,
+	PROTO_CMD_RECORD,
+	PROTO_CMD_RECORD_START,
+	PROTO_CMD_RECORD_STATS,
+	PROTO_CMD_RECORD_STOP,
 };
 
 struct proto_request {
 	enum proto_cmd cmd;
 	char name[PROTO_NAME_MAX + 1];       /* "" for list/ping */
-	struct json_object *def;             /* create: borrowed from the message */
+	struct json_object *def;             /* create: borrowed from the message;
+					      * record: its "opts" */
 };
+
+/* commands that name no session */
+bool proto_cmd_anonymous(enum proto_cmd cmd);
+
+struct session_opts;
+/*
+ * `perfmark record` options as the "opts" of a record request: events,
+ * rate, call chains, markers, target, compression, ring buffer size (not
+ * the output, argv, notices or sink).  New object, caller puts it.
+ */
+struct json_object *proto_record_opts_to_json(const struct session_opts *so);
+/*
+ * The reverse, validated (events by name, ranges as on the command line);
+ * fills the fields above and leaves the others alone.  0 or -EINVAL + err.
+ */
+int proto_record_opts_from_json(struct json_object *o, struct session_opts *so,
+				char *err, size_t errlen);
 
 /* [A-Za-z0-9_.-]{1,64}, not starting with '.' */
 bool proto_name_valid(const char *name);
