@@ -14,6 +14,7 @@
 #include <grp.h>
 #include <json-c/json.h>
 #include <limits.h>
+#include <linux/falloc.h>
 #include <linux/magic.h>
 #include <pwd.h>
 #include <signal.h>
@@ -48,7 +49,8 @@
 #define RING_MAX_USER (256ull << 20)
 #define GROUP_NAME "perfmark"
 
-enum watch_kind { W_LISTEN, W_SIGNAL, W_TIMER, W_CLIENT, W_SESSION, W_READER, W_PUMP };
+enum watch_kind { W_LISTEN, W_SIGNAL, W_TIMER, W_CLIENT, W_SESSION, W_READER, W_PUMP,
+		  W_ANON, W_ANON_OUT };
 
 struct watch {
 	enum watch_kind kind;
@@ -68,6 +70,39 @@ struct dsess {
 	char pin[PATH_MAX];
 };
 
+/*
+ * An anonymous session: `perfmark record` through the daemon.  It belongs
+ * to its connection (never stored, pinned or listed) and writes perf.data
+ * into the client's fd with the session's own writer, as in-process.  A
+ * pipe is not written directly (a stalled reader would stall the daemon):
+ * the writer appends to a memfd that is pumped out without blocking; while
+ * more than ANON_BACKLOG bytes wait, the session is not drained (its BPF
+ * ring fills and drops, counted as lost, as a blocked in-process writer).
+ */
+#define ANON_BACKLOG (32ull << 20)
+#define ANON_NOTICES 4
+
+struct anon {
+	struct session *s;
+	struct session_opts so;
+	char **argv;
+	int argc;
+	int out_fd;                   /* file mode: the client's file */
+	bool pipe;
+	int mfd;                      /* pipe mode: the writer's memfd */
+	int dst;                      /* pipe mode: the client's pipe, non-blocking */
+	uint64_t pumped, punched;
+	bool dst_polled, dst_wait, blocked, started, stopped, stop_pending, failed;
+	int err;                      /* the output's negative errno */
+	int sfds[4];
+	int nr_sfds;
+	bool sfds_on;
+	struct watch w, wo;
+	char notices[ANON_NOTICES][256];
+	size_t nr_notices;
+	struct session_stats st;
+};
+
 struct client {
 	struct client *next;
 	struct proto_conn *c;
@@ -83,6 +118,8 @@ struct client {
 	int pump_src, pump_dst;
 	off_t pump_off, pump_len;
 	struct watch wp;
+	/* record */
+	struct anon *rec;
 };
 
 static struct {
@@ -200,11 +237,16 @@ static void timer_update(void)
 	uint64_t ns = 0;
 	struct dsess *d;
 
+	struct client *c;
+
 	for (d = D.sessions; d; d = d->next)
 		if (d->s) {
 			ns = SESSION_DRAIN_MS * 1000000ull;
 			break;
 		}
+	for (c = D.clients; c && !ns; c = c->next)
+		if (c->rec && c->rec->started && !c->rec->stopped)
+			ns = SESSION_DRAIN_MS * 1000000ull;
 	if (D.watchdog_usec) {
 		uint64_t w = D.watchdog_usec * 1000 / 2;
 
@@ -267,6 +309,7 @@ static void save_def(struct dsess *d)
 }
 
 static void client_close(struct client *c);
+static void anon_end(struct client *c, const char *why);
 
 static void detach_readers(struct dsess *d)
 {
@@ -612,6 +655,8 @@ static void client_close(struct client *c)
 		c->att = NULL;
 	}
 	pump_end(c);
+	if (c->rec)
+		anon_end(c, "the client went away");
 	ep_del(proto_conn__fd(c->c));
 	proto_conn__free(c->c);
 	c->c = NULL;
@@ -977,6 +1022,492 @@ static struct json_object *cmd_attach(struct client *c, struct dsess *d, int *fd
 	return reply_ok();
 }
 
+/* --- anonymous sessions: `perfmark record` through the daemon --------------- */
+
+static void anon_notice(void *ctx, const char *msg)
+{
+	struct anon *a = ctx;
+
+	if (a->nr_notices < ANON_NOTICES)
+		snprintf(a->notices[a->nr_notices++], sizeof(a->notices[0]), "%s", msg);
+}
+
+static void anon_sfds(struct anon *a, bool on)
+{
+	int i;
+
+	if (a->sfds_on == on)
+		return;
+	for (i = 0; i < a->nr_sfds; i++) {
+		if (on)
+			ep_add(a->sfds[i], EPOLLIN, &a->w);
+		else
+			ep_del(a->sfds[i]);
+	}
+	a->sfds_on = on;
+}
+
+static void anon_free(struct anon *a)
+{
+	int i;
+
+	if (!a)
+		return;
+	anon_sfds(a, false);
+	session__free(a->s);
+	if (a->out_fd >= 0)
+		close(a->out_fd);
+	if (a->mfd >= 0)
+		close(a->mfd);
+	if (a->dst >= 0) {
+		if (a->dst_polled)
+			ep_del(a->dst);
+		close(a->dst);
+	}
+	for (i = 0; i < a->argc; i++)
+		free(a->argv[i]);
+	free(a->argv);
+	free(a);
+}
+
+/*
+ * Pipe mode: move what the writer appended to the memfd into the client's
+ * pipe without blocking.  0 all out, -EAGAIN (waits for EPOLLOUT), -errno.
+ */
+static int anon_pump(struct anon *a)
+{
+	off_t end = lseek(a->mfd, 0, SEEK_CUR);
+	uint64_t backlog;
+	bool wait;
+	int e = 0;
+
+	if (end < 0)
+		return -errno;
+	while (a->pumped < (uint64_t)end) {
+		off_t off = (off_t)a->pumped;
+		ssize_t n = sendfile(a->dst, a->mfd, &off, (size_t)((uint64_t)end - a->pumped));
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			e = errno == EAGAIN ? -EAGAIN : -errno;
+			break;
+		}
+		if (n == 0) {
+			e = -EIO;
+			break;
+		}
+		a->pumped += (uint64_t)n;
+	}
+	/* what is out needs no memory */
+	if (a->pumped - a->punched >= (1u << 20)) {
+		uint64_t to = a->pumped & ~4095ull;
+
+		if (to > a->punched &&
+		    !fallocate(a->mfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)a->punched,
+			       (off_t)(to - a->punched)))
+			a->punched = to;
+	}
+	if (e && e != -EAGAIN)
+		return e;
+	wait = e == -EAGAIN;
+	if (a->dst_polled && wait != a->dst_wait)
+		ep_mod(a->dst, wait ? EPOLLOUT : 0, &a->wo);
+	a->dst_wait = wait;
+	/* a slow reader holds the drains back, as a blocking write does in-process */
+	backlog = (uint64_t)end - a->pumped;
+	if (!a->blocked && backlog > ANON_BACKLOG) {
+		a->blocked = true;
+		anon_sfds(a, false);
+	} else if (a->blocked && backlog <= ANON_BACKLOG / 2) {
+		a->blocked = false;
+		if (!a->stopped)
+			anon_sfds(a, true);
+	}
+	return e;
+}
+
+static void anon_stats_json(struct json_object *o, const struct session_stats *st)
+{
+	struct json_object *x = json_object_new_object();
+
+	json_object_object_add(x, "samples", json_object_new_int64((int64_t)st->samples));
+	json_object_object_add(x, "markers", json_object_new_int64((int64_t)st->markers));
+	json_object_object_add(x, "lost_samples", json_object_new_int64((int64_t)st->lost_samples));
+	json_object_object_add(x, "lost_markers", json_object_new_int64((int64_t)st->lost_markers));
+	json_object_object_add(x, "bytes", json_object_new_int64((int64_t)st->bytes));
+	json_object_object_add(x, "raw_bytes", json_object_new_int64((int64_t)st->raw_bytes));
+	json_object_object_add(o, "stats", x);
+}
+
+static struct json_object *anon_reply(const char *re)
+{
+	struct json_object *o = reply_ok();
+
+	json_object_object_add(o, "re", json_object_new_string(re));
+	return o;
+}
+
+static void anon_add_notices(struct anon *a, struct json_object *o)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t i;
+
+	for (i = 0; i < a->nr_notices; i++)
+		json_object_array_add(arr, json_object_new_string(a->notices[i]));
+	a->nr_notices = 0;
+	json_object_object_add(o, "notices", arr);
+}
+
+/* the output failed: the client is told with the errno, and formats it as in-process */
+static struct json_object *anon_err(const char *re, int e)
+{
+	struct json_object *o = reply_err("output: %s", strerror(-e));
+
+	json_object_object_add(o, re ? "re" : "event", json_object_new_string(re ? re : "failed"));
+	json_object_object_add(o, "errno", json_object_new_int(-e));
+	return o;
+}
+
+/* Stop collecting (final drain, file finished); the stats stay. */
+static int anon_finish(struct anon *a)
+{
+	int e;
+
+	if (!a->s)
+		return 0;
+	anon_sfds(a, false);
+	a->stopped = true;
+	e = session__stop(a->s);
+	session__stats(a->s, &a->st);
+	session__free(a->s);
+	a->s = NULL;
+	timer_update();
+	return e;
+}
+
+static void anon_fail(struct client *c, int e)
+{
+	struct anon *a = c->rec;
+
+	if (a->failed)
+		return;
+	a->failed = true;
+	a->err = e;
+	anon_finish(a);
+	logmsg("anonymous recording of uid %u (pid %d): output failed: %s; recording stopped",
+	       (unsigned)c->cred.uid, (int)c->cred.pid, strerror(-e));
+	send_reply(c, anon_err(a->stop_pending ? "record-stop" : NULL, e));
+	a->stop_pending = false;
+}
+
+static void anon_drain(struct client *c)
+{
+	struct anon *a = c->rec;
+	int e;
+
+	if (!a->started || a->stopped)
+		return;
+	if (!a->blocked) {
+		e = session__drain(a->s);
+		if (e) {
+			anon_fail(c, e);
+			return;
+		}
+	}
+	if (a->pipe) {
+		e = anon_pump(a);
+		if (e && e != -EAGAIN)
+			anon_fail(c, e);
+	}
+}
+
+static struct json_object *anon_stop_reply(struct anon *a)
+{
+	struct json_object *o = anon_reply("record-stop");
+
+	anon_stats_json(o, &a->st);
+	return o;
+}
+
+static void on_anon_out(struct client *c, uint32_t ev)
+{
+	struct anon *a = c->rec;
+	int e;
+
+	if (a->failed || a->dst < 0)
+		return;
+	e = (ev & (EPOLLERR | EPOLLHUP)) ? -EPIPE : anon_pump(a);
+	if (e == -EAGAIN)
+		return;
+	if (e) {
+		anon_fail(c, e);
+		return;
+	}
+	if (a->stop_pending && a->pumped == (uint64_t)lseek(a->mfd, 0, SEEK_CUR)) {
+		a->stop_pending = false;
+		send_reply(c, anon_stop_reply(a));
+	}
+}
+
+/* A pipe gets a description of its own, so O_NONBLOCK stays with the daemon. */
+static int anon_open_dst(int fd)
+{
+	char path[64];
+	struct stat sb;
+	int d;
+
+	if (fstat(fd, &sb))
+		return -errno;
+	if (S_ISFIFO(sb.st_mode)) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		d = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		if (d >= 0)
+			return d;
+		if (errno == ENXIO)
+			return -EPIPE;   /* nobody reads it */
+	}
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (d < 0)
+		return -errno;
+	if (S_ISFIFO(sb.st_mode) || S_ISSOCK(sb.st_mode))
+		fcntl(d, F_SETFL, fcntl(d, F_GETFL) | O_NONBLOCK);
+	return d;
+}
+
+/*
+ * A shared collector tells its notices only to its creator: the fallback
+ * that in-process recording would announce is announced here too.
+ */
+static void anon_fallback_notice(struct anon *a)
+{
+	size_t i, n = a->so.nr_events ? a->so.nr_events : 1;
+
+	if (a->nr_notices)
+		return;
+	for (i = 0; i < n; i++) {
+		const char *want = a->so.nr_events ? a->so.events[i].name : "cycles";
+		const char *got = session__event_name(a->s, i);
+
+		if (got && strcmp(want, got) && !strcmp(got, "cpu-clock") && a->nr_notices < ANON_NOTICES)
+			snprintf(a->notices[a->nr_notices++], sizeof(a->notices[0]),
+				 "%s is not supported here (no hardware PMU), falling back to cpu-clock",
+				 want);
+	}
+}
+
+static const char *pid_check(const struct client *c, int pid, char *buf, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	if (access(path, F_OK))
+		snprintf(buf, len, "no such process: %d", pid);
+	else if (!c->root && !pid_owned_by(pid, c->cred.uid))
+		snprintf(buf, len, "process %d is not yours: permission denied", pid);
+	else
+		return NULL;
+	return buf;
+}
+
+static struct json_object *cmd_record(struct client *c, const struct proto_request *rq,
+				      struct json_object *msg)
+{
+	struct json_object *o, *arr;
+	char err[256] = "";
+	struct anon *a;
+	size_t i, n;
+	int e;
+
+	if (c->rec)
+		return reply_err("this connection is already recording");
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return reply_err("out of memory");
+	a->out_fd = a->mfd = a->dst = -1;
+	a->w.kind = W_ANON;
+	a->w.ptr = c;
+	a->wo.kind = W_ANON_OUT;
+	a->wo.ptr = c;
+	if (proto_record_opts_from_json(rq->def, &a->so, err, sizeof(err))) {
+		anon_free(a);
+		return reply_err("%s", err);
+	}
+	for (i = 0; i < a->so.nr_pids; i++)
+		if (pid_check(c, a->so.pids[i], err, sizeof(err))) {
+			anon_free(a);
+			return reply_err("%s", err);
+		}
+	if (json_object_object_get_ex(msg, "argv", &arr) && json_object_is_type(arr, json_type_array)) {
+		n = json_object_array_length(arr);
+		if (n > 256)
+			n = 256;
+		a->argv = calloc(n + 1, sizeof(*a->argv));
+		for (i = 0; a->argv && i < n; i++) {
+			struct json_object *x = json_object_array_get_idx(arr, i);
+
+			a->argv[a->argc] = strndup(json_object_is_type(x, json_type_string) ?
+						   json_object_get_string(x) : "", 4096);
+			if (a->argv[a->argc])
+				a->argc++;
+		}
+	}
+	a->so.argc = a->argc;
+	a->so.argv = a->argv;
+	/* as a named session of this user: never other users' processes */
+	a->so.uid_filter = c->root ? (uint32_t)-1 : c->cred.uid;
+	a->so.out_fd = -1;
+	a->so.notice = anon_notice;
+	a->so.notice_ctx = a;
+	e = session__new(&a->s, &a->so, err, sizeof(err));
+	if (e) {
+		anon_free(a);
+		return reply_err("%s", err[0] ? err : strerror(-e));
+	}
+	anon_fallback_notice(a);
+	c->rec = a;
+	o = anon_reply("record");
+	anon_add_notices(a, o);
+	return o;
+}
+
+static struct json_object *cmd_record_start(struct client *c, struct json_object *msg,
+					    int *fds, size_t nfds)
+{
+	struct anon *a = c->rec;
+	struct json_object *x, *o;
+	char err[256] = "";
+	struct stat sb;
+	int e, pid = 0;
+
+	if (!a)
+		return reply_err("record-start: no recording on this connection");
+	if (a->started)
+		return reply_err("record-start: already recording");
+	if (nfds < 1 || fstat(fds[0], &sb))
+		return reply_err("record-start needs the output passed as an open descriptor");
+	a->pipe = json_object_object_get_ex(msg, "pipe", &x) && json_object_get_boolean(x);
+	if (json_object_object_get_ex(msg, "pid", &x)) {
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) <= 0 ||
+		    json_object_get_int64(x) > INT32_MAX || a->so.target != SESSION_TARGET_PIDS)
+			return reply_err("record-start: bad pid");
+		pid = (int)json_object_get_int64(x);
+		if (pid_check(c, pid, err, sizeof(err)))
+			return reply_err("%s", err);
+	}
+	if (a->pipe) {
+		if (a->mfd < 0)
+			a->mfd = memfd_create("perfmark-record", MFD_CLOEXEC);
+		if (a->mfd < 0)
+			return reply_err("memfd: %s", strerror(errno));
+		if (a->dst < 0) {
+			e = anon_open_dst(fds[0]);
+			if (e < 0)
+				return reply_err("cannot write the output header: %s", strerror(-e));
+			a->dst = e;
+			a->dst_polled = ep_add(a->dst, 0, &a->wo) == 0;
+		}
+		session__set_output(a->s, a->mfd, true);
+	} else {
+		if (!S_ISREG(sb.st_mode) && !S_ISCHR(sb.st_mode))
+			return reply_err("record output must be a regular file or a pipe");
+		if (a->out_fd >= 0)
+			close(a->out_fd);
+		a->out_fd = fds[0];
+		fds[0] = -1;
+		session__set_output(a->s, a->out_fd, false);
+	}
+	if (pid)
+		session__add_pid(a->s, pid);
+	e = session__start(a->s, err, sizeof(err));
+	if (e)
+		return reply_err("%s", err[0] ? err : strerror(-e));
+	a->started = true;
+	a->nr_sfds = session__fds(a->s, a->sfds, 4);
+	anon_sfds(a, true);
+	timer_update();
+	if (a->pipe) {
+		e = anon_pump(a);
+		if (e && e != -EAGAIN) {
+			a->failed = true;
+			a->err = e;
+			anon_finish(a);
+			return reply_err("cannot write the output header: %s", strerror(-e));
+		}
+	}
+	if (a->so.target == SESSION_TARGET_ALL)
+		logmsg("uid %u (pid %d) records system-wide (anonymous session)",
+		       (unsigned)c->cred.uid, (int)c->cred.pid);
+	else
+		logmsg("uid %u (pid %d) records pid %d%s (anonymous session)", (unsigned)c->cred.uid,
+		       (int)c->cred.pid, pid ? pid : a->so.pids[0],
+		       a->so.nr_pids + (pid ? 1 : 0) > 1 ? " and others" : "");
+	o = anon_reply("record-start");
+	anon_add_notices(a, o);
+	return o;
+}
+
+static struct json_object *cmd_record_stats(struct client *c)
+{
+	struct anon *a = c->rec;
+	struct json_object *o;
+
+	if (!a)
+		return reply_err("record-stats: no recording on this connection");
+	if (a->s)
+		session__stats(a->s, &a->st);
+	o = anon_reply("record-stats");
+	anon_stats_json(o, &a->st);
+	return o;
+}
+
+static struct json_object *cmd_record_stop(struct client *c)
+{
+	struct anon *a = c->rec;
+	int e;
+
+	if (!a || !a->started)
+		return reply_err("record-stop: no recording on this connection");
+	if (a->failed)
+		return anon_err("record-stop", a->err);
+	if (a->stopped || a->stop_pending)
+		return reply_err("record-stop: already stopped");
+	e = anon_finish(a);
+	if (!e && a->pipe) {
+		e = anon_pump(a);
+		if (e == -EAGAIN) {
+			a->stop_pending = true;
+			return NULL;   /* the reply comes when the stream is out */
+		}
+	}
+	if (e) {
+		a->failed = true;
+		a->err = e;
+		return anon_err("record-stop", e);
+	}
+	logmsg("anonymous recording of uid %u (pid %d) done: %llu samples, %llu markers",
+	       (unsigned)c->cred.uid, (int)c->cred.pid, (unsigned long long)a->st.samples,
+	       (unsigned long long)a->st.markers);
+	return anon_stop_reply(a);
+}
+
+/* The connection ends: a recording still going is finished (the file stays readable). */
+static void anon_end(struct client *c, const char *why)
+{
+	struct anon *a = c->rec;
+
+	c->rec = NULL;
+	if (a->started && !a->stopped) {
+		anon_finish(a);
+		if (a->pipe && !a->failed)
+			anon_pump(a);   /* what fits without waiting */
+		logmsg("anonymous recording of uid %u (pid %d) ended: %s", (unsigned)c->cred.uid,
+		       (int)c->cred.pid, why);
+	}
+	anon_free(a);
+	timer_update();
+}
+
 static void handle_request(struct client *c, struct json_object *msg, int *fds, size_t nfds)
 {
 	struct proto_request rq;
@@ -999,7 +1530,7 @@ static void handle_request(struct client *c, struct json_object *msg, int *fds, 
 		send_reply(c, reply_err("%s", err));
 		return;
 	}
-	if (rq.cmd != PROTO_CMD_CREATE && rq.cmd != PROTO_CMD_LIST && rq.cmd != PROTO_CMD_PING) {
+	if (rq.cmd != PROTO_CMD_CREATE && !proto_cmd_anonymous(rq.cmd)) {
 		d = find_session(rq.name);
 		if (!d || !may_see(c, d)) {
 			send_reply(c, reply_err("no such session '%s'", rq.name));
@@ -1055,6 +1586,18 @@ static void handle_request(struct client *c, struct json_object *msg, int *fds, 
 		}
 		save_def(d);
 		o = reply_ok();
+		break;
+	case PROTO_CMD_RECORD:
+		o = cmd_record(c, &rq, msg);
+		break;
+	case PROTO_CMD_RECORD_START:
+		o = cmd_record_start(c, msg, fds, nfds);
+		break;
+	case PROTO_CMD_RECORD_STATS:
+		o = cmd_record_stats(c);
+		break;
+	case PROTO_CMD_RECORD_STOP:
+		o = cmd_record_stop(c);
 		break;
 	case PROTO_CMD_DELETE:
 		session_end(d, false);
@@ -1352,11 +1895,17 @@ static void on_timer(void)
 {
 	uint64_t ticks, now;
 	struct dsess *d, *n;
+	struct client *c, *cn;
 
 	(void)!read(D.tfd, &ticks, sizeof(ticks));
 	for (d = D.sessions; d; d = n) {
 		n = d->next;
 		session_drain(d);
+	}
+	for (c = D.clients; c; c = cn) {
+		cn = c->next;
+		if (c->rec)
+			anon_drain(c);
 	}
 	if (D.watchdog_usec) {
 		now = mono_ns();
@@ -1514,6 +2063,14 @@ int main(int argc, char **argv)
 			case W_PUMP:
 				if (!((struct client *)w->ptr)->dead && ((struct client *)w->ptr)->pump_dst >= 0)
 					on_pump_event(w->ptr, ev);
+				break;
+			case W_ANON:
+				if (!((struct client *)w->ptr)->dead && ((struct client *)w->ptr)->rec)
+					anon_drain(w->ptr);
+				break;
+			case W_ANON_OUT:
+				if (!((struct client *)w->ptr)->dead && ((struct client *)w->ptr)->rec)
+					on_anon_out(w->ptr, ev);
 				break;
 			}
 		}
