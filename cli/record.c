@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * perfmark record: run a session in-process (the embedded host of the
- * session engine) and write perf.data.
+ * perfmark record: write perf.data, through perfmarkd when its socket
+ * answers (an anonymous session owned by this connection, writing into the
+ * output this process opened and passed over), otherwise with the session
+ * engine in-process.  Both paths share option parsing, output rules, the
+ * command's start and the messages: the output is the same either way.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <json-c/json.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,16 +19,22 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "commands.h"
 #include "evspec.h"
+#include "proto.h"
 #include "session.h"
+
+#define DEFAULT_SOCKET "/run/perfmark/perfmarkd.sock"
+#define DAEMON_ANSWER_MS 1000
 
 struct record {
 	struct session_opts so;
@@ -288,30 +298,42 @@ static int spawn(struct record *r, const sigset_t *oldmask)
 	return 0;
 }
 
+static void status_stats(const struct session_stats *st, bool final)
+{
+	fprintf(stderr, "\r[ perfmark: %llu samples, %llu markers, %llu lost, %.3f MB ]%s",
+		(unsigned long long)st->samples, (unsigned long long)st->markers,
+		(unsigned long long)(st->lost_samples + st->lost_markers),
+		st->bytes / 1e6, final ? "\n" : "");
+}
+
 static void status_line(const struct session *s, bool final)
 {
 	struct session_stats st;
 
 	session__stats(s, &st);
-	fprintf(stderr, "\r[ perfmark: %llu samples, %llu markers, %llu lost, %.3f MB ]%s",
-		(unsigned long long)st.samples, (unsigned long long)st.markers,
-		(unsigned long long)(st.lost_samples + st.lost_markers),
-		st.bytes / 1e6, final ? "\n" : "");
+	status_stats(&st, final);
+}
+
+/* via: " via perfmarkd" (with -v), else "" */
+static void summary_stats(const struct record *r, const struct session_stats *st, const char *via)
+{
+	char comp[64] = "";
+
+	if (r->so.zstd_level && st->bytes)
+		snprintf(comp, sizeof(comp), ", compressed %.1fx", (double)st->raw_bytes / st->bytes);
+	fprintf(stderr, "[ perfmark record: Wrote %.3f MB %s (%llu samples, %llu markers, "
+		"%llu lost samples, %llu lost markers%s)%s ]\n",
+		st->bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
+		(unsigned long long)st->samples, (unsigned long long)st->markers,
+		(unsigned long long)st->lost_samples, (unsigned long long)st->lost_markers, comp, via);
 }
 
 static void summary(const struct record *r, const struct session *s)
 {
 	struct session_stats st;
-	char comp[64] = "";
 
 	session__stats(s, &st);
-	if (r->so.zstd_level && st.bytes)
-		snprintf(comp, sizeof(comp), ", compressed %.1fx", (double)st.raw_bytes / st.bytes);
-	fprintf(stderr, "[ perfmark record: Wrote %.3f MB %s (%llu samples, %llu markers, "
-		"%llu lost samples, %llu lost markers%s) ]\n",
-		st.bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
-		(unsigned long long)st.samples, (unsigned long long)st.markers,
-		(unsigned long long)st.lost_samples, (unsigned long long)st.lost_markers, comp);
+	summary_stats(r, &st, "");
 }
 
 /*
@@ -337,12 +359,429 @@ static int write_error(const struct record *r, int e)
 		      r->so.pipe ? "output" : r->output, strerror(-e));
 }
 
+/* CMD's status as record's: stopped early (signal, --duration), it goes on unrecorded */
+static int exit_status(const struct record *r, bool child_done, int status)
+{
+	if (!r->cmd_argc || !child_done)
+		return 0;
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return 0;
+}
+
+/* Let CMD exec; 0, or 1 after the error (CMD reaped). */
+static int release_child(struct record *r)
+{
+	int xe;
+
+	/* the child execs when this byte arrives (or the pipe closes: it exits) */
+	(void)!write(r->go_fd, "g", 1);
+	close(r->go_fd);
+	r->go_fd = -1;
+	/* the error pipe closes on a successful exec */
+	if (read(r->exec_err_fd, &xe, sizeof(xe)) == sizeof(xe)) {
+		waitpid(r->child, NULL, 0);
+		close(r->exec_err_fd);
+		r->exec_err_fd = -1;
+		return pm_err("%s: %s", r->cmd[0], strerror(xe));
+	}
+	close(r->exec_err_fd);
+	r->exec_err_fd = -1;
+	return 0;
+}
+
+/* --- through perfmarkd -------------------------------------------------------- */
+
+static const char *daemon_socket(void)
+{
+	const char *p = getenv("PERFMARK_SOCKET");
+
+	return p && p[0] ? p : DEFAULT_SOCKET;
+}
+
+static struct json_object *daemon_req(const char *cmd)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "v", json_object_new_int(PROTO_VERSION));
+	json_object_object_add(o, "cmd", json_object_new_string(cmd));
+	return o;
+}
+
+/* One frame from the daemon; NULL after the error line. */
+static struct json_object *daemon_recv(int sock)
+{
+	struct json_object *rep = NULL;
+	int fds[PROTO_MAX_FDS];
+	size_t nr = PROTO_MAX_FDS, i;
+	int e = proto_recv(sock, &rep, fds, &nr);
+
+	for (i = 0; i < nr; i++)
+		close(fds[i]);
+	if (e) {
+		pm_err("perfmarkd at %s: %s", daemon_socket(),
+		       e == -ECONNRESET ? "connection closed, recording stopped" : strerror(-e));
+		return NULL;
+	}
+	return rep;
+}
+
+static bool jbool(struct json_object *o, const char *k)
+{
+	struct json_object *x;
+
+	return json_object_object_get_ex(o, k, &x) && json_object_get_boolean(x);
+}
+
+static long long jint(struct json_object *o, const char *k)
+{
+	struct json_object *x;
+
+	return json_object_object_get_ex(o, k, &x) ? (long long)json_object_get_int64(x) : 0;
+}
+
+static const char *jstr(struct json_object *o, const char *k)
+{
+	struct json_object *x;
+
+	return json_object_object_get_ex(o, k, &x) && json_object_is_type(x, json_type_string) ?
+	       json_object_get_string(x) : NULL;
+}
+
+/* Send req (consumed) and wait for its reply (ok or not); NULL after the error line. */
+static struct json_object *daemon_call(int sock, struct json_object *req, const int *fds, size_t nfds)
+{
+	int e = proto_send(sock, req, fds, nfds);
+
+	json_object_put(req);
+	if (e) {
+		pm_err("cannot talk to perfmarkd at %s: %s", daemon_socket(), strerror(-e));
+		return NULL;
+	}
+	return daemon_recv(sock);
+}
+
+/* a refusal: the daemon's own words */
+static int daemon_refused(struct json_object *rep)
+{
+	const char *m = jstr(rep, "error");
+
+	pm_err("%s", m ? m : "perfmarkd refused the request");
+	json_object_put(rep);
+	return 1;
+}
+
+static void take_notices(struct record *r, struct json_object *rep)
+{
+	struct json_object *a;
+	size_t i;
+
+	if (!json_object_object_get_ex(rep, "notices", &a) || !json_object_is_type(a, json_type_array))
+		return;
+	for (i = 0; i < json_object_array_length(a); i++)
+		on_notice(r, json_object_get_string(json_object_array_get_idx(a, i)));
+}
+
+static void take_stats(struct json_object *rep, struct session_stats *st)
+{
+	struct json_object *o;
+
+	memset(st, 0, sizeof(*st));
+	if (!json_object_object_get_ex(rep, "stats", &o))
+		return;
+	st->samples = (uint64_t)jint(o, "samples");
+	st->markers = (uint64_t)jint(o, "markers");
+	st->lost_samples = (uint64_t)jint(o, "lost_samples");
+	st->lost_markers = (uint64_t)jint(o, "lost_markers");
+	st->bytes = (uint64_t)jint(o, "bytes");
+	st->raw_bytes = (uint64_t)jint(o, "raw_bytes");
+}
+
+/*
+ * Connect and ping, within about a second.  The socket, -1 to record
+ * in-process (no daemon there, PERFMARK_NO_DAEMON, or one that does not
+ * answer), or -2 after an error line (the daemon refused us).
+ */
+static int daemon_connect(const struct record *r)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { DAEMON_ANSWER_MS / 1000, (DAEMON_ANSWER_MS % 1000) * 1000 };
+	const char *nd = getenv("PERFMARK_NO_DAEMON"), *path = daemon_socket();
+	struct json_object *rep = NULL;
+	int fds[PROTO_MAX_FDS];
+	size_t nr = PROTO_MAX_FDS, i;
+	int fd, e;
+
+	if (nd && nd[0] && strcmp(nd, "0"))
+		return -1;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -1;
+	memcpy(sa.sun_path, path, strlen(path));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		e = errno;
+		close(fd);
+		if (e == EACCES || e == EPERM) {
+			pm_err("cannot reach perfmarkd at %s: %s (PERFMARK_NO_DAEMON=1 records in-process)",
+			       path, strerror(e));
+			return -2;
+		}
+		if (e == EAGAIN || e == ETIMEDOUT)
+			pm_notice("perfmarkd at %s does not answer, recording in-process", path);
+		else if (r->verbose && e != ENOENT && e != ECONNREFUSED)
+			pm_notice("cannot reach perfmarkd at %s (%s), recording in-process", path, strerror(e));
+		return -1;
+	}
+	{
+		struct json_object *req = daemon_req("ping");
+
+		e = proto_send(fd, req, NULL, 0);
+		json_object_put(req);
+	}
+	if (!e)
+		e = proto_recv(fd, &rep, fds, &nr);
+	for (i = 0; !e && i < nr; i++)
+		close(fds[i]);
+	if (e) {
+		close(fd);
+		if (e == -EAGAIN || e == -EWOULDBLOCK || e == -ETIMEDOUT)
+			pm_notice("perfmarkd at %s does not answer, recording in-process", path);
+		else if (r->verbose)
+			pm_notice("perfmarkd at %s: %s, recording in-process", path, strerror(-e));
+		return -1;
+	}
+	if (!jbool(rep, "ok")) {
+		close(fd);
+		daemon_refused(rep);
+		return -2;
+	}
+	json_object_put(rep);
+	/* from here on the daemon takes its time (loading BPF programs) */
+	tv.tv_sec = tv.tv_usec = 0;
+	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+/*
+ * The output failed (errno from the daemon); prints as in-process.  A
+ * reader gone (EPIPE) ends CMD too.
+ */
+static int daemon_write_failed(struct record *r, struct json_object *rep, bool child_done, int pfd)
+{
+	int e = (int)jint(rep, "errno");
+
+	if (!e)
+		return daemon_refused(rep);
+	json_object_put(rep);
+	if (isatty(2) && !r->so.pipe)
+		fputc('\n', stderr);
+	write_error(r, -e);
+	if (r->child > 0 && !child_done && e == EPIPE)
+		stop_child(r, pfd);
+	return 1;
+}
+
+static int record_daemon(struct record *r, int sock, int argc, char **argv)
+{
+	struct json_object *req, *rep, *a;
+	struct session_stats st;
+	sigset_t mask, oldmask;
+	int sfd = -1, tfd = -1, pfd = -1, ep = -1, out = -1, status = 0, ret = 1, i;
+	bool tty = isatty(2), child_done = false, stopping = false, stats_asked = false;
+	struct timespec start, now;
+
+	/* open everything before the output exists: a failure leaves nothing behind */
+	req = daemon_req("record");
+	json_object_object_add(req, "opts", proto_record_opts_to_json(&r->so));
+	a = json_object_new_array();
+	for (i = 0; i < argc; i++)
+		json_object_array_add(a, json_object_new_string(argv[i]));
+	json_object_object_add(req, "argv", a);
+	rep = daemon_call(sock, req, NULL, 0);
+	if (!rep)
+		goto out;
+	if (!jbool(rep, "ok")) {
+		daemon_refused(rep);
+		goto out;
+	}
+	take_notices(r, rep);
+	json_object_put(rep);
+	if (open_output(r, &out))
+		goto out;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	if (r->cmd_argc) {
+		if (spawn(r, &oldmask))
+			goto fail_unlink;
+		pfd = syscall(SYS_pidfd_open, r->child, 0);
+	}
+	req = daemon_req("record-start");
+	json_object_object_add(req, "pipe", json_object_new_boolean(r->so.pipe));
+	if (r->child > 0)
+		json_object_object_add(req, "pid", json_object_new_int(r->child));
+	rep = daemon_call(sock, req, &out, 1);
+	if (!rep || !jbool(rep, "ok")) {
+		if (rep)
+			daemon_refused(rep);
+		if (r->child > 0)
+			kill(r->child, SIGKILL), waitpid(r->child, NULL, 0);
+		goto fail_unlink;
+	}
+	take_notices(r, rep);
+	json_object_put(rep);
+	if (r->cmd_argc && release_child(r))
+		goto fail_unlink;
+	flush_notices(r);
+
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	{
+		struct itimerspec its = {
+			.it_interval = { 0, SESSION_DRAIN_MS * 1000000L },
+			.it_value = { 0, SESSION_DRAIN_MS * 1000000L },
+		};
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		timerfd_settime(tfd, 0, &its, NULL);
+		ev.data.fd = tfd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
+		ev.data.fd = sfd;
+		epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
+		ev.data.fd = sock;
+		epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev);
+		if (pfd >= 0) {
+			ev.data.fd = pfd;
+			epoll_ctl(ep, EPOLL_CTL_ADD, pfd, &ev);
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	while (!stopping) {
+		struct epoll_event evs[8];
+		int n = epoll_wait(ep, evs, 8, -1);
+		bool tick = false;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		for (i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+
+			if (fd == tfd) {
+				uint64_t ticks;
+
+				(void)!read(tfd, &ticks, sizeof(ticks));
+				tick = true;
+			} else if (fd == sfd) {
+				struct signalfd_siginfo si;
+
+				while (read(sfd, &si, sizeof(si)) == sizeof(si))
+					if (r->child > 0 && si.ssi_signo != SIGINT)
+						kill(r->child, si.ssi_signo);
+				/* SIGINT: the terminal sent it to the command too */
+				if (r->child <= 0 || child_done || !r->cmd_argc)
+					stopping = true;
+			} else if (fd == pfd) {
+				if (waitpid(r->child, &status, WNOHANG) == r->child) {
+					child_done = true;
+					stopping = true;
+				}
+			} else if (fd == sock) {
+				rep = daemon_recv(sock);
+				if (!rep)
+					goto out;
+				if (!jbool(rep, "ok")) {
+					ret = daemon_write_failed(r, rep, child_done, pfd);
+					goto out;
+				}
+				if (tty && !r->so.pipe) {
+					take_stats(rep, &st);
+					status_stats(&st, false);
+				}
+				stats_asked = false;
+				json_object_put(rep);
+			}
+		}
+		if (tick && tty && !r->so.pipe && !stats_asked) {
+			req = daemon_req("record-stats");
+			i = proto_send(sock, req, NULL, 0);
+			json_object_put(req);
+			stats_asked = !i;
+		}
+		if (r->duration > 0) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 >= r->duration)
+				stopping = true;
+		}
+	}
+	/* the daemon drains the rest, finishes the file and says how it went */
+	req = daemon_req("record-stop");
+	i = proto_send(sock, req, NULL, 0);
+	json_object_put(req);
+	if (i) {
+		pm_err("cannot talk to perfmarkd at %s: %s", daemon_socket(), strerror(-i));
+		goto out;
+	}
+	for (;;) {
+		const char *re;
+
+		rep = daemon_recv(sock);
+		if (!rep)
+			goto out;
+		if (!jbool(rep, "ok")) {
+			ret = daemon_write_failed(r, rep, child_done, pfd);
+			goto out;
+		}
+		re = jstr(rep, "re");
+		if (re && !strcmp(re, "record-stop"))
+			break;
+		json_object_put(rep);
+	}
+	take_stats(rep, &st);
+	json_object_put(rep);
+	if (tty && !r->so.pipe)
+		status_stats(&st, true);
+	summary_stats(r, &st, r->verbose ? " via perfmarkd" : "");
+	ret = exit_status(r, child_done, status);
+	goto out;
+
+fail_unlink:
+	if (r->created_output)
+		unlink(r->output);
+	ret = 1;
+out:
+	close(sock);
+	if (out > 1)
+		close(out);
+	if (ep >= 0)
+		close(ep);
+	if (tfd >= 0)
+		close(tfd);
+	if (sfd >= 0)
+		close(sfd);
+	if (pfd >= 0)
+		close(pfd);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record r = { .go_fd = -1, .exec_err_fd = -1 };
 	struct session *s = NULL;
 	sigset_t mask, oldmask;
-	int sfd = -1, tfd = -1, pfd = -1, ep = -1, out = -1, status = 0, ret = 1, e;
+	int sfd = -1, tfd = -1, pfd = -1, ep = -1, out = -1, status = 0, ret = 1, e, sock;
 	bool tty = isatty(2), child_done = false, stopping = false;
 	struct timespec start, now;
 	char err[256];
@@ -356,6 +795,11 @@ int cmd_record(int argc, char **argv)
 		setenv("PERFMARK_QUIET", "1", 0);
 	else
 		setenv("PERFMARK_DEBUG", "1", 0);
+	sock = daemon_connect(&r);
+	if (sock == -2)
+		return 1;
+	if (sock >= 0)
+		return record_daemon(&r, sock, argc, argv);
 	r.so.notice = on_notice;
 	r.so.notice_ctx = &r;
 	r.so.argc = argc;
@@ -389,20 +833,8 @@ int cmd_record(int argc, char **argv)
 			kill(r.child, SIGKILL), waitpid(r.child, NULL, 0);
 		goto fail_unlink;
 	}
-	if (r.cmd_argc) {
-		int xe;
-
-		/* the child execs when this byte arrives (or the pipe closes: it exits) */
-		(void)!write(r.go_fd, "g", 1);
-		close(r.go_fd);
-		/* the error pipe closes on a successful exec */
-		if (read(r.exec_err_fd, &xe, sizeof(xe)) == sizeof(xe)) {
-			waitpid(r.child, NULL, 0);
-			pm_err("%s: %s", r.cmd[0], strerror(xe));
-			goto fail_unlink;
-		}
-		close(r.exec_err_fd);
-	}
+	if (r.cmd_argc && release_child(&r))
+		goto fail_unlink;
 	flush_notices(&r);
 
 	ep = epoll_create1(EPOLL_CLOEXEC);
@@ -495,18 +927,7 @@ int cmd_record(int argc, char **argv)
 		goto out_err;
 	}
 	summary(&r, s);
-	if (r.cmd_argc) {
-		if (!child_done) {
-			/* stopped by a signal or --duration: the command goes on, unrecorded */
-			ret = 0;
-		} else if (WIFEXITED(status)) {
-			ret = WEXITSTATUS(status);
-		} else if (WIFSIGNALED(status)) {
-			ret = 128 + WTERMSIG(status);
-		}
-	} else {
-		ret = 0;
-	}
+	ret = exit_status(&r, child_done, status);
 	goto out;
 
 fail_unlink:
