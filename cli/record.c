@@ -561,6 +561,14 @@ static int daemon_connect(const struct record *r)
 		daemon_refused(rep);
 		return -2;
 	}
+	if (!jbool(rep, "record")) {
+		/* an older perfmarkd: named sessions only */
+		json_object_put(rep);
+		close(fd);
+		if (r->verbose)
+			pm_notice("perfmarkd at %s cannot record for clients, recording in-process", path);
+		return -1;
+	}
 	json_object_put(rep);
 	/* from here on the daemon takes its time (loading BPF programs) */
 	tv.tv_sec = tv.tv_usec = 0;

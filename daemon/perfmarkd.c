@@ -1540,6 +1540,8 @@ static void handle_request(struct client *c, struct json_object *msg, int *fds, 
 	switch (rq.cmd) {
 	case PROTO_CMD_PING:
 		o = reply_ok();
+		/* what this daemon does beyond named sessions (clients check before asking) */
+		json_object_object_add(o, "record", json_object_new_boolean(1));
 		break;
 	case PROTO_CMD_CREATE:
 		o = cmd_create(c, &rq, fds, nfds);
