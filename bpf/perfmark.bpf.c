@@ -16,6 +16,14 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* settings, fixed between open and load */
 const volatile __u32 want_callchain = 0;
+/*
+ * The recorder's pid namespace: pids are reported as the recorder sees
+ * them (perfmarkd in a container sees its container's pids, as the
+ * sideband events report them), and tasks it cannot see are left out.
+ */
+const volatile __u64 pidns_dev = 0;
+const volatile __u64 pidns_ino = 0;
+const volatile __u32 pidns_level = 0;
 const volatile __u64 wakeup_bytes = 1 << 20;   /* force a wakeup past this fill */
 
 /* drop counters, read by user space from .bss */
@@ -78,6 +86,32 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } sideband SEC(".maps");
 
+/* current tgid << 32 | tid in the recorder's namespace; false if not visible there */
+static __always_inline bool current_ids(__u64 *id)
+{
+	struct bpf_pidns_info ns;
+
+	if (pidns_ino && !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
+		*id = (__u64)ns.tgid << 32 | ns.pid;
+		return true;
+	}
+	*id = bpf_get_current_pid_tgid();
+	return pidns_level == 0;    /* the initial namespace sees everything (idle too) */
+}
+
+/* a task's thread-group id as the recorder's namespace numbers it (0: not visible) */
+static __always_inline __u32 task_tgid_ns(struct task_struct *t)
+{
+	struct pid *pid = BPF_CORE_READ(t, group_leader, thread_pid);
+	struct upid up = { 0 };
+
+	if (!pid || BPF_CORE_READ(pid, level) < pidns_level)
+		return 0;
+	if (bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[pidns_level & 31]))
+		return 0;
+	return up.nr;
+}
+
 static __always_inline bool wanted(__u32 tgid, __u32 uid)
 {
 	__u32 zero = 0;
@@ -105,12 +139,14 @@ static __always_inline __u64 rb_flags(__u64 now)
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, zero = 0, uid = (__u32)bpf_get_current_uid_gid();
+	__u32 tgid, zero = 0, uid = (__u32)bpf_get_current_uid_gid();
 	struct pm_sample *s;
-	__u64 nk = 0, nu = 0, size;
+	__u64 nk = 0, nu = 0, size, id;
 	long n;
 
+	if (!current_ids(&id))
+		return 0;
+	tgid = id >> 32;
 	if (!wanted(tgid, uid))
 		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
@@ -159,11 +195,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 SEC("uprobe")
 int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tgid = id >> 32, one = 1, flags = 0, uid = (__u32)bpf_get_current_uid_gid();
+	__u32 tgid, one = 1, flags = 0, uid = (__u32)bpf_get_current_uid_gid();
 	struct pm_marker *m;
-	__u64 n = size;
+	__u64 n = size, id;
 
+	if (!current_ids(&id))
+		return 0;
+	tgid = id >> 32;
 	if (!wanted(tgid, uid))
 		return 0;
 	m = bpf_map_lookup_elem(&scratch, &one);
@@ -204,11 +242,11 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
-	__u32 ptgid = BPF_CORE_READ(parent, tgid);
-	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u32 ptgid = task_tgid_ns(parent);
+	__u32 ctgid = task_tgid_ns(child);
 	__u8 one = 1;
 
-	if (ptgid == ctgid)
+	if (!ptgid || !ctgid || ptgid == ctgid)
 		return 0;
 	if (bpf_map_lookup_elem(&targets, &ptgid))
 		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
@@ -219,7 +257,7 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = task_tgid_ns(p);
 	__u8 one = 1;
 
 	if (!bpf_map_lookup_elem(&exec_pending, &tgid))
@@ -233,7 +271,7 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(on_exit, struct task_struct *p)
 {
-	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 tgid = task_tgid_ns(p);
 
 	if (BPF_CORE_READ(p, signal, live.counter) == 0)
 		bpf_map_delete_elem(&targets, &tgid);
