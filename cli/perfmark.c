@@ -6,15 +6,20 @@
 
 #include "commands.h"
 
+static void vline(const char *fmt, va_list ap)
+{
+	fputs("perfmark: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
 int pm_err(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("perfmark: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vline(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return 1;
 }
 
@@ -22,11 +27,9 @@ void pm_notice(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("perfmark: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vline(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 static int cmd_help(int argc, char **argv);

@@ -255,24 +255,24 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 	}
 }
 
-int collector__add_pid_on_exec(struct collector *c, pid_t pid)
+static int set_pid(int map_fd, pid_t pid)
 {
 	uint32_t p = pid;
 	uint8_t one = 1;
 
-	if (bpf_map_update_elem(c->exec_fd, &p, &one, BPF_ANY))
+	if (bpf_map_update_elem(map_fd, &p, &one, BPF_ANY))
 		return -errno;
 	return 0;
 }
 
+int collector__add_pid_on_exec(struct collector *c, pid_t pid)
+{
+	return set_pid(c->exec_fd, pid);
+}
+
 int collector__add_pid(struct collector *c, pid_t pid)
 {
-	uint32_t p = pid;
-	uint8_t one = 1;
-
-	if (bpf_map_update_elem(c->targets_fd, &p, &one, BPF_ANY))
-		return -errno;
-	return 0;
+	return set_pid(c->targets_fd, pid);
 }
 
 /* --- events ---------------------------------------------------------------- */

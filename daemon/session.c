@@ -673,7 +673,7 @@ int session__unpin(const char *dir)
 	return collector__unpin(dir);
 }
 
-int session__add_cmd(struct session *s, pid_t pid)
+static int add_target(struct session *s, pid_t pid, bool at_exec)
 {
 	int e = pidset_add(&s->pids, pid);
 
@@ -681,18 +681,17 @@ int session__add_cmd(struct session *s, pid_t pid)
 		return e;
 	if (s->o.nr_pids < SESSION_MAX_PIDS)
 		s->o.pids[s->o.nr_pids++] = pid;
-	return collector__add_pid_on_exec(s->c, pid);
+	return at_exec ? collector__add_pid_on_exec(s->c, pid) : collector__add_pid(s->c, pid);
+}
+
+int session__add_cmd(struct session *s, pid_t pid)
+{
+	return add_target(s, pid, true);
 }
 
 int session__add_pid(struct session *s, pid_t pid)
 {
-	int e = pidset_add(&s->pids, pid);
-
-	if (e)
-		return e;
-	if (s->o.nr_pids < SESSION_MAX_PIDS)
-		s->o.pids[s->o.nr_pids++] = pid;
-	return collector__add_pid(s->c, pid);
+	return add_target(s, pid, false);
 }
 
 void session__set_output(struct session *s, int fd, bool pipe)
