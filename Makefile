@@ -8,7 +8,7 @@ MESON_OPTS ?=
 # Debian 12 packages the build, the tests and the demo need.
 DEPS = build-essential clang llvm meson ninja-build pkg-config bpftool \
        libbpf-dev libelf-dev libdw-dev libzstd-dev libjson-c-dev libcmocka-dev \
-       systemtap-sdt-dev linux-perf hotspot zstd time python3
+       systemtap-sdt-dev linux-perf hotspot zstd time python3 bpftrace
 
 .PHONY: all install demo check bench deps bpffs clean unit
 
