@@ -11,17 +11,14 @@
 # Checked in stock perf script (uevent header decoded from the BPF output
 # hex) and in perfmark script --json.
 . "$(dirname "$0")/lib.sh"
-need_root; need_perf; need_bpffs
-[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
-[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_markers
 
 F=$T/faults.data
 "$PERFMARK" record -o "$F" -- "$P" faults >"$T/prog.out" 2>"$T/rec.err"
 rc=$?
 [ "$rc" -eq 0 ] || die "record exited $rc (the program crashed?)" -- "$T/rec.err" "$T/prog.out"
-grep -qx done "$T/prog.out" || die "prog-markers faults did not finish" -- "$T/prog.out"
+grep -qx 'done' "$T/prog.out" || die "prog-markers faults did not finish" -- "$T/prog.out"
 for w in fault null0 empty emptystr partial; do
 	grep -qx "$w rc 0" "$T/prog.out" || die "$w: unexpected return code" -- "$T/prog.out"
 done
@@ -33,78 +30,7 @@ nusr1=$(sed -n 's/^count sigusr1 //p' "$T/prog.out")
 nmain=$(sed -n 's/^count mainloop //p' "$T/prog.out")
 [ "$nalrm" -gt 50 ] || die "only $nalrm SIGALRM handler runs" -- "$T/prog.out"
 
-# --- normalizers: one line per marker: KIND PID TID TYPE FLAGS SIZE PAYLOAD ----
-norm_perf() {
-	perf script -i "$1" -F comm,pid,tid,time,event,ip,sym,bpf-output 2>/dev/null | awk '
-	function hv(h,   i, v) {
-		v = 0
-		for (i = 1; i <= length(h); i++)
-			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-		return v
-	}
-	function le(off, n,   i, s) {   # little-endian field of n bytes at byte off
-		s = ""
-		for (i = n - 1; i >= 0; i--)
-			s = s substr(hex, (off + i) * 2 + 1, 2)
-		return hv(s)
-	}
-	function flush(   size) {
-		if (ev == "printf") {
-			print "P", pid, tid, 0, 0, length(str) + 1, str
-		} else if (ev == "uevent") {
-			size = le(8, 4)
-			print "U", pid, tid, le(4, 4), le(2, 2), size, (size ? substr(hex, 33, size * 2) : "-"), le(0, 2), le(12, 4)
-		}
-		ev = ""
-	}
-	/^ *(BPF output: )?[0-9a-f][0-9a-f][0-9a-f][0-9a-f]: / {
-		if (ev == "") next
-		i = match($0, /[0-9a-f][0-9a-f][0-9a-f][0-9a-f]: /)
-		h = substr($0, i + 5, 24)
-		gsub(/ /, "", h)
-		hex = hex h
-		next
-	}
-	/^ *BPF string: "/ {
-		str = $0
-		sub(/^ *BPF string: "/, "", str)
-		sub(/"$/, "", str)
-		next
-	}
-	/^ *$/ { next }
-	{
-		flush()
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, pt, "/"); pid = pt[1]; tid = pt[2] }
-			if ($i == "perfmark:printf:") ev = "printf"
-			if ($i == "perfmark:uevent:") ev = "uevent"
-		}
-		hex = ""; str = ""
-	}
-	END { flush() }'
-}
-
-norm_pm() {
-	"$PERFMARK" script -i "$1" --json 2>/dev/null | awk '
-	function num(k,   m) {
-		if (!match($0, "\"" k "\":-?[0-9]+")) return ""
-		m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m
-	}
-	function str(k,   m) {
-		if (!match($0, "\"" k "\":\"[^\"]*\"")) return ""
-		m = substr($0, RSTART, RLENGTH); sub("^\"" k "\":\"", "", m); sub(/"$/, "", m); return m
-	}
-	/"event":"perfmark:(printf|uevent)"/ {
-		fl = ($0 ~ /"truncated":true/ ? 1 : 0) + ($0 ~ /"fault":true/ ? 2 : 0)
-		if ($0 ~ /"event":"perfmark:printf"/)
-			print "P", num("pid"), num("tid"), num("type"), fl, num("size"), str("text")
-		else {
-			d = str("data")
-			print "U", num("pid"), num("tid"), num("type"), fl, num("size"), (d == "" ? "-" : d)
-		}
-	}'
-}
-
+# one line per marker: KIND PID TID TYPE FLAGS SIZE PAYLOAD (markers-lib.sh)
 norm_perf "$F" >"$T/perf.norm"
 norm_pm "$F" >"$T/pm.norm"
 
@@ -127,12 +53,9 @@ check_reader() {   # name normfile
 	ok "$name: fault flag on unmapped pointers; size 0 and empty string unflagged; -EINVAL call not recorded"
 	# handler markers: u32 magic, u32 n (n = 0, 1, ... in order), no flags
 	sigseq() {   # type magic-hex
-		awk -v ty="$1" -v mg="$2" '
-			function hv(h,   i, v) { v = 0
-				for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-				return v }
+		awk -v ty="$1" -v mg="$2" "$MARKERS_AWK_HEX"'
 			$4 == ty { if ($5 != 0 || $6 != 8 || substr($7, 1, 8) != mg) { print "bad " $0; next }
-				h = $7; print hv(substr(h, 15, 2) substr(h, 13, 2) substr(h, 11, 2) substr(h, 9, 2)) }' "$nf"
+				print le32($7, 4) }' "$nf"
 	}
 	sigseq $T_ALRM a1a1a1a1 >"$T/$name.alrm"
 	seq 0 $((nalrm - 1)) | cmp -s - "$T/$name.alrm" ||
@@ -141,11 +64,8 @@ check_reader() {   # name normfile
 	seq 0 $((nusr1 - 1)) | cmp -s - "$T/$name.usr1" ||
 		die "$name: SIGUSR1 markers are not 0..$((nusr1 - 1)) once each in order ($(wc -l <"$T/$name.usr1") seen)"
 	# main flow: u64 n, in order
-	got=$(awk -v ty=$T_MAIN '
-		function hv(h,   i, v) { v = 0
-			for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-			return v }
-		$4 == ty { n = hv(substr($7, 7, 2) substr($7, 5, 2) substr($7, 3, 2) substr($7, 1, 2))
+	got=$(awk -v ty=$T_MAIN "$MARKERS_AWK_HEX"'
+		$4 == ty { n = le32($7, 0)
 			if ($5 != 0 || $6 != 8 || n != k) bad++; k++ }
 		END { print k + 0, bad + 0 }' "$nf")
 	[ "$got" = "$nmain 0" ] || die "$name: main-flow markers: 'count bad' = '$got', want '$nmain 0'"

@@ -5,11 +5,8 @@
 # /tmp/perf-PID.map, so that stock perf report names the JIT-ed code, and
 # perfmark script must name it as well.
 . "$(dirname "$0")/lib.sh"
-need_root; need_perf; need_bpffs
-[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
-[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_markers
 
 F=$T/jit.data
 "$PERFMARK" record -o "$F" -- "$P" jit 500 >"$T/prog.out" 2>"$T/rec.err"

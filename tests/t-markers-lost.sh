@@ -5,11 +5,8 @@
 # file (perf report -D, "Total Lost Samples"), and received + lost == emitted:
 # nothing goes missing silently.
 . "$(dirname "$0")/lib.sh"
-need_root; need_perf; need_bpffs
-[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
-[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_markers
 
 N=200000
 F=$T/burst.data

@@ -6,11 +6,8 @@
 # flagged, and perfmark_emit returned -E2BIG for it.  Recorded three times:
 # to a file, zstd-compressed (-z) and in pipe mode (-o -).
 . "$(dirname "$0")/lib.sh"
-need_root; need_perf; need_bpffs
-[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
-[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_markers
 
 N=${MARKERS_N:-5000}    # per thread; the children emit N/4 each
 M=$((N / 4))
@@ -50,96 +47,18 @@ record() {
 		die "cannot read pids/tids from the program's output" -- "$T/prog.out"
 }
 
-# --- one normalized line per marker: KIND PID TID TYPE FLAGS SIZE PAYLOAD -----
-# KIND P (perfmark:printf, PAYLOAD = text) or U (perfmark:uevent, PAYLOAD = hex
-# of the data, "-" when empty); FLAGS 1 truncated, 2 fault.
-
-# stock perf script: header line, then the BPF output hex dump
-norm_perf() {
-	perf script -i "$1" -F comm,pid,tid,time,event,ip,sym,bpf-output 2>/dev/null | awk '
-	function hv(h,   i, v) {
-		v = 0
-		for (i = 1; i <= length(h); i++)
-			v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-		return v
-	}
-	function le(off, n,   i, s) {   # little-endian field of n bytes at byte off
-		s = ""
-		for (i = n - 1; i >= 0; i--)
-			s = s substr(hex, (off + i) * 2 + 1, 2)
-		return hv(s)
-	}
-	function flush(   size) {
-		if (ev == "printf") {
-			print "P", pid, tid, 0, 0, length(str) + 1, str
-		} else if (ev == "uevent") {
-			size = le(8, 4)
-			print "U", pid, tid, le(4, 4), le(2, 2), size, (size ? substr(hex, 33, size * 2) : "-"), le(0, 2), le(12, 4)
-		}
-		ev = ""
-	}
-	/^ *(BPF output: )?[0-9a-f][0-9a-f][0-9a-f][0-9a-f]: / {
-		if (ev == "") next
-		i = match($0, /[0-9a-f][0-9a-f][0-9a-f][0-9a-f]: /)
-		h = substr($0, i + 5, 24)
-		gsub(/ /, "", h)
-		hex = hex h
-		next
-	}
-	/^ *BPF string: "/ {
-		str = $0
-		sub(/^ *BPF string: "/, "", str)
-		sub(/"$/, "", str)
-		next
-	}
-	/^ *$/ { next }
-	{
-		flush()
-		for (i = 1; i <= NF; i++) {
-			if ($i ~ /^[0-9]+\/[0-9]+$/) { split($i, pt, "/"); pid = pt[1]; tid = pt[2] }
-			if ($i == "perfmark:printf:") ev = "printf"
-			if ($i == "perfmark:uevent:") ev = "uevent"
-		}
-		hex = ""; str = ""
-	}
-	END { flush() }'
-}
-
-# perfmark script --json: one object per line
-norm_pm() {
-	"$PERFMARK" script -i "$1" --json 2>/dev/null | awk '
-	function num(k,   m) {
-		if (!match($0, "\"" k "\":-?[0-9]+")) return ""
-		m = substr($0, RSTART, RLENGTH); sub(/.*:/, "", m); return m
-	}
-	function str(k,   m) {
-		if (!match($0, "\"" k "\":\"[^\"]*\"")) return ""
-		m = substr($0, RSTART, RLENGTH); sub("^\"" k "\":\"", "", m); sub(/"$/, "", m); return m
-	}
-	/"event":"perfmark:(printf|uevent)"/ {
-		fl = ($0 ~ /"truncated":true/ ? 1 : 0) + ($0 ~ /"fault":true/ ? 2 : 0)
-		if ($0 ~ /"event":"perfmark:printf"/)
-			print "P", num("pid"), num("tid"), num("type"), fl, num("size"), str("text")
-		else {
-			d = str("data")
-			print "U", num("pid"), num("tid"), num("type"), fl, num("size"), (d == "" ? "-" : d)
-		}
-	}'
-}
+# one normalized line per marker: KIND PID TID TYPE FLAGS SIZE PAYLOAD, from
+# norm_perf and norm_pm (markers-lib.sh)
 
 # --- checks, for each reader -----------------------------------------------------
 # SEQ type payload: u32 magic, u32 thread, u32 seq (little-endian hex)
 TYPE_SEQ=65537
 check_reader() {   # name normfile
-	local name=$1 nf=$2 t s kind want exp got line sz tid p
+	local name=$1 nf=$2 t kind want exp got sz tid p
 	# thread t: "thr=t seq=S" (even S) and TYPE_SEQ (odd S), in order 0..N-1
 	for t in 0 1; do
 		eval "tid=\$tid$t"
-		awk -v tid="$tid" -v t="$t" -v TS=$TYPE_SEQ '
-			function hv(h,   i, v) { v = 0
-				for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1
-				return v }
-			function le32(h, off) { return hv(substr(h, off*2+7, 2) substr(h, off*2+5, 2) substr(h, off*2+3, 2) substr(h, off*2+1, 2)) }
+		awk -v tid="$tid" -v t="$t" -v TS=$TYPE_SEQ "$MARKERS_AWK_HEX"'
 			$3 != tid { next }
 			$1 == "P" && $7 == "thr=" t { print $8; next }
 			$1 == "P" { sub(/^seq=/, "", $8); if ($7 == "thr=" t) print $8; else print "bad:" $0; next }

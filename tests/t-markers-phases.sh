@@ -5,11 +5,8 @@
 # between B and C in phase_two; checked with perfmark script --json and with
 # stock perf script --ns.
 . "$(dirname "$0")/lib.sh"
-need_root; need_perf; need_bpffs
-[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
-[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_markers
 
 F=$T/phases.data
 "$PERFMARK" record -F 4000 -o "$F" -- "$P" phases 300 >"$T/prog.out" 2>"$T/rec.err"

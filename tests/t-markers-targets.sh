@@ -6,11 +6,8 @@
 #  -p PID   PID's markers are there, another process's are not.
 # prog-markers loop SEC TAG emits "loop tag=TAG n=K" every 5 ms.
 . "$(dirname "$0")/lib.sh"
-need_root; need_perf; need_bpffs
-[ "$PM_RECORDER" = perf ] && skip "markers need perfmark record"
-[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_markers
 
 tag=$$   # unique per run: other tests may run prog-markers at the same time
 

@@ -3,8 +3,8 @@
 # program runs fast, prints no error, every call returns 0, and arguments are
 # not even read (perf_printf("%s", (char *)8) must not crash).
 . "$(dirname "$0")/lib.sh"
-P=$PROGS/prog-markers
-[ -x "$P" ] || skip "no test program $P"
+. "$(dirname "$0")/markers-lib.sh"
+need_prog_markers
 
 # a session listening to this library would raise the semaphore
 "$P" idle 1 >"$T/probe.out" 2>&1
@@ -31,7 +31,7 @@ t1=$(date +%s%N)
 ms=$(( (t1 - t0) / 1000000 ))
 [ "$rc" -eq 0 ] || die "prog-markers mix (untraced) exited $rc" -- "$T/mix.out" "$T/mix.err"
 [ ! -s "$T/mix.err" ] || die "prog-markers mix (untraced) printed on stderr" -- "$T/mix.err"
-grep -qx done "$T/mix.out" || die "prog-markers mix (untraced) did not finish" -- "$T/mix.out"
+grep -qx 'done' "$T/mix.out" || die "prog-markers mix (untraced) did not finish" -- "$T/mix.out"
 grep -q '^emit size=.* rc=[^0]' "$T/mix.out" && die "an untraced perfmark_emit returned non-zero" -- "$T/mix.out"
 grep -qx 'bad_rc 0' "$T/mix.out" || die "untraced marker calls returned errors" -- "$T/mix.out"
 [ "$ms" -lt 2000 ] || die "untraced mix of 50000 markers took $ms ms"
