@@ -19,30 +19,13 @@
 #     without -z - 1).
 # Environment: BENCH_ROUNDS, BENCH_ITERS (default 40000000, ~1.5-2 s),
 # BENCH_FREQ (4000), BENCH_ZLEVEL (1), BENCH_KEEP=1 keeps the work directory.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../build}" && pwd) || exit 1
-PERFMARK=${PERFMARK:-$build/perfmark}
-rounds=${BENCH_ROUNDS:-5}
-iters=${BENCH_ITERS:-40000000}
-freq=${BENCH_FREQ:-4000}
+. "$(dirname "$0")/lib.sh"
+bench_setup bench-zstd "$@"
 zl=${BENCH_ZLEVEL:-1}
-
-die() { echo "bench-zstd: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || die "needs root"
-[ -x "$PERFMARK" ] || die "no perfmark binary at $PERFMARK (build first)"
-perf version >/dev/null 2>&1 || die "perf (linux-perf) not installed"
-[ -x /usr/bin/time ] || die "/usr/bin/time missing (apt-get install time)"
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 
 W=$(mktemp -d /tmp/perfmark-bench-zstd.XXXXXX)
 if [ -n "${BENCH_KEEP:-}" ]; then trap 'echo "kept $W"' EXIT; else trap 'rm -rf "$W"' EXIT; fi
-cc -O2 -fno-omit-frame-pointer -Wall -Wextra -o "$W/loop" "$here/loop.c" ||
-	die "cannot build bench/loop.c"
-
-median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
-	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-calc() { awk "BEGIN { print ($1) }"; }
+build_loop
 
 kinds="bare pm pmz perf perfz"
 # Samples are counted with `perfmark script`: stock perf 6.1 on this kernel
@@ -102,8 +85,6 @@ for r in $(seq "$rounds"); do
 	printf '  round %d/%d done\n' "$r" "$rounds"
 done
 
-col() { awk -v c="$2" '{ print $c }' "$W/$1.res" | median; }
-rec_cpu() { awk '{ print $3 - $2 }' "$W/$1.res" | median; }
 bare=$(col bare 1)
 echo
 printf '%-22s %8s %9s %11s %9s %9s %9s %10s\n' tool "wall s" slowdown "recorder s" "file KiB" "data KiB" samples "data B/smp"

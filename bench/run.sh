@@ -19,29 +19,13 @@
 # 2. Start-up: wall time of `perfmark record -o X -- true` against
 #    `perf record -o Y -- true`, median of BENCH_STARTUP_ROUNDS.
 # 3. Every bench/bench-*.sh found, run as `bash bench/bench-NAME.sh BUILD_DIR`.
-set -u
-here=$(cd "$(dirname "$0")" && pwd)
-build=$(cd "${1:-$here/../build}" && pwd) || exit 1
-PERFMARK=${PERFMARK:-$build/perfmark}
-rounds=${BENCH_ROUNDS:-5}
-iters=${BENCH_ITERS:-40000000}
-freq=${BENCH_FREQ:-4000}
+. "$(dirname "$0")/lib.sh"
+bench_setup bench "$@"
 srounds=${BENCH_STARTUP_ROUNDS:-10}
-
-die() { echo "bench: $*" >&2; exit 1; }
-[ "$(id -u)" -eq 0 ] || die "needs root"
-[ -x "$PERFMARK" ] || die "no perfmark binary at $PERFMARK (build first)"
-perf version >/dev/null 2>&1 || die "perf (linux-perf) not installed"
-[ -x /usr/bin/time ] || die "/usr/bin/time missing (apt-get install time)"
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 
 W=$(mktemp -d /tmp/perfmark-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
-cc -O2 -fno-omit-frame-pointer -Wall -Wextra -o "$W/loop" "$here/loop.c" ||
-	die "cannot build bench/loop.c"
-
-median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
-	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+build_loop
 
 # one_run KIND ROUND: appends "wall workcpu totalcpu size" to $W/KIND.res
 one_run() {
@@ -83,10 +67,6 @@ for r in $(seq "$rounds"); do
 	printf '  round %d/%d done\n' "$r" "$rounds"
 done
 
-col() { awk -v c="$2" '{ print $c }' "$W/$1.res" | median; }
-# recorder CPU = total (recorder + children) - the loop's own CPU, per run
-rec_cpu() { awk '{ print $3 - $2 }' "$W/$1.res" | median; }
-calc() { awk "BEGIN { print $1 }"; }
 bare_wall=$(col bare 1); bare_cpu=$(col bare 2)
 echo
 echo "medians of $rounds rounds; factor = loop time under the tool / bare loop time"

@@ -1,0 +1,48 @@
+# shellcheck shell=bash
+# Set-up shared by the recorder benchmarks bench/run.sh and bench/bench-zstd.sh:
+#
+#   . "$(dirname "$0")/lib.sh"
+#   bench_setup NAME "$@"       # NAME prefixes die's messages
+#
+# Sets here (bench/), build, PERFMARK, rounds, iters, freq; checks root, the
+# perfmark binary, perf and /usr/bin/time; mounts bpffs.  Then, with the work
+# directory in W: build_loop, and median, calc, col, rec_cpu for the results.
+set -u
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+die() { echo "$bench_name: $*" >&2; exit 1; }
+
+# bench_setup NAME [BUILD_DIR]: BUILD_DIR defaults to the checkout's build/.
+# Environment: PERFMARK, BENCH_ROUNDS (5), BENCH_ITERS (40000000), BENCH_FREQ (4000).
+bench_setup() {
+	bench_name=$1
+	build=$(cd "${2:-$here/../build}" && pwd) || exit 1
+	PERFMARK=${PERFMARK:-$build/perfmark}
+	# shellcheck disable=SC2034  # for the scripts that source this
+	rounds=${BENCH_ROUNDS:-5} iters=${BENCH_ITERS:-40000000} freq=${BENCH_FREQ:-4000}
+
+	[ "$(id -u)" -eq 0 ] || die "needs root"
+	[ -x "$PERFMARK" ] || die "no perfmark binary at $PERFMARK (build first)"
+	perf version >/dev/null 2>&1 || die "perf (linux-perf) not installed"
+	[ -x /usr/bin/time ] || die "/usr/bin/time missing (apt-get install time)"
+	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
+}
+
+# The fixed-work loop (bench/loop.c) as $W/loop, with frame pointers for -g.
+build_loop() {
+	cc -O2 -fno-omit-frame-pointer -Wall -Wextra -o "$W/loop" "$here/loop.c" ||
+		die "cannot build bench/loop.c"
+}
+
+# median of the numbers on stdin, one a line ("nan" when there are none)
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
+	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# calc EXPR: EXPR (awk syntax) evaluated and printed
+calc() { awk "BEGIN { print ($1) }"; }
+# Runs of KIND append one line of space-separated columns to $W/KIND.res,
+# the loop's wall time first, its own CPU time second, the recorder's and
+# its children's total CPU third.
+# col KIND N: median of column N
+col() { awk -v c="$2" '{ print $c }' "$W/$1.res" | median; }
+# rec_cpu KIND: median of the recorder's own CPU time (total - the loop's)
+rec_cpu() { awk '{ print $3 - $2 }' "$W/$1.res" | median; }
