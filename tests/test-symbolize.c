@@ -21,6 +21,7 @@
 
 #include "symbolize.h"
 #include "synth.h"
+#include "test-util.h"
 
 /* Non-static so it lands in .symtab under this name. */
 __attribute__((noinline)) int symbolize_test_target(int x);
@@ -98,41 +99,18 @@ static void test_comm(void **state)
 	symbolizer__free(s);
 }
 
-/* Kernel symbol from /proc/kallsyms: name and address of a known text symbol. */
-static bool kallsyms_pick(const char *want, uint64_t *addr)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		uint64_t a;
-		char t, name[256];
-
-		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &t, name) == 3 && a &&
-		    !strcmp(name, want)) {
-			*addr = a;
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static void test_kernel(void **state)
 {
 	struct symbolizer *s;
 	uint64_t a;
 
 	(void)state;
-	if (geteuid() != 0 || !kallsyms_pick("schedule", &a))
+	if (geteuid() != 0 || !kallsyms_lookup("schedule", &a))
 		skip();
 	assert_int_equal(symbolizer__new(&s), 0);
 	assert_string_equal(symbolizer__name(s, 0, a, 1), "schedule");
 	assert_string_equal(symbolizer__name(s, 1234, a + 4, 0), "schedule");  /* by address */
-	if (kallsyms_pick("do_sys_openat2", &a))
+	if (kallsyms_lookup("do_sys_openat2", &a))
 		assert_string_equal(symbolizer__name(s, 1, a + 1, 1), "do_sys_openat2");
 	symbolizer__free(s);
 }

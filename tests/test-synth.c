@@ -20,6 +20,7 @@
 
 #include "perfdata.h"
 #include "synth.h"
+#include "test-util.h"
 
 #define TEST_ID 0x1234567890abcdefULL
 #define TEST_TIME 987654321ULL
@@ -347,28 +348,6 @@ static void test_callback_error(void **state)
 	assert_int_equal(calls, 1);
 }
 
-static bool kallsyms_text(uint64_t *out)
-{
-	char line[512];
-	bool found = false;
-	FILE *f = fopen("/proc/kallsyms", "r");
-
-	if (!f)
-		return false;
-	while (!found && fgets(line, sizeof(line), f)) {
-		uint64_t a;
-		char t, name[256];
-
-		if (sscanf(line, "%" SCNx64 " %c %255s", &a, &t, name) == 3 &&
-		    strcmp(name, "_text") == 0 && a != 0) {
-			*out = a;
-			found = true;
-		}
-	}
-	fclose(f);
-	return found;
-}
-
 static void test_kernel(void **state)
 {
 	struct synth_opts o = { .id = TEST_ID, .time = TEST_TIME, .uid_filter = UINT32_MAX };
@@ -376,7 +355,7 @@ static void test_kernel(void **state)
 	uint64_t text;
 
 	(void)state;
-	if (!kallsyms_text(&text))
+	if (!kallsyms_lookup("_text", &text))
 		skip();   /* kptr_restrict or no kallsyms: not root */
 	assert_int_equal(synth_kernel(&o, collect, &rs), 0);
 	assert_true(rs.n >= 1);
