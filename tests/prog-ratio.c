@@ -24,8 +24,10 @@ static uint64_t cpu_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* The same arithmetic loop in both; each runs until it used `ns` CPU time. */
-__attribute__((noinline)) void work_a(uint64_t ns)
+/* The arithmetic loop of work_a and work_b: runs until it used `ns` CPU time.
+ * always_inline (which -fno-inline does not stop) copies it into each, so
+ * their samples stay in work_a and work_b themselves, not in a shared callee. */
+static inline __attribute__((always_inline)) void spin(uint64_t ns)
 {
 	uint64_t end = cpu_ns() + ns, x = sink | 1;
 	do {
@@ -35,14 +37,15 @@ __attribute__((noinline)) void work_a(uint64_t ns)
 	} while (cpu_ns() < end);
 }
 
+/* The same loop in both: separate functions, each with its own frame. */
+__attribute__((noinline)) void work_a(uint64_t ns)
+{
+	spin(ns);
+}
+
 __attribute__((noinline)) void work_b(uint64_t ns)
 {
-	uint64_t end = cpu_ns() + ns, x = sink | 1;
-	do {
-		for (int i = 0; i < 20000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-		sink = x;
-	} while (cpu_ns() < end);
+	spin(ns);
 }
 
 /* Time in libc: formatting and parsing floating point numbers. */
