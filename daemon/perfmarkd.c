@@ -1222,9 +1222,13 @@ static void anon_drain(struct client *c)
 	}
 }
 
-static struct json_object *anon_stop_reply(struct anon *a)
+static struct json_object *anon_stop_reply(const struct client *c, struct anon *a)
 {
 	struct json_object *o = anon_reply("record-stop");
+
+	logmsg("anonymous recording of uid %u (pid %d) done: %llu samples, %llu markers",
+	       (unsigned)c->cred.uid, (int)c->cred.pid, (unsigned long long)a->st.samples,
+	       (unsigned long long)a->st.markers);
 
 	anon_stats_json(o, &a->st);
 	return o;
@@ -1246,7 +1250,7 @@ static void on_anon_out(struct client *c, uint32_t ev)
 	}
 	if (a->stop_pending && a->pumped == (uint64_t)lseek(a->mfd, 0, SEEK_CUR)) {
 		a->stop_pending = false;
-		send_reply(c, anon_stop_reply(a));
+		send_reply(c, anon_stop_reply(c, a));
 	}
 }
 
@@ -1485,10 +1489,7 @@ static struct json_object *cmd_record_stop(struct client *c)
 		a->err = e;
 		return anon_err("record-stop", e);
 	}
-	logmsg("anonymous recording of uid %u (pid %d) done: %llu samples, %llu markers",
-	       (unsigned)c->cred.uid, (int)c->cred.pid, (unsigned long long)a->st.samples,
-	       (unsigned long long)a->st.markers);
-	return anon_stop_reply(a);
+	return anon_stop_reply(c, a);
 }
 
 /* The connection ends: a recording still going is finished (the file stays readable). */
