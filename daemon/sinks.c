@@ -700,6 +700,27 @@ fail:
 	return e;
 }
 
+/*
+ * Rotation is lazy: a full file is closed at the end of its round and the
+ * next one opened by the first record that needs it, so stopping right
+ * after a rotation leaves no file holding only sideband.
+ */
+static int file_ensure(struct sink *s)
+{
+	int e;
+
+	if (s->err)
+		return s->err;
+	if (s->closed)
+		return -EBADF;
+	if (s->w)
+		return 0;
+	e = file_open(s);
+	if (e)
+		s->err = e;
+	return e;
+}
+
 int sink__record(struct sink *s, const void *rec, size_t len)
 {
 	const struct perf_event_header *h = rec;
@@ -712,6 +733,12 @@ int sink__record(struct sink *s, const void *rec, size_t len)
 	s->records++;
 	for (r = s->readers; r; r = r->next)
 		reader_add(s, r, rec, len, t, false);
+	/* before sb_add: a new file starts with the sideband kept so far */
+	if (s->o.kind == SINK_FILE) {
+		e = file_ensure(s);
+		if (e)
+			return e;
+	}
 	if (is_sideband(h->type)) {
 		e = sb_add(s, rec, len);
 		if (e)
@@ -719,10 +746,6 @@ int sink__record(struct sink *s, const void *rec, size_t len)
 	}
 	if (s->o.kind == SINK_RING)
 		return is_sideband(h->type) ? 0 : ring_add(s, rec, len);
-	if (s->err)
-		return s->err;
-	if (s->closed || !s->w)
-		return -EBADF;
 	if (!s->file_first_time)
 		s->file_first_time = t ? t : 1;
 	e = perfdata_writer__add(s->w, rec, len);
@@ -743,8 +766,10 @@ int sink__round(struct sink *s)
 		return 0;
 	if (s->err)
 		return s->err;
-	if (s->closed || !s->w)
+	if (s->closed)
 		return -EBADF;
+	if (!s->w)          /* rotated, nothing new yet */
+		return 0;
 	e = perfdata_writer__round(s->w);
 	if (e)
 		return s->err = e;
@@ -752,8 +777,6 @@ int sink__round(struct sink *s)
 	if ((s->o.rotate_size && ps.bytes >= s->o.rotate_size) ||
 	    (s->o.rotate_secs && mono_ns() - s->file_opened_ns >= s->o.rotate_secs * 1000000000ull)) {
 		e = file_close(s);
-		if (!e)
-			e = file_open(s);
 		if (e)
 			s->err = e;
 	}
@@ -804,8 +827,9 @@ static int snapshot_file(struct sink *s, struct perfdata_writer *w)
 	size_t since = 0;
 	int e, r;
 
-	if (s->file_fd < 0)
-		return -ENOENT;
+	e = file_ensure(s);
+	if (e)
+		return e;
 	e = perfread__open(&rd, s->file_fd);
 	if (e) {
 		perfread__free(rd);
