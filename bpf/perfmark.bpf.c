@@ -91,7 +91,7 @@ static __always_inline bool current_ids(__u64 *id)
 {
 	struct bpf_pidns_info ns;
 
-	if (pidns_ino && !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
+	if (pidns_level && !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
 		*id = (__u64)ns.tgid << 32 | ns.pid;
 		return true;
 	}
@@ -117,20 +117,29 @@ static __always_inline bool wanted(__u32 tgid, __u32 uid)
 	__u32 zero = 0;
 	struct pm_cfg *c = bpf_map_lookup_elem(&cfg, &zero);
 
-	if (c && c->all)
+	if (!c)
+		return false;
+	if (c->all)
 		return true;
-	if (bpf_map_lookup_elem(&uids, &uid))
+	if (c->nr_uids && bpf_map_lookup_elem(&uids, &uid))
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
 }
 
-/* the last forced wakeup, so a filling ring wakes the consumer at most every 1 ms */
+/*
+ * The ring's fill is looked at no more than every 100 us (not per record),
+ * and a filling ring wakes the consumer at most once a millisecond.
+ */
+__u64 next_fill_check_ns = 0;
 __u64 last_wakeup_ns = 0;
 
 static __always_inline __u64 rb_flags(__u64 now)
 {
-	if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < wakeup_bytes ||
-	    now - last_wakeup_ns < 1000000)
+	if (now < next_fill_check_ns)
+		return BPF_RB_NO_WAKEUP;
+	next_fill_check_ns = now + 100000;
+	if (now - last_wakeup_ns < 1000000 ||
+	    bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) < wakeup_bytes)
 		return BPF_RB_NO_WAKEUP;
 	last_wakeup_ns = now;
 	return BPF_RB_FORCE_WAKEUP;

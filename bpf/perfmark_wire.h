@@ -65,7 +65,7 @@ struct pm_marker {
  */
 struct pm_cfg {
 	__u32 all;          /* sessions that want every process of every uid */
-	__u32 pad;
+	__u32 nr_uids;      /* entries in `uids` (its lookup is skipped when 0) */
 };
 
 #endif

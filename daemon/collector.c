@@ -145,7 +145,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 
 static void write_cfg(struct collector *c)
 {
-	struct pm_cfg cfg = { .all = c->nr_all };
+	struct pm_cfg cfg = { .all = c->nr_all, .nr_uids = c->nr_uids };
 	uint32_t zero = 0;
 
 	bpf_map_update_elem(c->cfg_fd, &zero, &cfg, BPF_ANY);

@@ -42,6 +42,28 @@ echo "$out" | grep -q 'not yours' || die "unexpected: $out"
 pm session list | grep -q usersess || die "root does not see the member's session"
 ok "member limited to own sessions"
 
+# the member's session sees the member's processes only: markers of a
+# process of theirs are in its snapshot, those of root's process are not
+chmod 0755 "$T"
+mkdir -m 0777 "$T/u2"
+as2 "$DEMO" 0.2 >"$T/u2/demo-own.out" 2>&1 || die "markers-demo as the member failed"
+"$DEMO" 0.2 >"$T/demo-root.out" 2>&1 || die "markers-demo as root failed"
+own=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$T/u2/demo-own.out")
+other=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$T/demo-root.out")
+n=0
+for i in $(seq 30); do
+	as2 "$PERFMARK" session snapshot usersess -o "$T/u2/snap.data" 2>/dev/null
+	# perf reads only files of its own user: look at a copy
+	cp "$T/u2/snap.data" "$T/snap.data"
+	n=$(marker_lines "$T/snap.data" | grep -c "^$own ")
+	[ "$n" -ge 3 ] && break
+	sleep 0.2
+done
+[ "$n" -ge 3 ] || die "the member's snapshot lacks the markers of their own process $own ($n)"
+perf script -i "$T/snap.data" --show-task-events 2>/dev/null | grep -qE "[ :]$other[ /]" &&
+	die "the member's snapshot holds records of root's process $other"
+ok "member's session: $n markers of their own process, nothing of root's"
+
 out=$(pm session create ../x 2>&1) && die "../x accepted"
 echo "$out" | grep -q "invalid session name" || die "unexpected: $out"
 pm session create .hidden 2>/dev/null && die ".hidden accepted"
