@@ -298,6 +298,114 @@ static int spawn(struct record *r, const sigset_t *oldmask)
 	return 0;
 }
 
+/*
+ * The loop both hosts run while recording: a drain timer, the signals,
+ * the command's pidfd and --duration, plus the host's own fds.
+ */
+struct rec_loop {
+	int ep, tfd, sfd, pfd;
+	struct timespec start;
+	bool child_done, stopping;
+	int status;
+};
+
+/* Block the stopping signals into a signalfd (before CMD is forked). */
+static void loop_signals(struct rec_loop *l, sigset_t *oldmask)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, oldmask);
+	signal(SIGPIPE, SIG_IGN);
+	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+static void loop_watch(struct rec_loop *l, const int *fds, int nfds)
+{
+	struct itimerspec its = {
+		.it_interval = { 0, SESSION_DRAIN_MS * 1000000L },
+		.it_value = { 0, SESSION_DRAIN_MS * 1000000L },
+	};
+	struct epoll_event ev = { .events = EPOLLIN };
+	int watch[8] = { l->tfd, l->sfd, l->pfd }, n = 3, i;
+
+	l->ep = epoll_create1(EPOLL_CLOEXEC);
+	l->tfd = watch[0] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	timerfd_settime(l->tfd, 0, &its, NULL);
+	for (i = 0; i < nfds && n < 8; i++)
+		watch[n++] = fds[i];
+	for (i = 0; i < n; i++) {
+		if (watch[i] < 0)
+			continue;
+		ev.data.fd = watch[i];
+		epoll_ctl(l->ep, EPOLL_CTL_ADD, watch[i], &ev);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &l->start);
+}
+
+/*
+ * One wait: handles the timer (*tick), signals, the command's exit and
+ * --duration; the host's fds that are ready go to ready[].
+ */
+static int loop_wait(const struct record *r, struct rec_loop *l, bool *tick, int *ready, int max)
+{
+	struct epoll_event evs[8];
+	struct timespec now;
+	int n, i, nr = 0;
+
+	*tick = false;
+	n = epoll_wait(l->ep, evs, 8, -1);
+	if (n < 0 && errno != EINTR) {
+		l->stopping = true;
+		return 0;
+	}
+	for (i = 0; i < n; i++) {
+		int fd = evs[i].data.fd;
+
+		if (fd == l->tfd) {
+			uint64_t ticks;
+
+			(void)!read(l->tfd, &ticks, sizeof(ticks));
+			*tick = true;
+		} else if (fd == l->sfd) {
+			struct signalfd_siginfo si;
+
+			while (read(l->sfd, &si, sizeof(si)) == sizeof(si))
+				if (r->child > 0 && si.ssi_signo != SIGINT)
+					kill(r->child, si.ssi_signo);
+			/* SIGINT: the terminal sent it to the command too */
+			if (r->child <= 0 || l->child_done || !r->cmd_argc)
+				l->stopping = true;
+		} else if (fd == l->pfd) {
+			if (waitpid(r->child, &l->status, WNOHANG) == r->child) {
+				l->child_done = true;
+				l->stopping = true;
+			}
+		} else if (nr < max) {
+			ready[nr++] = fd;
+		}
+	}
+	if (r->duration > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - l->start.tv_sec) + (now.tv_nsec - l->start.tv_nsec) / 1e9 >= r->duration)
+			l->stopping = true;
+	}
+	return nr;
+}
+
+static void loop_close(struct rec_loop *l)
+{
+	int fds[] = { l->ep, l->tfd, l->sfd, l->pfd };
+	size_t i;
+
+	for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+		if (fds[i] >= 0)
+			close(fds[i]);
+}
+
 static void status_stats(const struct session_stats *st, bool final)
 {
 	fprintf(stderr, "\r[ perfmark: %llu samples, %llu markers, %llu lost, %.3f MB ]%s",
@@ -600,10 +708,10 @@ static int record_daemon(struct record *r, int sock, int argc, char **argv)
 {
 	struct json_object *req, *rep, *a;
 	struct session_stats st;
-	sigset_t mask, oldmask;
-	int sfd = -1, tfd = -1, pfd = -1, ep = -1, out = -1, status = 0, ret = 1, i;
-	bool tty = isatty(2), child_done = false, stopping = false, stats_asked = false;
-	struct timespec start, now;
+	struct rec_loop l = { .ep = -1, .tfd = -1, .sfd = -1, .pfd = -1 };
+	sigset_t oldmask;
+	int out = -1, ret = 1, i;
+	bool tty = isatty(2), stats_asked = false;
 
 	/* open everything before the output exists: a failure leaves nothing behind */
 	req = daemon_req("record");
@@ -624,18 +732,11 @@ static int record_daemon(struct record *r, int sock, int argc, char **argv)
 	if (open_output(r, &out))
 		goto out;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
+	loop_signals(&l, &oldmask);
 	if (r->cmd_argc) {
 		if (spawn(r, &oldmask))
 			goto fail_unlink;
-		pfd = syscall(SYS_pidfd_open, r->child, 0);
+		l.pfd = syscall(SYS_pidfd_open, r->child, 0);
 	}
 	req = daemon_req("record-start");
 	json_object_object_add(req, "pipe", json_object_new_boolean(r->so.pipe));
@@ -655,83 +756,31 @@ static int record_daemon(struct record *r, int sock, int argc, char **argv)
 		goto fail_unlink;
 	flush_notices(r);
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	{
-		struct itimerspec its = {
-			.it_interval = { 0, SESSION_DRAIN_MS * 1000000L },
-			.it_value = { 0, SESSION_DRAIN_MS * 1000000L },
-		};
-		struct epoll_event ev = { .events = EPOLLIN };
+	loop_watch(&l, &sock, 1);
+	while (!l.stopping) {
+		int ready[1];
+		bool tick;
 
-		timerfd_settime(tfd, 0, &its, NULL);
-		ev.data.fd = tfd;
-		epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-		ev.data.fd = sfd;
-		epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
-		ev.data.fd = sock;
-		epoll_ctl(ep, EPOLL_CTL_ADD, sock, &ev);
-		if (pfd >= 0) {
-			ev.data.fd = pfd;
-			epoll_ctl(ep, EPOLL_CTL_ADD, pfd, &ev);
-		}
-	}
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!stopping) {
-		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, -1);
-		bool tick = false;
-
-		if (n < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
-
-			if (fd == tfd) {
-				uint64_t ticks;
-
-				(void)!read(tfd, &ticks, sizeof(ticks));
-				tick = true;
-			} else if (fd == sfd) {
-				struct signalfd_siginfo si;
-
-				while (read(sfd, &si, sizeof(si)) == sizeof(si))
-					if (r->child > 0 && si.ssi_signo != SIGINT)
-						kill(r->child, si.ssi_signo);
-				/* SIGINT: the terminal sent it to the command too */
-				if (r->child <= 0 || child_done || !r->cmd_argc)
-					stopping = true;
-			} else if (fd == pfd) {
-				if (waitpid(r->child, &status, WNOHANG) == r->child) {
-					child_done = true;
-					stopping = true;
-				}
-			} else if (fd == sock) {
-				rep = daemon_recv(sock);
-				if (!rep)
-					goto out;
-				if (!jbool(rep, "ok")) {
-					ret = daemon_write_failed(r, rep, child_done, pfd);
-					goto out;
-				}
-				if (tty && !r->so.pipe) {
-					take_stats(rep, &st);
-					status_stats(&st, false);
-				}
-				stats_asked = false;
-				json_object_put(rep);
+		if (loop_wait(r, &l, &tick, ready, 1)) {
+			rep = daemon_recv(sock);
+			if (!rep)
+				goto out;
+			if (!jbool(rep, "ok")) {
+				ret = daemon_write_failed(r, rep, l.child_done, l.pfd);
+				goto out;
 			}
+			if (tty && !r->so.pipe) {
+				take_stats(rep, &st);
+				status_stats(&st, false);
+			}
+			stats_asked = false;
+			json_object_put(rep);
 		}
 		if (tick && tty && !r->so.pipe && !stats_asked) {
 			req = daemon_req("record-stats");
 			i = proto_send(sock, req, NULL, 0);
 			json_object_put(req);
 			stats_asked = !i;
-		}
-		if (r->duration > 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 >= r->duration)
-				stopping = true;
 		}
 	}
 	/* the daemon drains the rest, finishes the file and says how it went */
@@ -749,7 +798,7 @@ static int record_daemon(struct record *r, int sock, int argc, char **argv)
 		if (!rep)
 			goto out;
 		if (!jbool(rep, "ok")) {
-			ret = daemon_write_failed(r, rep, child_done, pfd);
+			ret = daemon_write_failed(r, rep, l.child_done, l.pfd);
 			goto out;
 		}
 		re = jstr(rep, "re");
@@ -762,7 +811,7 @@ static int record_daemon(struct record *r, int sock, int argc, char **argv)
 	if (tty && !r->so.pipe)
 		status_stats(&st, true);
 	summary_stats(r, &st, r->verbose ? " via perfmarkd" : "");
-	ret = exit_status(r, child_done, status);
+	ret = exit_status(r, l.child_done, l.status);
 	goto out;
 
 fail_unlink:
@@ -773,14 +822,7 @@ out:
 	close(sock);
 	if (out > 1)
 		close(out);
-	if (ep >= 0)
-		close(ep);
-	if (tfd >= 0)
-		close(tfd);
-	if (sfd >= 0)
-		close(sfd);
-	if (pfd >= 0)
-		close(pfd);
+	loop_close(&l);
 	return ret;
 }
 
@@ -788,12 +830,12 @@ int cmd_record(int argc, char **argv)
 {
 	struct record r = { .go_fd = -1, .exec_err_fd = -1 };
 	struct session *s = NULL;
-	sigset_t mask, oldmask;
-	int sfd = -1, tfd = -1, pfd = -1, ep = -1, out = -1, status = 0, ret = 1, e, sock;
-	bool tty = isatty(2), child_done = false, stopping = false;
-	struct timespec start, now;
+	struct rec_loop l = { .ep = -1, .tfd = -1, .sfd = -1, .pfd = -1 };
+	sigset_t oldmask;
+	int out = -1, ret = 1, e, sock;
+	bool tty = isatty(2);
 	char err[256];
-	int fds[4], nfds, i;
+	int fds[4], nfds;
 
 	if (parse(&r, argc, argv))
 		return 1;
@@ -820,19 +862,12 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	session__set_output(s, out, r.so.pipe);
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
-	signal(SIGPIPE, SIG_IGN);
-	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-
+	loop_signals(&l, &oldmask);
 	if (r.cmd_argc) {
 		if (spawn(&r, &oldmask))
 			goto fail_unlink;
 		session__add_cmd(s, r.child);
-		pfd = syscall(SYS_pidfd_open, r.child, 0);
+		l.pfd = syscall(SYS_pidfd_open, r.child, 0);
 	}
 	e = session__start(s, err, sizeof(err));
 	if (e) {
@@ -845,87 +880,27 @@ int cmd_record(int argc, char **argv)
 		goto fail_unlink;
 	flush_notices(&r);
 
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	{
-		struct itimerspec its = {
-			.it_interval = { 0, SESSION_DRAIN_MS * 1000000L },
-			.it_value = { 0, SESSION_DRAIN_MS * 1000000L },
-		};
-		timerfd_settime(tfd, 0, &its, NULL);
-	}
-	{
-		struct epoll_event ev = { .events = EPOLLIN };
+	nfds = session__fds(s, fds, 4);
+	loop_watch(&l, fds, nfds);
+	while (!l.stopping) {
+		int ready[4];
+		bool tick;
 
-		ev.data.fd = tfd;
-		epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
-		ev.data.fd = sfd;
-		epoll_ctl(ep, EPOLL_CTL_ADD, sfd, &ev);
-		if (pfd >= 0) {
-			ev.data.fd = pfd;
-			epoll_ctl(ep, EPOLL_CTL_ADD, pfd, &ev);
+		/* the timer, or the ring filling up: drain */
+		if (!loop_wait(&r, &l, &tick, ready, 4) && !tick)
+			continue;
+		e = session__drain(s);
+		if (e) {
+			if (tty)
+				fputc('\n', stderr);
+			write_error(&r, e);
+			if (r.child > 0 && !l.child_done && e == -EPIPE)
+				stop_child(&r, l.pfd);
+			session__stop(s);
+			goto out_err;
 		}
-		nfds = session__fds(s, fds, 4);
-		for (i = 0; i < nfds; i++) {
-			ev.data.fd = fds[i];
-			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
-		}
-	}
-	clock_gettime(CLOCK_MONOTONIC, &start);
-	while (!stopping) {
-		struct epoll_event evs[8];
-		int n = epoll_wait(ep, evs, 8, -1);
-		bool do_drain = false;
-
-		if (n < 0 && errno != EINTR)
-			break;
-		for (i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
-
-			if (fd == tfd) {
-				uint64_t ticks;
-
-				(void)!read(tfd, &ticks, sizeof(ticks));
-				do_drain = true;
-			} else if (fd == sfd) {
-				struct signalfd_siginfo si;
-
-				while (read(sfd, &si, sizeof(si)) == sizeof(si))
-					if (r.child > 0 && si.ssi_signo != SIGINT)
-						kill(r.child, si.ssi_signo);
-				/* SIGINT: the terminal sent it to the command too */
-				if (r.child <= 0 || child_done)
-					stopping = true;
-				else if (!r.cmd_argc)
-					stopping = true;
-			} else if (fd == pfd) {
-				if (waitpid(r.child, &status, WNOHANG) == r.child) {
-					child_done = true;
-					stopping = true;
-				}
-			} else {
-				do_drain = true;
-			}
-		}
-		if (do_drain) {
-			e = session__drain(s);
-			if (e) {
-				if (tty)
-					fputc('\n', stderr);
-				write_error(&r, e);
-				if (r.child > 0 && !child_done && e == -EPIPE)
-					stop_child(&r, pfd);
-				session__stop(s);
-				goto out_err;
-			}
-			if (tty && !r.so.pipe)
-				status_line(s, false);
-		}
-		if (r.duration > 0) {
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			if ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 >= r.duration)
-				stopping = true;
-		}
+		if (tty && !r.so.pipe)
+			status_line(s, false);
 	}
 	e = session__stop(s);
 	if (tty && !r.so.pipe)
@@ -935,7 +910,7 @@ int cmd_record(int argc, char **argv)
 		goto out_err;
 	}
 	summary(&r, s);
-	ret = exit_status(&r, child_done, status);
+	ret = exit_status(&r, l.child_done, l.status);
 	goto out;
 
 fail_unlink:
@@ -949,13 +924,6 @@ out:
 	session__free(s);
 	if (out > 1)
 		close(out);
-	if (ep >= 0)
-		close(ep);
-	if (tfd >= 0)
-		close(tfd);
-	if (sfd >= 0)
-		close(sfd);
-	if (pfd >= 0)
-		close(pfd);
+	loop_close(&l);
 	return ret;
 }
