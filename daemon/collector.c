@@ -702,6 +702,19 @@ static int collector_open_ring(struct collector *c, char *err, size_t errlen)
 	return 0;
 }
 
+/* the last step of both constructors: read the ring, join the registry */
+static int collector_publish(struct collector *c, struct collector **out, char *err, size_t errlen)
+{
+	int e = collector_open_ring(c, err, errlen);
+
+	if (e)
+		return e;
+	c->next = registry;
+	registry = c;
+	*out = c;
+	return 0;
+}
+
 int collector__get(struct collector **out, const struct collector_key *key,
 		   collector_notice_fn notice_fn, void *notice_ctx,
 		   char *err, size_t errlen)
@@ -782,13 +795,10 @@ int collector__get(struct collector **out, const struct collector_key *key,
 		if (e)
 			goto fail;
 	}
-	e = collector_open_ring(c, err, errlen);
+	c->notice = NULL;   /* only ever told during creation */
+	e = collector_publish(c, out, err, errlen);
 	if (e)
 		goto fail;
-	c->notice = NULL;   /* only ever told during creation */
-	c->next = registry;
-	registry = c;
-	*out = c;
 	return 0;
 fail:
 	collector_free(c);
@@ -981,12 +991,9 @@ int collector__adopt(struct collector **out, const struct collector_key *key,
 		goto fail;
 	}
 	c->sideband_fd = c->own_sideband_fd;
-	e = collector_open_ring(c, err, errlen);
+	e = collector_publish(c, out, err, errlen);
 	if (e)
 		goto fail;
-	c->next = registry;
-	registry = c;
-	*out = c;
 	return 0;
 fail:
 	collector_free(c);

@@ -208,12 +208,13 @@ static void buf_free(struct buf *b)
 	b->len = b->cap = 0;
 }
 
-static int write_all(int fd, const void *data, size_t len)
+/* All of data, at off (pwrite), or where the fd is (write) when off < 0. */
+static int write_at(int fd, const void *data, size_t len, int64_t off)
 {
 	const uint8_t *p = data;
 
 	while (len) {
-		ssize_t n = write(fd, p, len);
+		ssize_t n = off < 0 ? write(fd, p, len) : pwrite(fd, p, len, (off_t)off);
 
 		if (n < 0) {
 			if (errno == EINTR)
@@ -224,27 +225,8 @@ static int write_all(int fd, const void *data, size_t len)
 			return -EIO;
 		p += n;
 		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int pwrite_all(int fd, const void *data, size_t len, uint64_t off)
-{
-	const uint8_t *p = data;
-
-	while (len) {
-		ssize_t n = pwrite(fd, p, len, (off_t)off);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (n == 0)
-			return -EIO;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
+		if (off >= 0)
+			off += n;
 	}
 	return 0;
 }
@@ -256,10 +238,7 @@ static int out(struct perfdata_writer *w, const void *data, size_t len)
 
 	if (w->err)
 		return w->err;
-	if (w->pipe)
-		err = write_all(w->fd, data, len);
-	else
-		err = pwrite_all(w->fd, data, len, w->pos);
+	err = write_at(w->fd, data, len, w->pipe ? -1 : (int64_t)w->pos);
 	if (err) {
 		w->err = err;
 		return err;
@@ -541,7 +520,7 @@ static int write_file_header(struct perfdata_writer *w, const uint64_t *feat_bit
 		return w->err;
 	if (feat_bits)
 		memcpy(h.adds_features, feat_bits, sizeof(h.adds_features));
-	err = pwrite_all(w->fd, &h, sizeof(h), 0);
+	err = write_at(w->fd, &h, sizeof(h), 0);
 	if (err)
 		w->err = err;
 	return err;
