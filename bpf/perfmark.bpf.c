@@ -23,7 +23,7 @@ const volatile __u32 want_callchain = 0;
  */
 const volatile __u64 pidns_dev = 0;
 const volatile __u64 pidns_ino = 0;
-const volatile __u32 pidns_level = 0;
+const volatile __u32 pidns_init = 1;   /* the initial namespace: pids as they are */
 const volatile __u64 wakeup_bytes = 1 << 20;   /* force a wakeup past this fill */
 
 /* drop counters, read by user space from .bss */
@@ -86,30 +86,52 @@ struct {
 	__uint(value_size, sizeof(__u32));
 } sideband SEC(".maps");
 
-/* current tgid << 32 | tid in the recorder's namespace; false if not visible there */
-static __always_inline bool current_ids(__u64 *id)
+/*
+ * current tgid << 32 | tid in the recorder's namespace.  A task the
+ * recorder cannot see is pid 0 (as perf reports it: "swapper") when
+ * invisible_as_0, else left out (false): markers carry the application's
+ * data, which must not cross into another container's recording.
+ */
+static __always_inline bool current_ids(__u64 *id, bool invisible_as_0)
 {
 	struct bpf_pidns_info ns;
 
-	if (pidns_level && !bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
-		*id = (__u64)ns.tgid << 32 | ns.pid;
+	if (pidns_init) {           /* sees everything (idle too), numbered as is */
+		*id = bpf_get_current_pid_tgid();
 		return true;
 	}
-	*id = bpf_get_current_pid_tgid();
-	return pidns_level == 0;    /* the initial namespace sees everything (idle too) */
+	if (bpf_get_ns_current_pid_tgid(pidns_dev, pidns_ino, &ns, sizeof(ns))) {
+		*id = 0;
+		return invisible_as_0;
+	}
+	*id = (__u64)ns.tgid << 32 | ns.pid;
+	return true;
 }
 
 /* a task's thread-group id as the recorder's namespace numbers it (0: not visible) */
 static __always_inline __u32 task_tgid_ns(struct task_struct *t)
 {
-	struct pid *pid = BPF_CORE_READ(t, group_leader, thread_pid);
-	struct upid up = { 0 };
+	struct pid *pid;
+	__u32 level, i;
 
-	if (!pid || BPF_CORE_READ(pid, level) < pidns_level)
+	if (pidns_init)
+		return BPF_CORE_READ(t, tgid);
+	/* the number the task has in the namespace whose inode is ours */
+	pid = BPF_CORE_READ(t, group_leader, thread_pid);
+	if (!pid)
 		return 0;
-	if (bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[pidns_level & 31]))
-		return 0;
-	return up.nr;
+	level = BPF_CORE_READ(pid, level);
+	for (i = 0; i < 8; i++) {
+		struct upid up = { 0 };
+
+		if (i > level)
+			break;
+		if (bpf_probe_read_kernel(&up, sizeof(up), &pid->numbers[i]))
+			return 0;
+		if (up.ns && BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
+			return up.nr;
+	}
+	return 0;
 }
 
 static __always_inline bool wanted(__u32 tgid, __u32 uid)
@@ -153,7 +175,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	__u64 nk = 0, nu = 0, size, id;
 	long n;
 
-	if (!current_ids(&id))
+	if (!current_ids(&id, true))
 		return 0;
 	tgid = id >> 32;
 	if (!wanted(tgid, uid))
@@ -208,7 +230,7 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 	struct pm_marker *m;
 	__u64 n = size, id;
 
-	if (!current_ids(&id))
+	if (!current_ids(&id, false))
 		return 0;
 	tgid = id >> 32;
 	if (!wanted(tgid, uid))

@@ -557,32 +557,20 @@ static int attach_markers(struct collector *c, char *err, size_t errlen)
 
 /* --- life cycle ------------------------------------------------------------ */
 
-/* our pid namespace: its dev/ino, and its depth (entries of NSpid - 1) */
-static void own_pidns(uint64_t *dev, uint64_t *ino, uint32_t *level)
+#define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial pid namespace's fixed inode */
+
+/* our pid namespace (its dev/ino), and whether it is the initial one */
+static void own_pidns(uint64_t *dev, uint64_t *ino, bool *init)
 {
-	char line[256], *tok, *save = NULL;
 	struct stat sb;
-	unsigned n = 0;
-	FILE *f;
 
 	*dev = *ino = 0;
-	*level = 0;
+	*init = true;
 	if (!stat("/proc/self/ns/pid", &sb)) {
 		*dev = sb.st_dev;
 		*ino = sb.st_ino;
+		*init = sb.st_ino == PROC_PID_INIT_INO;
 	}
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		for (tok = strtok_r(line + 6, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save))
-			n++;
-		*level = n ? n - 1 : 0;
-		break;
-	}
-	fclose(f);
 }
 
 static bool same_key(const struct collector_key *a, const struct collector_key *b)
@@ -749,12 +737,12 @@ int collector__get(struct collector **out, const struct collector_key *key,
 	c->skel->rodata->want_callchain = key->callchain;
 	{
 		uint64_t dev, ino;
-		uint32_t level;
+		bool init;
 
-		own_pidns(&dev, &ino, &level);
+		own_pidns(&dev, &ino, &init);
 		c->skel->rodata->pidns_dev = dev;
 		c->skel->rodata->pidns_ino = ino;
-		c->skel->rodata->pidns_level = level;
+		c->skel->rodata->pidns_init = init;
 	}
 	rbsize = key->ringbuf_size ? key->ringbuf_size : DEFAULT_RINGBUF;
 	c->skel->rodata->wakeup_bytes = rbsize / 2;

@@ -458,7 +458,8 @@ static bool child_of_target(struct session *s, uint32_t pid)
 /* The session's exact share of what the union filter in BPF let through. */
 static bool record_wanted(struct session *s, uint32_t pid, uint32_t uid)
 {
-	if (s->o.uid_filter != (uint32_t)-1 && uid != s->o.uid_filter)
+	/* pid 0: idle, or a task outside our pid namespace; never a user's */
+	if (s->o.uid_filter != (uint32_t)-1 && (uid != s->o.uid_filter || !pid))
 		return false;
 	if (s->o.target == SESSION_TARGET_ALL)
 		return true;

@@ -408,8 +408,10 @@ owner=$(ct_sh 'stat -c %U /home/pmuser/traces/uf-000000.perf.data')
 ok "file sessions write into /home/pmuser/traces (as pmuser) and /srv/traces"
 # pids are the container's (the daemon's pid namespace), so perf inside names
 # the process and its functions
-grep -q '^ *markers-demo .*perfmark:printf' "$T/s1.txt" ||
+grep -q '^ *markers-demo .*perfmark:printf' "$T/s1.txt" || {
+	grep 'perfmark:printf' "$T/s1.txt" | head -5
 	fail "markers not attributed to markers-demo inside the container (pid namespace)"
+}
 grep -q 'parse_input\|render_frame' "$T/s1.txt" ||
 	fail "samples of markers-demo not symbolized inside the container (pid namespace)"
 ok "samples and markers carry the container's pids: comm and symbols resolve inside"

@@ -137,6 +137,7 @@ for path in sys.argv[1:]:
     if hsize != 16:
         end += off
     n = 0
+    bounds = []
     while off + 8 <= end:
         t, misc, size = struct.unpack_from('<IHH', d, off)
         if size < 8:
@@ -145,7 +146,12 @@ for path in sys.argv[1:]:
             print(path, off, size)
             n += 1
         off += size
+        bounds.append(off)
     assert n >= 3, (path, n)
+    # record boundaries of a stream: a stream cut exactly there cannot be
+    # told from a shorter complete one, so cuts are moved off them
+    if hsize == 16:
+        open(path + '.bounds', 'w').write(''.join('%d\n' % b for b in bounds))
 PY
 for f in zc zcp; do
 	size=$(stat -c %s "$T/$f.data")
@@ -156,6 +162,7 @@ for f in zc zcp; do
 		[ "$p" = "$T/$f.data" ] && offs="$offs $((off + 4)) $((off + sz / 2)) $((off + sz - 1))"
 	done < <(sed -n '1p;$p' <(grep "^$T/$f.data " "$T/comp.lst"))
 	for o in $offs; do
+		[ -f "$T/$f.data.bounds" ] && grep -qx "$o" "$T/$f.data.bounds" && o=$((o + 3))
 		head -c "$o" "$T/$f.data" >"$T/cut.data"
 		check_bad "$f cut at $o" "$T/cut.data"
 	done
