@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "recopts.h"
 #include "evspec.h"
 #include "proto.h"
 #include "session.h"
@@ -108,76 +109,30 @@ static bool find_in_path(const char *cmd)
 static int parse(struct record *r, int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", no_argument, NULL, 'g' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
+		RECOPTS_LONG,
 		{ "output", required_argument, NULL, 'o' },
-		{ "compress", optional_argument, NULL, 'z' },
-		{ "no-markers", no_argument, NULL, 'M' },
 		{ "duration", required_argument, NULL, 'D' },
 		{ "ringbuf", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	struct recopts ro;
 	char err[256] = "";
-	bool have_freq = false, have_period = false, have_a = false;
-	int c, n;
+	int c, t;
 
-	r->so.markers = true;
-	r->so.freq = 4000;
-	r->so.uid_filter = (uint32_t)-1;
+	recopts_init(&ro);
 	r->output = "perf.data";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+e:F:c:gap:o:z::vh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+" RECOPTS_SHORT "o:vh", opts, NULL)) != -1) {
+		t = recopts_take(&ro, c, optarg);
+		if (t < 0)
+			return 1;
+		if (t)
+			continue;
 		switch (c) {
-		case 'e':
-			n = evspec_parse(optarg, r->so.events, EVSPEC_MAX, err, sizeof(err));
-			if (n < 0)
-				return pm_err("%s", err);
-			r->so.nr_events = n;
-			break;
-		case 'F':
-			if (evspec_parse_freq(optarg, &r->so.freq, err, sizeof(err)))
-				return pm_err("%s", err);
-			have_freq = true;
-			break;
-		case 'c':
-			if (evspec_parse_period(optarg, &r->so.period, err, sizeof(err)))
-				return pm_err("%s", err);
-			have_period = true;
-			break;
-		case 'g':
-			r->so.callchain = true;
-			break;
-		case 'a':
-			have_a = true;
-			break;
-		case 'p':
-			n = evspec_parse_pids(optarg, r->so.pids, SESSION_MAX_PIDS, err, sizeof(err));
-			if (n < 0)
-				return pm_err("%s", err);
-			r->so.nr_pids = n;
-			break;
 		case 'o':
 			r->output = optarg;
-			break;
-		case 'z':
-			r->so.zstd_level = 1;
-			if (optarg) {
-				char *end;
-				long l = strtol(optarg, &end, 10);
-
-				if (*end || l < 1 || l > 22)
-					return pm_err("bad compression level '%s' (1-22)", optarg);
-				r->so.zstd_level = l;
-			}
-			break;
-		case 'M':
-			r->so.markers = false;
 			break;
 		case 'D': {
 			char *end;
@@ -194,7 +149,7 @@ static int parse(struct record *r, int argc, char **argv)
 				return pm_err("%s", err);
 			if (sz < 4096 || (sz & (sz - 1)))
 				return pm_err("ring buffer size must be a power of two >= 4096");
-			r->so.ringbuf_size = sz;
+			ro.so.ringbuf_size = sz;
 			break;
 		}
 		case 'v':
@@ -208,11 +163,12 @@ static int parse(struct record *r, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (have_freq && have_period)
-		return pm_err("-F and -c cannot be used together");
+	if (recopts_check(&ro))
+		return 1;
+	r->so = ro.so;
 	r->cmd = argv + optind;
 	r->cmd_argc = argc - optind;
-	if ((have_a ? 1 : 0) + (r->so.nr_pids ? 1 : 0) + (r->cmd_argc ? 1 : 0) > 1)
+	if ((ro.have_a ? 1 : 0) + (r->so.nr_pids ? 1 : 0) + (r->cmd_argc ? 1 : 0) > 1)
 		return pm_err("give only one of -a, -p PID and -- CMD");
 	if (r->so.nr_pids || r->cmd_argc)
 		r->so.target = SESSION_TARGET_PIDS;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "recopts.h"
 #include "evspec.h"
 #include "proto.h"
 
@@ -134,14 +135,7 @@ static void create_usage(void)
 static int do_create(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "event", required_argument, NULL, 'e' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "count", required_argument, NULL, 'c' },
-		{ "call-graph", no_argument, NULL, 'g' },
-		{ "all-cpus", no_argument, NULL, 'a' },
-		{ "pid", required_argument, NULL, 'p' },
-		{ "compress", optional_argument, NULL, 'z' },
-		{ "no-markers", no_argument, NULL, 'M' },
+		RECOPTS_LONG,
 		{ "ring", required_argument, NULL, 'R' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "rotate", required_argument, NULL, 'r' },
@@ -149,10 +143,9 @@ static int do_create(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
-	struct evspec evs[EVSPEC_MAX];
-	int pids[64], nev = 0, npids = 0, zstd = 0, c, n, sock, dfd = -1;
-	uint64_t freq = 0, period = 0, ring = 0, rsize = 0, rsecs = 0, keep = 0;
-	bool g = false, a = false, nomark = false;
+	struct recopts ro;
+	int c, n, t, sock, dfd = -1;
+	uint64_t ring = 0, rsize = 0, rsecs = 0, keep = 0;
 	const char *name, *out = NULL;
 	char err[256], dir[PATH_MAX];
 	struct json_object *def, *req, *rep, *arr;
@@ -164,49 +157,17 @@ static int do_create(int argc, char **argv)
 	name = argv[1];
 	if (!name_ok(name))
 		return 1;
+	recopts_init(&ro);
 	optind = 1;
 	argc--;
 	argv++;
-	while ((c = getopt_long(argc, argv, "e:F:c:gap:z::o:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, RECOPTS_SHORT "o:h", opts, NULL)) != -1) {
+		t = recopts_take(&ro, c, optarg);
+		if (t < 0)
+			return 1;
+		if (t)
+			continue;
 		switch (c) {
-		case 'e':
-			nev = evspec_parse(optarg, evs, EVSPEC_MAX, err, sizeof(err));
-			if (nev < 0)
-				return pm_err("%s", err);
-			break;
-		case 'F':
-			if (evspec_parse_freq(optarg, &freq, err, sizeof(err)))
-				return pm_err("%s", err);
-			break;
-		case 'c':
-			if (evspec_parse_period(optarg, &period, err, sizeof(err)))
-				return pm_err("%s", err);
-			break;
-		case 'g':
-			g = true;
-			break;
-		case 'a':
-			a = true;
-			break;
-		case 'p':
-			npids = evspec_parse_pids(optarg, pids, 64, err, sizeof(err));
-			if (npids < 0)
-				return pm_err("%s", err);
-			break;
-		case 'z':
-			zstd = 1;
-			if (optarg) {
-				char *end;
-				long l = strtol(optarg, &end, 10);
-
-				if (*end || l < 1 || l > 22)
-					return pm_err("bad compression level '%s' (1-22)", optarg);
-				zstd = (int)l;
-			}
-			break;
-		case 'M':
-			nomark = true;
-			break;
 		case 'R':
 			if (evspec_parse_size(optarg, &ring, err, sizeof(err)))
 				return pm_err("%s", err);
@@ -238,9 +199,9 @@ static int do_create(int argc, char **argv)
 	}
 	if (optind < argc)
 		return pm_err("unexpected argument '%s' (sessions take -a or -p, not a command)", argv[optind]);
-	if (freq && period)
-		return pm_err("-F and -c cannot be used together");
-	if (a && npids)
+	if (recopts_check(&ro))
+		return 1;
+	if (ro.have_a && ro.so.nr_pids)
 		return pm_err("give only one of -a and -p PID");
 	if (ring && out)
 		return pm_err("give only one of --ring and --output");
@@ -257,21 +218,21 @@ static int do_create(int argc, char **argv)
 	}
 	def = json_object_new_object();
 	arr = json_object_new_array();
-	for (n = 0; n < nev; n++)
-		json_object_array_add(arr, json_object_new_string(evs[n].name));
+	for (n = 0; n < (int)ro.so.nr_events; n++)
+		json_object_array_add(arr, json_object_new_string(ro.so.events[n].name));
 	json_object_object_add(def, "events", arr);
-	if (period)
-		json_object_object_add(def, "period", json_object_new_int64((int64_t)period));
+	if (ro.so.period)
+		json_object_object_add(def, "period", json_object_new_int64((int64_t)ro.so.period));
 	else
-		json_object_object_add(def, "freq", json_object_new_int64((int64_t)(freq ? freq : 4000)));
-	json_object_object_add(def, "callchain", json_object_new_boolean(g));
-	json_object_object_add(def, "markers", json_object_new_boolean(!nomark));
-	json_object_object_add(def, "zstd", json_object_new_int(zstd));
-	json_object_object_add(def, "target", json_object_new_string(npids ? "pids" : "all"));
-	if (npids) {
+		json_object_object_add(def, "freq", json_object_new_int64((int64_t)ro.so.freq));
+	json_object_object_add(def, "callchain", json_object_new_boolean(ro.so.callchain));
+	json_object_object_add(def, "markers", json_object_new_boolean(ro.so.markers));
+	json_object_object_add(def, "zstd", json_object_new_int(ro.so.zstd_level));
+	json_object_object_add(def, "target", json_object_new_string(ro.so.nr_pids ? "pids" : "all"));
+	if (ro.so.nr_pids) {
 		arr = json_object_new_array();
-		for (n = 0; n < npids; n++)
-			json_object_array_add(arr, json_object_new_int(pids[n]));
+		for (n = 0; n < (int)ro.so.nr_pids; n++)
+			json_object_array_add(arr, json_object_new_int(ro.so.pids[n]));
 		json_object_object_add(def, "pids", arr);
 	}
 	if (out) {
