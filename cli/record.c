@@ -91,10 +91,11 @@ static bool find_in_path(const char *cmd)
 		end = strchr(p, ':');
 		if (!end)
 			end = p + strlen(p);
-		snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p[0] == ':' || end == p ? "." : p,
-			 cmd);
+		/* an empty PATH entry means the current directory */
 		if (end == p)
 			snprintf(buf, sizeof(buf), "./%s", cmd);
+		else
+			snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, cmd);
 		if (access(buf, X_OK) == 0) {
 			struct stat sb;
 

@@ -295,9 +295,10 @@ static unsigned long max_sample_rate(void)
 	return v;
 }
 
-static void sampling_attr(const struct collector *c, const struct evspec *e,
-			  struct perf_event_attr *a)
+void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a)
 {
+	const struct evspec *e = &c->ev[idx];
+
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
 	a->type = e->type;
@@ -318,7 +319,7 @@ static int open_sampling(struct collector *c, size_t idx, int ncpus, char *err, 
 	LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = idx);
 	int cpu, fd, opened = 0, e = 0;
 
-	sampling_attr(c, &c->ev[idx], &a);
+	collector__sampling_attr(c, idx, &a);
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		struct bpf_link *l;
 

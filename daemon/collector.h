@@ -75,6 +75,8 @@ void collector__consume(struct collector *c);
 /* drops counted in BPF since the collector was loaded */
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
+/* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
+void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);
 int collector__fds(const struct collector *c, int *fds, size_t max);
 size_t collector__marker_libs(const struct collector *c, const char **paths, size_t max);
 int collector__unpin(const char *dir);

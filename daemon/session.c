@@ -529,21 +529,6 @@ static int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t ti
 
 /* --- life cycle ------------------------------------------------------------ */
 
-static void sampling_attr(const struct session *s, const struct evspec *e,
-			  struct perf_event_attr *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = e->type;
-	a->config = e->config;
-	if (s->o.period) {
-		a->sample_period = s->o.period;
-	} else {
-		a->freq = 1;
-		a->sample_freq = s->o.freq ? s->o.freq : 4000;
-	}
-}
-
 static void collector_key(const struct session_opts *o, struct collector_key *k)
 {
 	memset(k, 0, sizeof(*k));
@@ -711,7 +696,8 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 		struct perf_event_attr *a = &evs[n].attr;
 
 		memset(&evs[n], 0, sizeof(evs[n]));
-		sampling_attr(s, &s->ev[i], a);
+		collector__sampling_attr(s->c, i, a);
+		a->disabled = 0;
 		a->sample_type = s->sample_type;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
