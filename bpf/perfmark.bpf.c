@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
 /*
  * perfmark's BPF side: one perf_event program for CPU samples, one uprobe
- * program for markers fired in libperfmark's probe site, and two task
- * tracepoints that keep the target set in step with fork/exit.  Everything
+ * program for markers fired in libperfmark's probe site, and three task
+ * tracepoints that keep the target set in step with fork, exec and exit.  Everything
  * goes into one ringbuf; nothing wakes the consumer per record (it drains on
  * a timer) unless the ring is filling up.
  */
@@ -11,11 +11,15 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "perfmark_wire.h"
+#include "unwind_wire.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 /* settings, fixed between open and load */
 const volatile __u32 want_callchain = 0;
+const volatile __u32 ustack_mode = PM_US_FP;    /* user part of call chains */
+const volatile __u32 ustack_size = 0;           /* dwarf: stack bytes per sample */
+const volatile __u32 big_size = 8;              /* dwarf: uw_big's value size */
 /*
  * The recorder's pid namespace: pids are reported as the recorder sees
  * them (perfmarkd in a container sees its container's pids, as the
@@ -29,6 +33,11 @@ const volatile __u64 wakeup_bytes = 1 << 20;   /* force a wakeup past this fill 
 /* drop counters, read by user space from .bss */
 __u64 lost_samples = 0;
 __u64 lost_markers = 0;
+/*
+ * The collector's token in fast-lane areas, kept here so that a daemon that
+ * adopts pinned programs is the same consumer of the areas (user space only).
+ */
+__u64 fl_token = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -79,6 +88,38 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/*
+ * Markers are assembled in one of four scratch slots per CPU, taken with a
+ * compare-and-swap on a per-CPU bitmap: a uprobe program runs with only
+ * migration disabled, so another task that traps on this CPU while one is
+ * halfway through would otherwise overwrite its marker (a marker lost and
+ * another written twice, and nothing counted).  No free slot: counted lost.
+ */
+#define PM_MARKER_SLOTS 4
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PM_MARKER_SLOTS);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} mscratch SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} mbusy SEC(".maps");
+
+/* user stacks: bpf/unwind.bpf.c */
+extern struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 8);
+} uw_big SEC(".maps");
+extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out);
+extern int pm_copy_user(struct bpf_perf_event_data *ctx, __u32 nframes);
+
 /* perf buffers of the sideband (dummy) events, filled by libbpf */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -108,16 +149,11 @@ static __always_inline bool current_ids(__u64 *id, bool invisible_as_0)
 	return true;
 }
 
-/* a task's thread-group id as the recorder's namespace numbers it (0: not visible) */
-static __always_inline __u32 task_tgid_ns(struct task_struct *t)
+/* the number a struct pid has in the recorder's namespace (0: not visible there) */
+static __always_inline __u32 pid_nr_ns(struct pid *pid)
 {
-	struct pid *pid;
 	__u32 level, i;
 
-	if (pidns_init)
-		return BPF_CORE_READ(t, tgid);
-	/* the number the task has in the namespace whose inode is ours */
-	pid = BPF_CORE_READ(t, group_leader, thread_pid);
 	if (!pid)
 		return 0;
 	level = BPF_CORE_READ(pid, level);
@@ -132,6 +168,39 @@ static __always_inline __u32 task_tgid_ns(struct task_struct *t)
 			return up.nr;
 	}
 	return 0;
+}
+
+/* a task's thread-group id as the recorder's namespace numbers it (0: not visible) */
+static __always_inline __u32 task_tgid_ns(struct task_struct *t)
+{
+	if (pidns_init)
+		return BPF_CORE_READ(t, tgid);
+	return pid_nr_ns(BPF_CORE_READ(t, group_leader, thread_pid));
+}
+
+/*
+ * RULE (issue 8 case 4): a task's records belong to a uid only when perf
+ * would let that uid attach to the task: real, effective and saved uid all
+ * that uid, and the mm dumpable by its user (SUID_DUMP_USER, the two low
+ * bits of mm->flags; the kernel clears them on a setuid exec).  Anything
+ * else is PM_UID_PRIVILEGED, which no member's uid filter matches.  The
+ * real uid alone (bpf_get_current_uid_gid) let a member record the
+ * setuid-root programs they start, secrets included.
+ */
+static __always_inline __u32 task_owner_uid(void)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	const struct cred *c = BPF_CORE_READ(t, real_cred);
+	struct mm_struct *mm = BPF_CORE_READ(t, mm);
+	__u32 uid = BPF_CORE_READ(c, uid.val);
+	unsigned long mmflags = 0;
+
+	if (BPF_CORE_READ(c, euid.val) != uid || BPF_CORE_READ(c, suid.val) != uid)
+		return PM_UID_PRIVILEGED;
+	/* mm->flags: an unsigned long, or (6.18) a bitmap whose first word it is */
+	if (mm && (bpf_core_read(&mmflags, sizeof(mmflags), &mm->flags) || (mmflags & 3) != 1))
+		return PM_UID_PRIVILEGED;
+	return uid;
 }
 
 static __always_inline bool wanted(__u32 tgid, __u32 uid)
@@ -170,9 +239,9 @@ static __always_inline __u64 rb_flags(__u64 now)
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	__u32 tgid, zero = 0, uid = (__u32)bpf_get_current_uid_gid();
+	__u32 tgid, zero = 0, uid = task_owner_uid();
 	struct pm_sample *s;
-	__u64 nk = 0, nu = 0, size, id;
+	__u64 nk = 0, nu = 0, extra = 0, size, id;
 	long n;
 
 	if (!current_ids(&id, true))
@@ -180,7 +249,13 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	tgid = id >> 32;
 	if (!wanted(tgid, uid))
 		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (ustack_mode != PM_US_FP) {     /* room for a stack copy: one per CPU */
+		__u32 cpu = bpf_get_smp_processor_id();
+
+		s = bpf_map_lookup_elem(&uw_big, &cpu);
+	} else {
+		s = bpf_map_lookup_elem(&scratch, &zero);
+	}
 	if (!s)
 		return 0;
 
@@ -195,6 +270,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->period = ctx->sample_period;
 	s->event = (__u32)bpf_get_attach_cookie(ctx);
 	s->uid = uid;
+	s->flags = 0;
 
 	if (want_callchain) {
 		n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
@@ -202,17 +278,34 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			nk = (__u64)n / sizeof(__u64);
 		if (nk > PM_MAX_STACK)
 			nk = PM_MAX_STACK;
-		n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
-				  BPF_F_USER_STACK);
+		if (ustack_mode == PM_US_EHFRAME) {
+			n = pm_unwind_user(ctx, tgid, (struct pm_uframes *)&s->stack[nk]);
+			/*
+			 * No tables for this process yet: copy its stack for user space
+			 * to walk, while the ring has room for copies (a quarter of it
+			 * filled); else its frame pointers, as fp mode.
+			 */
+			if (n < 0 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > wakeup_bytes / 2)
+				n = -2;
+		}
+		if (ustack_mode == PM_US_DWARF || (ustack_mode == PM_US_EHFRAME && n == -1)) {
+			extra = pm_copy_user(ctx, nk);
+			s->flags = extra ? PM_SF_UREGS : 0;
+			n = 0;
+		} else if (ustack_mode == PM_US_FP || n == -2) {
+			n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
+					  BPF_F_USER_STACK);
+			n = n > 0 ? n / sizeof(__u64) : 0;
+		}
 		if (n > 0)
-			nu = (__u64)n / sizeof(__u64);
+			nu = n;
 		if (nu > PM_MAX_STACK)
 			nu = PM_MAX_STACK;
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
-	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
-	if (size > sizeof(struct scratch))
+	size = sizeof(*s) + (nk + nu) * sizeof(__u64) + extra;
+	if (size > (ustack_mode != PM_US_FP ? big_size : sizeof(struct scratch)))
 		return 0;
 	if (bpf_ringbuf_output(&rb, s, size, rb_flags(s->time)))
 		__sync_fetch_and_add(&lost_samples, 1);
@@ -220,24 +313,16 @@ int on_sample(struct bpf_perf_event_data *ctx)
 }
 
 /*
- * libperfmark's probe site: perfmark__probe(u32 type, const void *data,
- * u32 size), entered on its 5-byte nop.  Attached by library path, pid -1.
+ * A marker from libperfmark's trap lane: copy it into the ring.  ip is where
+ * the marker was emitted from (the trap site passes its caller), or the
+ * probe site itself for libraries that do not pass one.
  */
-SEC("uprobe")
-int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
+static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void *data, __u32 size,
+				     __u64 ip, __u32 tgid, __u32 tid, __u32 uid)
 {
-	__u32 tgid, one = 1, flags = 0, uid = (__u32)bpf_get_current_uid_gid();
-	struct pm_marker *m;
-	__u64 n = size, id;
+	__u32 flags = 0;
+	__u64 n = size;
 
-	if (!current_ids(&id, false))
-		return 0;
-	tgid = id >> 32;
-	if (!wanted(tgid, uid))
-		return 0;
-	m = bpf_map_lookup_elem(&scratch, &one);
-	if (!m)
-		return 0;
 	if (n > PM_MAX_PAYLOAD)
 		flags |= PM_F_TRUNCATED;
 	/* keep the bound visible to the verifier on the 64-bit register */
@@ -253,18 +338,100 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 	m->rec_type = PM_REC_MARKER;
 	m->cpu = bpf_get_smp_processor_id();
 	m->pid = tgid;
-	m->tid = (__u32)id;
+	m->tid = tid;
 	m->time = bpf_ktime_get_ns();
 	m->type = type;
 	m->size = n;
 	m->orig_size = size;
 	m->flags = flags;
-	m->ip = PT_REGS_IP(ctx);
+	m->ip = ip;
 	m->uid = uid;
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;
 	if (bpf_ringbuf_output(&rb, m, sizeof(*m) + n, rb_flags(m->time)))
+		__sync_fetch_and_add(&lost_markers, 1);
+	return 0;
+}
+
+static __always_inline int marker(__u32 type, const void *data, __u32 size, __u64 ip)
+{
+	__u32 tgid, zero = 0, slot = PM_MARKER_SLOTS, uid = task_owner_uid(), *busy;
+	struct pm_marker *m;
+	__u64 id;
+
+	if (!current_ids(&id, false))
+		return 0;
+	tgid = id >> 32;
+	if (!wanted(tgid, uid))
+		return 0;
+	busy = bpf_map_lookup_elem(&mbusy, &zero);
+	if (!busy)
+		return 0;
+	for (__u32 i = 0; i < PM_MARKER_SLOTS; i++) {
+		__u32 old = *(volatile __u32 *)busy;
+
+		if (old & (1u << i))
+			continue;
+		if (__sync_val_compare_and_swap(busy, old, old | (1u << i)) == old) {
+			slot = i;
+			break;
+		}
+	}
+	if (slot >= PM_MARKER_SLOTS) {
+		__sync_fetch_and_add(&lost_markers, 1);
+		return 0;
+	}
+	m = bpf_map_lookup_elem(&mscratch, &slot);
+	if (m)
+		marker_in(m, type, data, size, ip, tgid, (__u32)id, uid);
+	__sync_fetch_and_and(busy, ~(1u << slot));
+	return 0;
+}
+
+/* perfmark:trap (type, data, size, caller), attached by file, pid -1 */
+SEC("uprobe")
+int BPF_KPROBE(on_trap, __u32 type, const void *data, __u32 size, __u64 ip)
+{
+	return marker(type, data, size, ip);
+}
+
+/* perfmark:uevent of a libperfmark without the trap site: (type, data, size) */
+SEC("uprobe")
+int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
+{
+	return marker(type, data, size, PT_REGS_IP(ctx));
+}
+
+/*
+ * perfmark:registerK (struct pm_fl_reg *): a process offers its fast-lane
+ * area; this recorder holds site K (the attach cookie).  The recorder is
+ * woken at once to join it: until every site holder has, the process's
+ * markers take the trap lane.  Sent for every process, wanted or not: the
+ * process waits for every site holder, and one that records nothing of it
+ * joins without reading.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_register, const struct pm_fl_reg *reg)
+{
+	/* the uid every fast-lane marker of this area is recorded under: task_owner_uid's */
+	__u32 uid = task_owner_uid();
+	struct pm_fastreg r = { 0 };
+	__u64 id;
+
+	if (!current_ids(&id, false))
+		return 0;
+	if (bpf_probe_read_user(&r.reg, sizeof(r.reg), reg))
+		return 0;
+	r.rec_type = PM_REC_FASTREG;
+	r.cpu = bpf_get_smp_processor_id();
+	r.pid = id >> 32;
+	r.tid = (__u32)id;
+	r.time = bpf_ktime_get_ns();
+	r.uid = uid;
+	r.site = (__u16)bpf_get_attach_cookie(ctx);
+	r.wanted = wanted(r.pid, uid);
+	if (bpf_ringbuf_output(&rb, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
 		__sync_fetch_and_add(&lost_markers, 1);
 	return 0;
 }
@@ -308,3 +475,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }
+
+/* the gap sideband: what starts, runs and ends while no daemon reads */
+#include "sideband.bpf.c"

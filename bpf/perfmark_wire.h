@@ -9,15 +9,26 @@
 
 #define PM_MAX_STACK      127          /* frames per kernel or user chain */
 #define PM_MAX_PAYLOAD    4096         /* marker payload bytes kept      */
-#define PM_MAX_EVENTS     8            /* sampling events per session    */
 
 /* every ringbuf record starts with this tag */
 enum pm_rec_type {
 	PM_REC_SAMPLE = 1,
 	PM_REC_MARKER = 2,
+	PM_REC_FASTREG = 3,   /* a process offers its fast-lane area (struct pm_fastreg) */
+	PM_REC_TASK = 4,      /* exec, comm, fork, exit (struct pm_task): gap sideband */
+	PM_REC_MMAP = 5,      /* an executable file mapped (struct pm_mmap): gap sideband */
 };
 
-/* marker flags, also written to perf.data (see daemon/uevent.h) */
+/*
+ * The uid a sample or marker is recorded under (pm_sample.uid, pm_marker.uid)
+ * when the task is not plainly one user's: its real, effective and saved
+ * uids differ (a setuid program, a daemon between setresuid calls) or its mm
+ * is not dumpable by that user (setuid exec, prctl(PR_SET_DUMPABLE, 0)).
+ * No session with a uid filter ever matches it: only root's see such tasks.
+ */
+#define PM_UID_PRIVILEGED 0xfffffffeu
+
+/* marker flags, also written to perf.data (see lib/order/uevent.h) */
 #define PM_F_TRUNCATED 0x1
 #define PM_F_FAULT     0x2
 
@@ -34,9 +45,12 @@ struct pm_sample {
 	__u32 nr_ustack;    /* frames in stack[nr_kstack .. +nr_ustack) */
 	__u32 user_mode;    /* ip is a user-space address */
 	__u32 uid;
-	__u32 pad;
-	__u64 stack[];      /* kernel frames then user frames */
+	__u32 flags;        /* PM_SF_* */
+	__u64 stack[];      /* kernel frames then user frames (then struct pm_uregs) */
 };
+
+/* pm_sample flags */
+#define PM_SF_UREGS 0x1     /* user registers and stack follow (bpf/unwind_wire.h) */
 
 struct pm_marker {
 	__u32 rec_type;     /* PM_REC_MARKER */
@@ -55,6 +69,34 @@ struct pm_marker {
 };
 
 /*
+ * libperfmark's registration of a fast-lane area: the argument of its
+ * perfmark:register probe (layout of the area: lib/perfmark/fastlane_wire.h).
+ */
+#define PM_FL_REG_AREA 1
+struct pm_fl_reg {
+	__u32 kind;         /* PM_FL_REG_AREA */
+	__u32 version;      /* PM_FL_VERSION */
+	__u64 area;         /* address of the area in the process */
+	__u64 size;         /* its bytes (the memfd's size) */
+	__u64 nonce;        /* equal to the area header's */
+	__u32 local_pid;    /* getpid() in the process's own pid namespace */
+	__u32 local_tid;
+};
+
+/* what the register program puts in the ring: who registered, and what */
+struct pm_fastreg {
+	__u32 rec_type;     /* PM_REC_FASTREG */
+	__u32 cpu;
+	__u32 pid;          /* tgid, in the recorder's namespace */
+	__u32 tid;
+	__u64 time;
+	__u32 uid;
+	__u16 site;         /* the register site this recorder holds (its consumer word) */
+	__u16 wanted;       /* some session records this process: read it, else join only */
+	struct pm_fl_reg reg;
+};
+
+/*
  * Several sessions can share one set of programs (a collector).  The BPF
  * filter is the union of what they want; user space then gives each
  * session exactly its own share.  A record passes when
@@ -66,6 +108,49 @@ struct pm_marker {
 struct pm_cfg {
 	__u32 all;          /* sessions that want every process of every uid */
 	__u32 nr_uids;      /* entries in `uids` (its lookup is skipped when 0) */
+	__u32 gap;          /* pinned: write the gap sideband (pm_task, pm_mmap) */
+	__u32 pad;
+};
+
+/*
+ * The gap sideband (bpf/sideband.bpf.c).  The kernel's COMM/MMAP2/FORK/EXIT
+ * records reach a recorder through perf buffers that die with it; while a
+ * pinned collection runs with no daemon, these records in the pinned ring
+ * say what started, ran and exited meanwhile.  A daemon uses those older
+ * than its own perf buffers (collector__sideband_since) and drops the rest.
+ */
+#define PM_MAX_PATH 512            /* bytes of a mapped file's path kept */
+
+enum pm_task_kind {
+	PM_TASK_EXEC = 1,   /* comm after an exec */
+	PM_TASK_COMM = 2,   /* prctl(PR_SET_NAME), /proc/PID/comm */
+	PM_TASK_FORK = 3,   /* a new process or thread */
+	PM_TASK_EXIT = 4,   /* a thread ends */
+};
+
+struct pm_task {
+	__u32 rec_type;     /* PM_REC_TASK */
+	__u32 kind;         /* PM_TASK_* */
+	__u32 pid, tid;     /* the task; FORK: the new one */
+	__u32 ppid, ptid;   /* FORK: the parent; EXIT: the parent process */
+	__u64 time;
+	__u32 cpu;
+	__u32 uid;          /* as pm_sample.uid */
+	char comm[16];
+};
+
+struct pm_mmap {
+	__u32 rec_type;     /* PM_REC_MMAP */
+	__u32 cpu;
+	__u32 pid, tid;
+	__u64 time;
+	__u64 start, len, pgoff;   /* pgoff in bytes */
+	__u32 maj, min;
+	__u64 ino, ino_generation;
+	__u32 prot, flags;
+	__u32 uid;
+	__u32 path_len;     /* bytes in path[], the NUL included */
+	char path[];        /* at most PM_MAX_PATH */
 };
 
 #endif

@@ -39,19 +39,37 @@
  * reserved for perfmark, types from PERFMARK_TYPE_APP_FIRST (65536) up
  * belong to applications.
  *
- * Cost and safety: when no session is tracing, every call is a load and a
- * branch on a semaphore and returns 0 at once; perf_printf does not format
- * and no argument is read.  When traced, a call is one uprobe hit (a 5-byte
- * nop the kernel turns into a call, a few hundred nanoseconds).  All calls
- * are safe from any thread and after fork() (a fork handler repairs the
- * optimised probe site in the child, whose kernel-made trampoline is not
- * inherited on Linux 6.18).
+ * Cost and safety: when no session is tracing, every call is two loads and
+ * a branch on the USDT semaphores and returns 0 at once; perf_printf does not
+ * format and no argument is read.  When traced, a marker is written into a
+ * ring of the calling thread, in memory that the recorder maps too (the fast
+ * lane): no trap, no system call, some tens of nanoseconds (bench/).  The
+ * first markers of a process, until the recorder has joined its rings, and
+ * those a full ring cannot take, take the trap lane instead: a uprobe, about
+ * a microsecond.  A full trap lane drops and counts; nothing ever waits for
+ * the recorder.  A payload is copied only where that cannot fault: an
+ * unmapped pointer is recorded as a marker flagged "fault", without data.
  *
- * How it works: every call ends in one probe site in libperfmark.so, also
- * published as the USDT probe perfmark:uevent (arguments: type, data, size)
- * with the semaphore perfmark_uevent_semaphore, so bpftrace and other USDT
- * tools can attach to it as well.  The tracer attaches to the library by
- * path, which covers every process that maps it.
+ * All calls are safe from any thread, in signal handlers, and in any child:
+ * fork(), vfork(), posix_spawn(), a raw clone() or _Fork() child, a thread
+ * made by clone() alone, a process with PR_SET_MDWE.  A child gets rings of
+ * its own on its first marker (a thread made by clone() without CLONE_SETTLS
+ * shares its creator's, and a vfork() child's markers are recorded as its
+ * parent thread's once that thread has marked: they share one thread state).
+ * No probe site is one the kernel turns into a call into a trampoline page,
+ * which children made without fork()'s atfork handlers lack.
+ *
+ * How it works: a process offers its rings (one sealed memfd, a ring per
+ * thread) to the recorders through one call of its register probes; every
+ * recorder with the fast lane holds one of three register sites, and the
+ * rings take markers once each of them has joined.  Every call also fires
+ * the USDT probe perfmark:uevent (arguments: type, data, size, semaphore
+ * perfmark_uevent_semaphore) while a USDT tool such as bpftrace holds it.
+ * Recorders find perfmark by these notes in any executable or library.
+ *
+ * Environment (read once, at load): PERFMARK_RING_KIB, the ring of each
+ * thread (default 1024, 16 to 262144); PERFMARK_RING_SLOTS, rings before
+ * threads share one (default 64); PERFMARK_FASTLANE=0, the trap lane only.
  */
 #ifndef PERFMARK_H
 #define PERFMARK_H
@@ -69,7 +87,6 @@ extern "C" {
 /* Largest payload recorded; larger ones are truncated and flagged. */
 #define PERFMARK_MAX_PAYLOAD 4096
 
-#ifndef PERFMARK_UEVENT_H   /* the tracer's internal header has the same enum */
 enum perfmark_type {
 	PERFMARK_TYPE_STRING = 0,
 	PERFMARK_TYPE_RANGE_BEGIN = 1,
@@ -78,7 +95,6 @@ enum perfmark_type {
 	PERFMARK_TYPE_JIT_CODE = 4,
 	PERFMARK_TYPE_APP_FIRST = 65536,
 };
-#endif
 
 #if defined(__GNUC__)
 # define PERFMARK__PRINTF(a, b) __attribute__((format(printf, a, b)))

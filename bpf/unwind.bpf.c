@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * User stacks for the sample program (bpf/perfmark.bpf.c), linked into the
+ * same object (bpftool gen object):
+ *
+ *   pm_unwind_user()  --call-graph ehframe: walk the user stack with the
+ *                     tables user space built from each ELF's .eh_frame
+ *                     (bpf/unwind_wire.h), one frame per bpf_loop() step,
+ *                     falling back to the frame pointer where no table
+ *                     covers an address;
+ *   pm_copy_user()    --call-graph dwarf: the user registers and a copy of
+ *                     the user stack, as perf's REGS_USER/STACK_USER carry.
+ *
+ * Both are global functions: the verifier checks them once, on their own.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_endian.h>
+#include "perfmark_wire.h"
+#include "unwind_wire.h"
+
+/* from perfmark.bpf.c */
+extern const volatile __u32 ustack_size;
+
+/* pools of table rows, any size (BPF_F_INNER_MAP), written by user space */
+struct uw_rows {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pm_uw_row);
+} uw_rows_proto SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, PM_UW_MAX_POOLS);
+	__type(key, __u32);
+	__array(values, struct uw_rows);
+} uw_pools SEC(".maps");
+
+/* (pid, address) -> the executable mapping holding it */
+struct {
+	__uint(type, BPF_MAP_TYPE_LPM_TRIE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 1 << 16);   /* resized before load */
+	__type(key, struct pm_uw_map_key);
+	__type(value, struct pm_uw_map);
+} uw_maps SEC(".maps");
+
+/* processes whose mappings user space has installed in uw_maps */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1 << 16);
+	__type(key, __u32);
+	__type(value, __u8);
+} uw_pids SEC(".maps");
+
+/*
+ * The dwarf-mode sample being assembled (ehframe: a process with no tables
+ * yet, whose stack user space walks once they are in), one per CPU, indexed
+ * by CPU number: a per-CPU array's value is limited to 32 KiB, a stack copy
+ * may be 64.  Sizes set before load: one entry per possible CPU; pm_sample,
+ * PM_MAX_STACK frames, pm_uregs, ustack_size and a page.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 8);
+} uw_big SEC(".maps");
+
+/* how user stacks ended, and how frames were found (read by user space) */
+__u64 uw_ends[PM_UW_END_NR] = {};
+__u64 uw_frames_cfi = 0;
+__u64 uw_frames_fp = 0;
+
+struct uw_state {
+	__u64 pc, sp, bp;
+	__u64 uregs[PM_UREGS_NR];  /* the sampled frame's registers (perf order) */
+	__u32 pid;
+	__u32 n;               /* frames written */
+	__u32 end;             /* PM_UW_END_* + 1 once ended */
+	__u32 exact;           /* pc is not a return address */
+	__u64 cfi, fp;         /* frames found each way */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_state);
+} uw_state SEC(".maps");
+
+struct uw_loop {
+	struct uw_state *st;
+	struct pm_uframes *out;
+};
+
+#define STACK_SPAN (8ull << 20)   /* a frame pointer further than this from sp is junk */
+
+static __always_inline long uw_stop(struct uw_state *st, __u32 why)
+{
+	st->end = why + 1;
+	return 1;
+}
+
+/* one frame by the frame-pointer convention: [bp] = caller's bp, [bp+8] = return */
+static __always_inline long fp_step(struct uw_state *st)
+{
+	__u64 fr[2];
+
+	if (!st->bp)
+		return uw_stop(st, PM_UW_END_OK);
+	if (st->bp < st->sp || st->bp - st->sp > STACK_SPAN || (st->bp & 7))
+		return uw_stop(st, PM_UW_END_NO_TABLE);
+	if (bpf_probe_read_user(fr, sizeof(fr), (void *)st->bp))
+		return uw_stop(st, PM_UW_END_READ);
+	st->sp = st->bp + 16;
+	st->bp = fr[0];
+	st->pc = fr[1];
+	st->exact = 0;
+	st->fp++;
+	return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
+}
+
+/* the row covering ELF address rel in rows [first, first + nr) of a pool, or NULL */
+static __always_inline struct pm_uw_row *find_row(void *pool, __u32 first, __u32 nr, __u64 rel)
+{
+	__u32 lo = first, hi = first + nr, mid, i;
+	struct pm_uw_row *r;
+
+	if (rel > 0xffffffffull || !nr)
+		return NULL;
+	for (i = 0; i < PM_UW_SEARCH_STEPS; i++) {
+		if (hi - lo <= 1)
+			break;
+		mid = lo + (hi - lo) / 2;
+		r = bpf_map_lookup_elem(pool, &mid);
+		if (!r)
+			return NULL;
+		if (r->pc <= rel)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	r = bpf_map_lookup_elem(pool, &lo);
+	if (!r || r->pc > rel)
+		return NULL;
+	return r;
+}
+
+/* DWARF x86-64 register number (ax dx cx bx si di bp sp r8..r15) -> perf's order */
+static __always_inline __u32 dwarf_to_perf(__u32 r)
+{
+	if (r == 1 || r == 3)
+		return 4 - r;
+	return r < 8 ? r : r + 4;
+}
+
+static __always_inline long cfi_step(struct uw_state *st, __u32 rule)
+{
+	__s32 off = PM_UW_OFF(rule), arg = PM_UW_ARG(rule);
+	__u64 cfa, v, regs[3];
+	__u32 ri;
+
+	switch (PM_UW_TYPE(rule)) {
+	case PM_UW_RSP:
+		cfa = st->sp + off;
+		break;
+	case PM_UW_RBP:
+		cfa = st->bp + off;
+		break;
+	case PM_UW_PLT:
+		cfa = st->sp + off + ((st->pc & 15) >= (__u32)arg ? 8 : 0);
+		arg = 0;
+		break;
+	case PM_UW_DEREF_RBP:
+		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(st->bp + off)))
+			return uw_stop(st, PM_UW_END_READ);
+		break;
+	case PM_UW_REG:
+		if (st->n != 1 || arg < 0 || arg > 15)   /* only the sampled frame's are known */
+			return uw_stop(st, PM_UW_END_RULE);
+		ri = dwarf_to_perf(arg & 15);
+		barrier_var(ri);
+		if (ri >= PM_UREGS_NR)
+			return uw_stop(st, PM_UW_END_RULE);
+		cfa = st->uregs[ri] + off;
+		arg = 0;
+		break;
+	case PM_UW_END:
+		return uw_stop(st, PM_UW_END_OK);
+	case PM_UW_SIGNAL:
+		/* rbp, rsp and rip of the interrupted code, from the ucontext */
+		if (bpf_probe_read_user(regs, sizeof(regs), (void *)(st->sp + PM_UW_SIGFRAME_RBP)) ||
+		    bpf_probe_read_user(&regs[1], 16, (void *)(st->sp + PM_UW_SIGFRAME_RSP)))
+			return uw_stop(st, PM_UW_END_READ);
+		st->bp = regs[0];
+		st->sp = regs[1];
+		st->pc = regs[2];
+		st->exact = 1;
+		st->cfi++;
+		return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
+	default:
+		return uw_stop(st, PM_UW_END_RULE);
+	}
+	if (cfa <= st->sp)                     /* a caller's frame is always above */
+		return uw_stop(st, PM_UW_END_RULE);
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)(cfa - 8)))
+		return uw_stop(st, PM_UW_END_READ);
+	if (arg == PM_UW_RBP_LOST) {
+		st->bp = 0;
+	} else if (arg < 0) {
+		if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (void *)(cfa + arg * 8)))
+			return uw_stop(st, PM_UW_END_READ);
+	}
+	st->sp = cfa;
+	st->pc = v;
+	st->exact = 0;
+	st->cfi++;
+	return v ? 0 : uw_stop(st, PM_UW_END_OK);
+}
+
+static long uw_frame(__u32 i, void *data)
+{
+	struct uw_loop *lc = data;
+	struct uw_state *st = lc->st;
+	struct pm_uframes *out = lc->out;
+	struct pm_uw_map_key key;
+	struct pm_uw_map *m;
+	struct pm_uw_row *r;
+	void *pool;
+	__u32 n = st->n;
+
+	if (n >= PM_MAX_STACK)
+		return uw_stop(st, PM_UW_END_DEPTH);
+	out->ip[n] = st->pc;
+	st->n = n + 1;
+	key.prefixlen = 96;
+	key.pid = bpf_htonl(st->pid);
+	key.addr = bpf_cpu_to_be64(st->pc);
+	m = bpf_map_lookup_elem(&uw_maps, &key);
+	if (!m)
+		return fp_step(st);
+	pool = bpf_map_lookup_elem(&uw_pools, &m->pool);
+	if (!pool)
+		return fp_step(st);
+	r = find_row(pool, m->first, m->nr_rows, st->pc - m->bias - (st->exact ? 0 : 1));
+	if (!r || PM_UW_TYPE(r->rule) == PM_UW_NONE)
+		return fp_step(st);
+	return cfi_step(st, r->rule);
+}
+
+/*
+ * The registers of a user context from a pt_regs lvalue, in perf's
+ * PERF_REG_X86_* order without the segment registers (PM_UREGS_MASK).
+ */
+#define UW_TAKE_REGS(u, R) do {                                                  \
+	(u)[0] = (R).ax;  (u)[1] = (R).bx;  (u)[2] = (R).cx;    (u)[3] = (R).dx;  \
+	(u)[4] = (R).si;  (u)[5] = (R).di;  (u)[6] = (R).bp;    (u)[7] = (R).sp;  \
+	(u)[8] = (R).ip;  (u)[9] = (R).flags;                                   \
+	(u)[10] = *(volatile __u64 *)&(R).cs & 0xffff;    /* whole-word reads */  \
+	(u)[11] = *(volatile __u64 *)&(R).ss & 0xffff;                          \
+	(u)[12] = (R).r8;  (u)[13] = (R).r9;  (u)[14] = (R).r10; (u)[15] = (R).r11; \
+	(u)[16] = (R).r12; (u)[17] = (R).r13; (u)[18] = (R).r14; (u)[19] = (R).r15; \
+} while (0)
+#define UREG_BP 6
+#define UREG_SP 7
+#define UREG_IP 8
+
+/*
+ * The registers of the user context the sample interrupted, as the kernel
+ * saved them on entry (from user mode, the interrupt's own entry saved
+ * them there).  False for kernel threads.
+ */
+static __always_inline bool user_regs(__u64 *u)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct pt_regs *r;
+
+	if (!t->mm)
+		return false;
+	r = (struct pt_regs *)bpf_task_pt_regs(t);
+	if (!r)
+		return false;
+	UW_TAKE_REGS(u, *r);
+	return true;
+}
+
+/*
+ * Unwind the user stack of the current task into out; returns the frames
+ * written, or -1 when user space has not installed the process's mappings
+ * yet (the caller copies the stack instead: pm_copy_user).
+ */
+__noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out)
+{
+	__u32 zero = 0, end;
+	struct uw_loop lc;
+	struct uw_state *st;
+
+	if (!ctx || !out)
+		return 0;
+	if (!bpf_map_lookup_elem(&uw_pids, &pid))
+		return -1;
+	st = bpf_map_lookup_elem(&uw_state, &zero);
+	if (!st || !user_regs(st->uregs))
+		return 0;
+	st->pc = st->uregs[UREG_IP];
+	st->sp = st->uregs[UREG_SP];
+	st->bp = st->uregs[UREG_BP];
+	st->pid = pid;
+	st->n = 0;
+	st->end = 0;
+	st->exact = 1;
+	st->cfi = st->fp = 0;
+	lc.st = st;
+	lc.out = out;
+	bpf_loop(PM_MAX_STACK + 1, uw_frame, &lc, 0);
+	end = st->end ? st->end - 1 : PM_UW_END_DEPTH;
+	if (end < PM_UW_END_NR)
+		__sync_fetch_and_add(&uw_ends[end], 1);
+	__sync_fetch_and_add(&uw_frames_cfi, st->cfi);
+	__sync_fetch_and_add(&uw_frames_fp, st->fp);
+	return st->n > PM_MAX_STACK ? PM_MAX_STACK : st->n;
+}
+
+/*
+ * dwarf mode: after the nframes kernel frames of the sample assembled in
+ * uw_big, struct pm_uregs and up to ustack_size bytes of user stack from
+ * rsp up, copied a page at a time so the end of the stack mapping only
+ * shortens the copy (a page more may be read into uw_big's slack).
+ * Returns the bytes appended (0: no user context).
+ */
+__noinline int pm_copy_user(struct bpf_perf_event_data *ctx, __u32 nframes)
+{
+	__u32 cpu, copied = 0, len, i;
+	struct pm_uregs *u;
+	__u8 *buf, *data;
+	__u64 sp;
+
+	if (!ctx || nframes > PM_MAX_STACK)
+		return 0;
+	cpu = bpf_get_smp_processor_id();
+	buf = bpf_map_lookup_elem(&uw_big, &cpu);
+	if (!buf)
+		return 0;
+	barrier_var(nframes);
+	if (nframes > PM_MAX_STACK)
+		return 0;
+	u = (struct pm_uregs *)(buf + sizeof(struct pm_sample) + nframes * sizeof(__u64));
+	if (!user_regs(u->regs))
+		return 0;
+	u->abi = PM_UREGS_ABI_64;
+	data = (__u8 *)(u + 1);
+	sp = u->regs[UREG_SP];
+	/* up to the end of sp's page, then whole pages: a fault only shortens it */
+	len = 4096 - (sp & 4095);
+	if (bpf_probe_read_user(data, len, (void *)sp))
+		len = 0;
+	copied = len;
+	for (i = 0; len && i < PM_MAX_USTACK / 4096 + 1; i++) {
+		if (copied >= ustack_size)
+			break;
+		if (bpf_probe_read_user(data + copied, 4096, (void *)(sp + copied)))
+			break;
+		copied += 4096;
+	}
+	if (copied > ustack_size)
+		copied = ustack_size;
+	u->size = copied & ~7u;
+	return sizeof(*u) + u->size;
+}

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Connections on the control socket: accepted when the peer is root or in
+ * group "perfmark" (SO_PEERCRED) and within the limits of limits.c, read
+ * as framed requests (proto.h) and dispatched to one handler per command
+ * (sessions.c, streams.c, anon.c).  A connection's life and end: conn.c.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfmarkd.h"
+#include "proto.h"
+
+/* --- requests --------------------------------------------------------------- */
+
+static struct json_object *cmd_ping(void)
+{
+	struct json_object *o = reply_ok();
+
+	/* what this daemon does beyond named sessions (clients check before asking) */
+	json_object_object_add(o, "record", json_object_new_boolean(1));
+	return o;
+}
+
+static struct json_object *dispatch(struct client *c, const struct proto_request *rq,
+				    struct dsess *d, struct json_object *msg, int *fds, size_t nfds)
+{
+	switch (rq->cmd) {
+	case PROTO_CMD_PING:         return cmd_ping();
+	case PROTO_CMD_CREATE:       return cmd_create(c, rq, fds, nfds);
+	case PROTO_CMD_LIST:         return cmd_list(c);
+	case PROTO_CMD_SHOW:         return cmd_show(d);
+	case PROTO_CMD_SNAPSHOT:     return cmd_snapshot(c, d, fds, nfds);
+	case PROTO_CMD_ATTACH:       return cmd_attach(c, d, fds, nfds);
+	case PROTO_CMD_STOP:         return cmd_stop(d);
+	case PROTO_CMD_START:        return cmd_start(d);
+	case PROTO_CMD_DELETE:       return cmd_delete(d);
+	case PROTO_CMD_RECORD:       return cmd_record(c, rq, msg);
+	case PROTO_CMD_RECORD_START: return cmd_record_start(c, msg, fds, nfds);
+	case PROTO_CMD_RECORD_STATS: return cmd_record_stats(c);
+	case PROTO_CMD_RECORD_STOP:  return cmd_record_stop(c);
+	}
+	return reply_err("unknown command");
+}
+
+static void handle_request(struct client *c, struct json_object *msg, int *fds, size_t nfds)
+{
+	struct proto_request rq;
+	struct json_object *o;
+	struct dsess *d = NULL;
+	char err[256];
+
+	client_touch(c);
+	if (c->reader || c->pump_dst >= 0) {
+		send_reply(c, reply_err("this connection is busy streaming"));
+		return;
+	}
+	if (proto_request_parse(msg, &rq, err, sizeof(err))) {
+		send_reply(c, reply_err("%s", err));
+		return;
+	}
+	if (rq.cmd != PROTO_CMD_CREATE && !proto_cmd_anonymous(rq.cmd)) {
+		d = sessions__find(rq.name);
+		if (!d || !may_see(c, d)) {
+			send_reply(c, reply_err("no such session '%s'", rq.name));
+			return;
+		}
+	}
+	o = dispatch(c, &rq, d, msg, fds, nfds);
+	if (o)   /* NULL: the reply comes when a stream is out */
+		send_reply(c, o);
+}
+
+static void client_input(struct client *c)
+{
+	int e = proto_conn__read(c->c);
+
+	if (e == 0 || (e < 0 && e != -EAGAIN)) {
+		client_close(c);   /* gone (perhaps mid-message): nothing else is affected */
+		return;
+	}
+	for (;;) {
+		struct json_object *msg = NULL;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds = 0, i;
+		char err[256];
+
+		e = proto_conn__next(c->c, &msg, fds, &nfds, err, sizeof(err));
+		if (e == 0)
+			break;
+		if (e < 0) {
+			send_reply(c, reply_err("%s", err));
+			if (e == -EMSGSIZE)
+				c->closing = true;
+		} else {
+			handle_request(c, msg, fds, nfds);
+		}
+		json_object_put(msg);
+		for (i = 0; i < nfds; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (c->closing)
+			break;
+	}
+	if (c->closing && !proto_conn__pending(c->c))
+		client_close(c);
+}
+
+static void on_client_event(struct watch *w, uint32_t ev)
+{
+	struct client *c = container_of(w, struct client, w);
+
+	if (c->dead)
+		return;
+	if (ev & EPOLLOUT) {
+		int e = proto_conn__flush(c->c);
+
+		if (e && e != -EAGAIN) {
+			client_close(c);
+			return;
+		}
+		if (c->closing && !proto_conn__pending(c->c)) {
+			client_close(c);
+			return;
+		}
+		client_poll(c);
+	}
+	if (ev & (EPOLLIN | EPOLLHUP | EPOLLRDHUP | EPOLLERR))
+		client_input(c);
+}
+
+/* --- accepting -------------------------------------------------------------- */
+
+/* one reply, sent without waiting, and the connection is closed */
+static void refuse(int fd, struct json_object *o)
+{
+	char *frame;
+	size_t flen;
+
+	if (!proto_encode(o, &frame, &flen)) {
+		(void)!send(fd, frame, flen, MSG_DONTWAIT | MSG_NOSIGNAL);
+		free(frame);
+	}
+	json_object_put(o);
+	close(fd);
+}
+
+static void on_listen(struct watch *w, uint32_t ev)
+{
+	struct client probe = { 0 }, *c;
+	const char *why;
+	socklen_t len = sizeof(probe.cred);
+	struct group *gr;
+	char buf[160];
+	int fd;
+
+	fd = accept4(D.lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &probe.cred, &len)) {
+		close(fd);
+		return;
+	}
+	/* who, before anything is held for them: outsiders never take a slot */
+	probe.root = probe.cred.uid == 0;
+	gr = getgrnam(GROUP_NAME);
+	if (!probe.root && !(gr && in_group(probe.cred.pid, probe.cred.gid, gr->gr_gid))) {
+		refuse(fd, reply_err("permission denied: uid %u is neither root nor in group '%s'",
+				     (unsigned)probe.cred.uid, GROUP_NAME));
+		return;
+	}
+	why = limits__connection(&probe, buf, sizeof(buf));
+	if (why) {
+		refuse(fd, reply_err("%s", why));
+		return;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c || proto_conn__new(&c->c, fd)) {
+		free(c);
+		close(fd);
+		return;
+	}
+	c->w.fn = on_client_event;
+	streams__init(c);
+	c->cred = probe.cred;
+	c->root = probe.root;
+	c->allowed = true;
+	client_touch(c);
+	c->next = D.clients;
+	D.clients = c;
+	D.nr_clients++;
+	watch__add(&c->w, fd, EPOLLIN | EPOLLRDHUP);
+	clients__idle_arm();
+}
+
+struct watch clients__listen_watch = { .fn = on_listen };

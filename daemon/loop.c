@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The daemon's one epoll loop.  Each polled fd is registered with the
+ * struct watch of the object that owns it, and an event calls that watch's
+ * handler: the loop knows no object type.  One timerfd ticks while
+ * something records (and for the systemd watchdog); idle means no wakeups.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include "perfmarkd.h"
+
+static struct {
+	int ep, tfd;
+	uint64_t tick_ns;
+	bool exiting;
+	struct defer *deferred;
+} L = { .ep = -1, .tfd = -1 };
+
+int loop__init(struct watch *tick)
+{
+	L.ep = epoll_create1(EPOLL_CLOEXEC);
+	L.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (L.ep < 0 || L.tfd < 0)
+		return -errno;
+	return watch__add(tick, L.tfd, EPOLLIN);
+}
+
+int watch__add(struct watch *w, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	return epoll_ctl(L.ep, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
+}
+
+void watch__mod(struct watch *w, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = w };
+
+	epoll_ctl(L.ep, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void watch__del(int fd)
+{
+	epoll_ctl(L.ep, EPOLL_CTL_DEL, fd, NULL);
+}
+
+void loop__defer(struct defer *d, void (*fn)(struct defer *d))
+{
+	d->fn = fn;
+	d->next = L.deferred;
+	L.deferred = d;
+}
+
+static void run_deferred(void)
+{
+	while (L.deferred) {
+		struct defer *d = L.deferred;
+
+		L.deferred = d->next;
+		d->fn(d);
+	}
+}
+
+void loop__set_tick(uint64_t ns)
+{
+	struct itimerspec its = { 0 };
+
+	if (ns == L.tick_ns)
+		return;
+	L.tick_ns = ns;
+	its.it_value.tv_sec = ns / 1000000000ull;
+	its.it_value.tv_nsec = ns % 1000000000ull;
+	its.it_interval = its.it_value;
+	timerfd_settime(L.tfd, 0, &its, NULL);
+}
+
+void loop__ack_tick(void)
+{
+	uint64_t ticks;
+
+	(void)!read(L.tfd, &ticks, sizeof(ticks));
+}
+
+int loop__run(void)
+{
+	while (!L.exiting) {
+		struct epoll_event evs[32];
+		int n = epoll_wait(L.ep, evs, 32, -1), i;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (i = 0; i < n && !L.exiting; i++) {
+			struct watch *w = evs[i].data.ptr;
+
+			w->fn(w, evs[i].events);
+		}
+		run_deferred();
+	}
+	return 0;
+}
+
+void loop__exit(void)
+{
+	L.exiting = true;
+}
+
+bool loop__exiting(void)
+{
+	return L.exiting;
+}
+
+/* After the owners closed their fds: what they deferred goes now. */
+void loop__free(void)
+{
+	run_deferred();
+	if (L.tfd >= 0)
+		close(L.tfd);
+	if (L.ep >= 0)
+		close(L.ep);
+	L.tfd = L.ep = -1;
+}

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * perfmarkd's parts, one concern per file:
+ *
+ *   main.c      options, daemonizing, the listening socket, start-up, shutdown
+ *   state.c     the daemon's state (D) and its log
+ *   instance.c  one daemon per state directory and pins; the ring directory
+ *   loop.c      the epoll loop: watches with their own handlers, the drain
+ *               timer, deferred freeing
+ *   systemd.c   sd_notify, the watchdog, socket activation
+ *   run.c       a running recording (named or anonymous): its ring fds, its
+ *               drains, and the tick that drains every run
+ *   sessions.c  named sessions: build from a definition, drain, stop, fail,
+ *               restore at start-up, and the commands that act on them
+ *   streams.c   live readers (attach) and snapshot pumps
+ *   clients.c   connections: accept, read requests, dispatch to handlers
+ *   conn.c      a connection's life: replies, close hooks, its end, idle
+ *   auth.c      who may talk, and about which sessions and processes
+ *   views.c     the JSON a client sees: sessions, statistics, replies
+ *   anon.c      anonymous recordings (`perfmark record` through the daemon)
+ *   limits.c    who may hold how much: per-user limits, idle connections
+ *
+ * Every fd the loop polls has a struct watch embedded in the object that owns
+ * it; its handler finds the object with container_of.  Objects a pending
+ * event may still point at are freed only after the batch (loop__defer).
+ *
+ * Calls between these files go one way, down:
+ *   main.c, clients.c -> sessions.c -> streams.c -> conn.c, run.c
+ *   clients.c -> anon.c -> conn.c, run.c, limits.c, auth.c
+ *   conn.c -> views.c, loop.c, state.c;  run.c -> loop.c, systemd.c
+ * What a connection owns (a reader, a pump, a recording) learns that the
+ * connection goes through a close hook it hung on it (conn.c), not by a
+ * call up from the connection.
+ */
+#ifndef PERFMARKD_H
+#define PERFMARKD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "session.h"
+#include "store.h"
+
+/* limits.c explains these */
+#define MAX_SESSIONS 64               /* named sessions of all members together */
+#define USER_MAX_SESSIONS 8
+#define ROOT_EXTRA_SESSIONS 16        /* root's room beyond the members' */
+#define MAX_CLIENTS 64                /* connections of all members together */
+#define USER_MAX_CLIENTS 8
+#define ROOT_EXTRA_CLIENTS 16
+#define MAX_ALL_CLIENTS (MAX_CLIENTS + ROOT_EXTRA_CLIENTS)
+#define MAX_ALL_SESSIONS (MAX_SESSIONS + ROOT_EXTRA_SESSIONS)
+#define IDLE_TIMEOUT_S 30
+#define USER_MEM_MAX (256ull << 20)   /* a member's rings and BPF rings together */
+#define RING_MAX_ROOT (1ull << 30)
+#define RING_MAX_USER (256ull << 20)
+#define ANON_BACKLOG (32ull << 20)    /* an anonymous recording's pipe backlog */
+#define GROUP_NAME "perfmark"
+
+#ifndef container_of
+#define container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#endif
+
+struct json_object;
+
+/* --- loop.c -------------------------------------------------------------- */
+
+struct watch {
+	void (*fn)(struct watch *w, uint32_t events);
+};
+
+/* Something freed after the current batch of events. */
+struct defer {
+	struct defer *next;
+	void (*fn)(struct defer *d);
+};
+
+/* tick: the handler of the loop's periodic timer (see loop__set_tick) */
+int loop__init(struct watch *tick);
+int watch__add(struct watch *w, int fd, uint32_t events);
+void watch__mod(struct watch *w, int fd, uint32_t events);
+void watch__del(int fd);
+/* fn(d) runs after the current batch of events. */
+void loop__defer(struct defer *d, void (*fn)(struct defer *d));
+/* Tick every ns (0: never); idle means no wakeups. */
+void loop__set_tick(uint64_t ns);
+/* Read the tick's expirations (the tick handler calls it). */
+void loop__ack_tick(void);
+/* Runs until loop__exit(); 0, or -errno when epoll fails. */
+int loop__run(void);
+void loop__exit(void);
+bool loop__exiting(void);
+void loop__free(void);
+
+/* --- systemd.c ----------------------------------------------------------- */
+
+void sd_notify_msg(const char *msg);
+void sd_watchdog_setup(void);
+/* $WATCHDOG_USEC for this process; 0 without a watchdog */
+uint64_t sd_watchdog_usec(void);
+/* Ping the watchdog when half its period has passed. */
+void sd_watchdog_tick(void);
+/* The socket-activated fd (3), or -1. */
+int sd_activated_fd(void);
+
+/* --- run.c -------------------------------------------------------------- */
+
+struct run {
+	struct session *s;            /* NULL: not recording (its owner sets it up) */
+	int fds[4];                   /* the session's ring fds */
+	int nr_fds;
+	bool polled;                  /* fds in the loop */
+	bool held;                    /* not drained: its owner's output is behind */
+	struct watch w;
+	struct session_stats st;      /* last known */
+	/* the owner, after each drain: err is the session's (0: all went out) */
+	void (*drained)(struct run *r, int err);
+	struct run *next;
+};
+
+void run__init(struct run *r, void (*drained)(struct run *r, int err));
+/* session__start r->s, poll its ring fds; the tick drains it from now on */
+int run__start(struct run *r, char *err, size_t errlen);
+/* hold: no drains and no polling until released (an output backlog) */
+void run__hold(struct run *r, bool hold);
+/* drain (unless held), then tell the owner */
+void run__drain(struct run *r);
+/* the same, with everything up to until (session__clock()) written */
+void run__flush(struct run *r, uint64_t until);
+/* Final drain, or only a drain when the collection stays pinned; r->s freed. */
+int run__end(struct run *r, bool keep_pinned);
+/* After a failure: r->s freed, nothing drained. */
+void run__abort(struct run *r);
+void runs__drain_all(void);
+/* the loop's tick: drains every run, pings the watchdog; re-armed by runs__update_tick */
+extern struct watch runs__tick;
+void runs__update_tick(void);
+
+/* --- sessions.c ---------------------------------------------------------- */
+
+struct dsess {
+	struct dsess *next;
+	struct sessdef def;
+	struct run run;               /* run.s NULL when not collecting */
+	struct sink *sink;            /* kept after stop for ring snapshots */
+	struct defer dead;
+	int dir_fd;                   /* file sink output directory */
+	char pin[PATH_MAX];
+};
+
+struct dsess *sessions__find(const char *name);
+/* Restore the stored sessions, then end pins nobody owns any more. */
+void sessions__restore(void);
+/* Daemon exit: running sessions stay pinned and keep collecting. */
+void sessions__free_all(void);
+
+/* --- conn.c -------------------------------------------------------------- */
+
+struct anon;
+struct client;
+
+/* What a connection owns is told when it goes: fn runs once, in client_close. */
+struct client_hook {
+	struct client_hook *next;
+	void (*fn)(struct client_hook *h, struct client *c);
+};
+
+struct client {
+	struct client *next;
+	struct proto_conn *c;
+	struct ucred cred;
+	bool allowed, root, closing, dead;
+	uint64_t last_active;         /* CLOCK_MONOTONIC s of the last request */
+	struct watch w;
+	struct defer gone;
+	struct client_hook *hooks;    /* run when the connection goes, in order */
+	/* attach and snapshot (streams.c) */
+	struct client_hook streams_hook;
+	struct dsess *att;
+	struct reader *reader;
+	struct watch wr;
+	bool reader_polled;
+	/* snapshot to a pipe: stream a memfd out */
+	int pump_src, pump_dst;
+	bool pump_nowait;             /* pump_dst is a pipe or socket (fdout.h) */
+	off_t pump_off, pump_len;
+	struct watch wp;
+	/* record (anon.c) */
+	struct anon *rec;
+	uint64_t rec_bytes;           /* ring memory the recording holds (limits.c) */
+};
+
+extern unsigned idle_timeout_s;       /* --idle-timeout; 0: never */
+
+/* fn(h, c) when c goes (hooks run in the order added); h lives in the owner */
+void client_hook_add(struct client *c, struct client_hook *h,
+		     void (*fn)(struct client_hook *h, struct client *c));
+void client_close(struct client *c);
+void client_poll(struct client *c);
+void send_reply(struct client *c, struct json_object *o);
+/* Reply o, then close once it is out. */
+void client_end(struct client *c, struct json_object *o);
+/* c sent a request */
+void client_touch(struct client *c);
+/* Arm or disarm the idle sweep after connections came or went. */
+void clients__idle_arm(void);
+/* Close every connection (daemon exit). */
+void clients__close_all(void);
+
+/* --- clients.c ----------------------------------------------------------- */
+
+extern struct watch clients__listen_watch;
+
+/* The request handlers, one per command (clients.c dispatches to them). */
+struct proto_request;
+struct json_object *cmd_create(struct client *c, const struct proto_request *rq,
+			       int *fds, size_t nfds);
+struct json_object *cmd_list(struct client *c);
+struct json_object *cmd_show(struct dsess *d);
+struct json_object *cmd_stop(struct dsess *d);
+struct json_object *cmd_start(struct dsess *d);
+struct json_object *cmd_delete(struct dsess *d);
+struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, size_t nfds);
+struct json_object *cmd_attach(struct client *c, struct dsess *d, int *fds, size_t nfds);
+struct json_object *cmd_record(struct client *c, const struct proto_request *rq,
+			       struct json_object *msg);
+struct json_object *cmd_record_start(struct client *c, struct json_object *msg,
+				     int *fds, size_t nfds);
+struct json_object *cmd_record_stats(struct client *c);
+struct json_object *cmd_record_stop(struct client *c);
+
+/* --- streams.c ----------------------------------------------------------- */
+
+/* A new connection: no reader or pump yet; they end when it goes. */
+void streams__init(struct client *c);
+/* Write out what the session's readers have pending (after a drain). */
+void streams__flush_readers(struct dsess *d);
+/* The session ended: its readers' connections end with it. */
+void streams__detach_session(struct dsess *d);
+
+/* --- auth.c -------------------------------------------------------------- */
+
+/* is pid (its primary group pgid) in group want? (/proc/PID/status) */
+bool in_group(pid_t pid, gid_t pgid, gid_t want);
+bool may_see(const struct client *c, const struct dsess *d);
+/* NULL when the client may record pid, else a reason in buf */
+const char *pid_check(const struct client *c, int pid, char *buf, size_t len);
+
+/* --- limits.c ----------------------------------------------------------- */
+
+struct recspec;
+/* NULL when c may connect (c->cred, c->root set), else the reason in buf */
+const char *limits__connection(const struct client *c, char *buf, size_t len);
+/* NULL when c may create a named session of def, else the reason */
+const char *limits__session(const struct client *c, const struct sessdef *def, char *buf,
+			    size_t len);
+/* NULL when c may record (anonymously) with spec, else the reason */
+const char *limits__record(const struct client *c, const struct recspec *spec, char *buf,
+			   size_t len);
+
+/* --- views.c ------------------------------------------------------------- */
+
+struct json_object *reply_ok(void);
+struct json_object *reply_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* "running", "stopped" or "error" */
+const char *dsess_state(const struct dsess *d);
+struct json_object *session_info(const struct dsess *d);
+void stats_json(struct json_object *o, const struct session_stats *st);
+
+/* --- instance.c ---------------------------------------------------------- */
+
+/* Lock the state and pin directories: -EBUSY (logged) when another daemon has them. */
+int instance__lock(void);
+/* Open (create) D.ring_dir, default "rings" beside the socket, into D.ring_dfd. */
+int instance__ring_dir(void);
+
+/* --- state.c ------------------------------------------------------------- */
+
+struct daemon {
+	const char *socket_path, *state_dir, *pin_root, *ring_dir;
+	int ring_dfd;                 /* the ring directory (instance.c) */
+	int lfd;                      /* the control socket */
+	struct store *store;
+	struct dsess *sessions;
+	struct client *clients;
+	size_t nr_sessions, nr_clients;
+};
+
+extern struct daemon D;
+
+
+void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Running recordings: a session the daemon drives, for a named session
+ * (sessions.c) or an anonymous one (anon.c) alike.  A run polls its
+ * session's ring fds with its own watch, is drained when a ring fills and
+ * on every tick, and tells its owner after each drain.  The tick runs while
+ * any run does (and for the systemd watchdog): idle means no wakeups.
+ */
+#include <errno.h>
+#include <sys/epoll.h>
+
+#include "perfmarkd.h"
+
+#define MAX_RUNS (MAX_ALL_SESSIONS + MAX_ALL_CLIENTS)
+
+static struct run *runs;   /* the running ones */
+
+static void poll_fds(struct run *r, bool on)
+{
+	int i;
+
+	if (r->polled == on)
+		return;
+	for (i = 0; i < r->nr_fds; i++) {
+		if (on)
+			watch__add(&r->w, r->fds[i], EPOLLIN);
+		else
+			watch__del(r->fds[i]);
+	}
+	r->polled = on;
+}
+
+/* a ring filled up */
+static void on_ring(struct watch *w, uint32_t events)
+{
+	struct run *r = container_of(w, struct run, w);
+
+	if (r->s)
+		run__drain(r);
+}
+
+void run__init(struct run *r, void (*drained)(struct run *r, int err))
+{
+	*r = (struct run){ .w.fn = on_ring, .drained = drained };
+}
+
+static void unlink_run(struct run *r)
+{
+	struct run **pp;
+
+	for (pp = &runs; *pp; pp = &(*pp)->next)
+		if (*pp == r) {
+			*pp = r->next;
+			break;
+		}
+	r->next = NULL;
+	runs__update_tick();
+}
+
+int run__start(struct run *r, char *err, size_t errlen)
+{
+	int e = session__start(r->s, err, errlen);
+
+	if (e)
+		return e;
+	r->nr_fds = session__fds(r->s, r->fds, 4);
+	r->held = false;
+	poll_fds(r, true);
+	r->next = runs;
+	runs = r;
+	runs__update_tick();
+	return 0;
+}
+
+void run__hold(struct run *r, bool hold)
+{
+	r->held = hold;
+	poll_fds(r, !hold && r->s);
+}
+
+void run__flush(struct run *r, uint64_t until)
+{
+	int e = 0;
+
+	if (!r->held) {
+		e = until ? session__flush(r->s, until) : session__drain(r->s);
+		session__stats(r->s, &r->st);
+	}
+	r->drained(r, e);
+}
+
+void run__drain(struct run *r)
+{
+	run__flush(r, 0);
+}
+
+static void release(struct run *r)
+{
+	poll_fds(r, false);
+	session__stats(r->s, &r->st);
+	session__free(r->s);
+	r->s = NULL;
+	unlink_run(r);
+}
+
+int run__end(struct run *r, bool keep_pinned)
+{
+	int e;
+
+	if (!r->s)
+		return 0;
+	poll_fds(r, false);
+	/*
+	 * A pinned collection goes on without us: take everything read so far
+	 * (the reorder window too: a file gets it, the next daemon opens a new one)
+	 */
+	e = keep_pinned ? session__flush(r->s, UINT64_MAX) : session__stop(r->s);
+	release(r);
+	return e;
+}
+
+void run__abort(struct run *r)
+{
+	if (r->s)
+		release(r);
+}
+
+/*
+ * Every run, drained.  A drain may end others (a failed session closes its
+ * readers' connections, and so their recordings): those are skipped.  Their
+ * memory outlives the batch (loop__defer), so the pointers stay valid.
+ */
+void runs__drain_all(void)
+{
+	struct run *all[MAX_RUNS], *r;
+	size_t n = 0, i;
+
+	for (r = runs; r && n < MAX_RUNS; r = r->next)
+		all[n++] = r;
+	for (i = 0; i < n; i++)
+		if (all[i]->s)
+			run__drain(all[i]);
+}
+
+/* every SESSION_DRAIN_MS while a run goes on, and at half the watchdog's period */
+void runs__update_tick(void)
+{
+	uint64_t ns = 0, wd = sd_watchdog_usec() * 1000 / 2;
+
+	if (runs)
+		ns = SESSION_DRAIN_MS * 1000000ull;
+	if (wd && (!ns || wd < ns))
+		ns = wd;
+	loop__set_tick(ns);
+}
+
+static void on_tick(struct watch *w, uint32_t ev)
+{
+	loop__ack_tick();
+	runs__drain_all();
+	sd_watchdog_tick();
+}
+
+struct watch runs__tick = { .fn = on_tick };

@@ -1,0 +1,526 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Named sessions: each is built from its stored definition (struct sessdef),
+ * collects into its sink (ring or rotating files) until stopped, and is
+ * restored when the daemon starts again, adopting its pinned BPF collection
+ * when the pins are still there.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfdata.h"
+#include "perfmarkd.h"
+#include "proto.h"
+#include "sinks.h"
+
+struct dsess *sessions__find(const char *name)
+{
+	struct dsess *d;
+
+	for (d = D.sessions; d; d = d->next)
+		if (!strcmp(d->def.name, name))
+			return d;
+	return NULL;
+}
+
+static void on_notice(void *ctx, const char *msg)
+{
+	struct dsess *d = ctx;
+
+	logmsg("session '%s': %s", d ? d->def.name : "?", msg);
+}
+
+static void save_def(struct dsess *d)
+{
+	int e = store__save(D.store, &d->def);
+
+	if (e)
+		logmsg("cannot save session '%s' under %s: %s", d->def.name, D.state_dir, strerror(-e));
+}
+
+/* Open a file sink's directory with the owner's rights (never as root for a user). */
+static int open_dir_as_owner(const struct sessdef *def)
+{
+	struct passwd *pw = def->owner ? getpwuid(def->owner) : NULL;
+	uid_t ouid = (uid_t)setfsuid(def->owner);
+	gid_t ogid = (gid_t)setfsgid(pw ? pw->pw_gid : 0);
+	struct stat sb;
+	int fd, e = 0;
+
+	fd = open(def->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		e = -errno;
+	setfsuid(ouid);
+	setfsgid(ogid);
+	if (fd < 0)
+		return e;
+	if (fstat(fd, &sb) || (def->owner && sb.st_uid != def->owner)) {
+		close(fd);
+		return -EACCES;
+	}
+	return fd;
+}
+
+/* the ring file of a ring session: RING_DIR/NAME.ring */
+static void ring_name(const struct dsess *d, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.ring", d->def.name);
+}
+
+static void log_recovery(const struct dsess *d, const struct sink_recovery *rec)
+{
+	if (rec->found)
+		logmsg("session '%s': ring taken over from %s: %llu records, %llu sideband%s",
+		       d->def.name, D.ring_dir, (unsigned long long)rec->records,
+		       (unsigned long long)rec->sideband,
+		       rec->torn ? "; dropped a record torn by a crash while it was written" : "");
+	if (rec->replaced)
+		logmsg("session '%s': the ring in %s described other events: kept as %s.ring.old, "
+		       "starting an empty one", d->def.name, D.ring_dir, d->def.name);
+}
+
+/*
+ * A stopped ring session keeps its ring for snapshots, across restarts too:
+ * the ring file describes its own events.
+ */
+static void open_stopped_ring(struct dsess *d)
+{
+	struct sink_opts ko = { .kind = SINK_RING, .ring_dir_fd = D.ring_dfd };
+	struct sink_recovery rec;
+	char name[PROTO_NAME_MAX + 8];
+
+	if (d->def.sink != SESSDEF_SINK_RING || d->sink || D.ring_dfd < 0)
+		return;
+	ring_name(d, name, sizeof(name));
+	ko.ring_name = name;
+	ko.ring_size = d->def.ring_size;
+	if (sink__new(&d->sink, &ko, &rec) == 0)
+		log_recovery(d, &rec);
+}
+
+/* Build the session from its definition, adopting pins when there are. */
+static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
+{
+	struct session_opts so = { 0 };
+	struct perfdata_event evs[EVSPEC_MAX + 2];
+	uint64_t ids[EVSPEC_MAX + 2];
+	struct sink_opts ko = { 0 };
+	struct sink_recovery rec;
+	char rname[PROTO_NAME_MAX + 8];
+	struct passwd *pw;
+	size_t n, i;
+	int e;
+
+	so.spec = d->def.spec;
+	so.uid_filter = d->def.owner ? d->def.owner : (uint32_t)-1;
+	so.out_fd = -1;
+	so.pin_dir = d->pin;
+	so.notice = on_notice;
+	so.notice_ctx = d;
+
+	e = -ENOENT;
+	if (adopt && d->def.nr_resolved && !access(d->pin, F_OK)) {
+		struct session_opts ao = so;
+
+		for (i = 0; i < d->def.nr_resolved; i++)
+			evspec_lookup(d->def.resolved[i], &ao.spec.events[i]);
+		ao.spec.nr_events = d->def.nr_resolved;
+		e = session__adopt(&d->run.s, &ao, err, errlen);
+		if (e)
+			logmsg("session '%s': cannot adopt the pinned collection (%s), starting afresh",
+			       d->def.name, err);
+		else
+			logmsg("session '%s': adopted the pinned collection", d->def.name);
+	}
+	if (e) {
+		session__unpin(d->pin);
+		e = session__new(&d->run.s, &so, err, errlen);
+		if (e)
+			return e;
+		for (i = 0; i < EVSPEC_MAX && session__event_name(d->run.s, i); i++)
+			snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
+				 session__event_name(d->run.s, i));
+		d->def.nr_resolved = i;
+	}
+	n = session__events(d->run.s, evs, ids, EVSPEC_MAX + 2);
+	sink__free(d->sink);
+	d->sink = NULL;
+	ko.events = evs;
+	ko.nr_events = n;
+	ko.zstd_level = d->def.spec.zstd_level;
+	if (d->def.sink == SESSDEF_SINK_RING) {
+		ko.kind = SINK_RING;
+		ko.ring_size = d->def.ring_size;
+		ring_name(d, rname, sizeof(rname));
+		ko.ring_dir_fd = D.ring_dfd;
+		ko.ring_name = D.ring_dfd >= 0 ? rname : NULL;   /* --ring-dir none: memory only */
+	} else {
+		ko.kind = SINK_FILE;
+		if (d->dir_fd < 0)
+			d->dir_fd = open_dir_as_owner(&d->def);
+		if (d->dir_fd < 0) {
+			e = d->dir_fd;
+			d->dir_fd = -1;
+			snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
+			goto fail;
+		}
+		ko.dir_fd = d->dir_fd;
+		ko.prefix = d->def.name;
+		ko.seq = d->def.seq;
+		ko.rotate_size = d->def.rotate_size;
+		ko.rotate_secs = d->def.rotate_secs;
+		ko.keep = d->def.keep;
+		pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
+		ko.uid = d->def.owner ? d->def.owner : (uid_t)-1;
+		ko.gid = pw ? pw->pw_gid : (gid_t)-1;
+	}
+	e = sink__new(&d->sink, &ko, &rec);
+	if (e) {
+		if (ko.kind == SINK_RING)
+			snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
+				 e == -EBUSY ? "another process writes it" : strerror(-e));
+		else
+			snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+		goto fail;
+	}
+	log_recovery(d, &rec);
+	session__set_sink(d->run.s, d->sink);
+	e = run__start(&d->run, err, errlen);
+	if (e)
+		goto fail;
+	d->def.stopped = false;
+	d->def.error = false;
+	d->def.message[0] = '\0';
+	return 0;
+fail:
+	session__free(d->run.s);
+	d->run.s = NULL;
+	session__unpin(d->pin);
+	return e ? e : -EINVAL;
+}
+
+static void update_seq(struct dsess *d)
+{
+	struct sink_stats ks;
+
+	if (d->sink && d->def.sink == SESSDEF_SINK_FILE) {
+		sink__stats(d->sink, &ks);
+		if (ks.seq != d->def.seq) {
+			d->def.seq = ks.seq;
+			save_def(d);
+		}
+	}
+}
+
+/* End collection: final drain, unpin (or leave pinned when the daemon exits). */
+static void session_end(struct dsess *d, bool keep_pinned)
+{
+	if (!d->run.s)
+		return;
+	run__end(&d->run, keep_pinned);
+	update_seq(d);
+	if (!keep_pinned)
+		session__unpin(d->pin);
+	streams__detach_session(d);
+	if (d->sink)
+		sink__close(d->sink);
+}
+
+static void session_fail(struct dsess *d, int e)
+{
+	struct sink_stats ks;
+
+	d->def.error = true;
+	if (d->sink && d->def.sink == SESSDEF_SINK_FILE) {
+		sink__stats(d->sink, &ks);
+		snprintf(d->def.message, sizeof(d->def.message), "writing %.120s/%.80s: %s", d->def.dir,
+			 ks.current, strerror(-e));
+	} else {
+		snprintf(d->def.message, sizeof(d->def.message), "collection failed: %s", strerror(-e));
+	}
+	logmsg("session '%s': %s; collection stopped", d->def.name, d->def.message);
+	run__abort(&d->run);
+	session__unpin(d->pin);
+	streams__detach_session(d);
+	if (d->sink)
+		sink__close(d->sink);
+	update_seq(d);
+	save_def(d);
+}
+
+/* after each drain of its run: the file's number kept, the readers fed */
+static void on_drained(struct run *r, int e)
+{
+	struct dsess *d = container_of(r, struct dsess, run);
+
+	if (e) {
+		session_fail(d, e);
+		return;
+	}
+	update_seq(d);
+	streams__flush_readers(d);
+}
+
+static void dsess_release(struct defer *p)
+{
+	free(container_of(p, struct dsess, dead));
+}
+
+/* after dsess_unlink: the memory goes at the end of the event batch */
+static void dsess_free(struct dsess *d)
+{
+	sink__free(d->sink);
+	d->sink = NULL;
+	if (d->dir_fd >= 0)
+		close(d->dir_fd);
+	d->dir_fd = -1;
+	loop__defer(&d->dead, dsess_release);
+}
+
+static struct dsess *dsess_new(const struct sessdef *def)
+{
+	struct dsess *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->def = *def;
+	d->dir_fd = -1;
+	run__init(&d->run, on_drained);
+	snprintf(d->pin, sizeof(d->pin), "%s/%s", D.pin_root, def->name);
+	return d;
+}
+
+static void dsess_link(struct dsess *d)
+{
+	struct dsess **pp;
+
+	for (pp = &D.sessions; *pp; pp = &(*pp)->next)
+		;
+	*pp = d;
+	D.nr_sessions++;
+}
+
+static void dsess_unlink(struct dsess *d)
+{
+	struct dsess **pp;
+
+	for (pp = &D.sessions; *pp; pp = &(*pp)->next)
+		if (*pp == d) {
+			*pp = d->next;
+			D.nr_sessions--;
+			return;
+		}
+}
+
+/* --- commands --------------------------------------------------------------- */
+
+struct json_object *cmd_create(struct client *c, const struct proto_request *rq,
+			       int *fds, size_t nfds)
+{
+	struct json_object *o;
+	char err[256] = "";
+	struct sessdef def;
+	struct dsess *d;
+	size_t i;
+	int e;
+
+	if (sessions__find(rq->name))
+		return reply_err("session '%s' already exists", rq->name);
+	if (sessdef_from_json(rq->def, &def, false, err, sizeof(err)))
+		return reply_err("bad session definition: %s", err);
+	snprintf(def.name, sizeof(def.name), "%s", rq->name);
+	def.owner = c->cred.uid;
+	if (def.ring_size > (c->root ? RING_MAX_ROOT : RING_MAX_USER))
+		return reply_err("ring size too large (limit %llu MiB%s)",
+				 (c->root ? RING_MAX_ROOT : RING_MAX_USER) >> 20,
+				 c->root ? "" : " for non-root users");
+	if (limits__session(c, &def, err, sizeof(err)))
+		return reply_err("%s", err);
+	for (i = 0; i < def.spec.nr_pids; i++)
+		if (pid_check(c, def.spec.pids[i], err, sizeof(err)))
+			return reply_err("%s", err);
+	d = dsess_new(&def);
+	if (!d)
+		return reply_err("out of memory");
+	if (def.sink == SESSDEF_SINK_FILE) {
+		struct stat sb;
+
+		if (nfds < 1 || fstat(fds[0], &sb) || !S_ISDIR(sb.st_mode)) {
+			dsess_free(d);
+			return reply_err("--output needs the directory passed as an open descriptor");
+		}
+		if (!c->root && sb.st_uid != c->cred.uid) {
+			dsess_free(d);
+			return reply_err("output directory %s is not yours: permission denied", def.dir);
+		}
+		d->dir_fd = fds[0];
+		fds[0] = -1;
+	}
+	if (def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0) {   /* a new session: never an old ring */
+		char rname[PROTO_NAME_MAX + 8];
+
+		ring_name(d, rname, sizeof(rname));
+		sink__remove_ring(D.ring_dfd, rname);
+	}
+	e = session_start(d, false, err, sizeof(err));
+	if (e) {
+		dsess_free(d);
+		return reply_err("cannot create session '%s': %s", rq->name, err[0] ? err : strerror(-e));
+	}
+	dsess_link(d);
+	save_def(d);
+	logmsg("session '%s' created by uid %u", d->def.name, (unsigned)c->cred.uid);
+	o = reply_ok();
+	json_object_object_add(o, "session", session_info(d));
+	return o;
+}
+
+struct json_object *cmd_list(struct client *c)
+{
+	struct json_object *a = json_object_new_array(), *o;
+	struct dsess *d;
+
+	for (d = D.sessions; d; d = d->next)
+		if (may_see(c, d))
+			json_object_array_add(a, session_info(d));
+	o = reply_ok();
+	json_object_object_add(o, "sessions", a);
+	return o;
+}
+
+struct json_object *cmd_show(struct dsess *d)
+{
+	struct json_object *o = reply_ok();
+
+	json_object_object_add(o, "session", session_info(d));
+	return o;
+}
+
+struct json_object *cmd_stop(struct dsess *d)
+{
+	if (!d->run.s)
+		return reply_err("session '%s' is not running", d->def.name);
+	session_end(d, false);
+	d->def.stopped = true;
+	save_def(d);
+	return reply_ok();
+}
+
+struct json_object *cmd_start(struct dsess *d)
+{
+	char err[256] = "";
+	int e;
+
+	if (d->run.s)
+		return reply_err("session '%s' is already running", d->def.name);
+	e = session_start(d, false, err, sizeof(err));
+	if (e)
+		return reply_err("cannot start session '%s': %s", d->def.name, err[0] ? err : strerror(-e));
+	save_def(d);
+	return reply_ok();
+}
+
+struct json_object *cmd_delete(struct dsess *d)
+{
+	char rname[PROTO_NAME_MAX + 8];
+
+	session_end(d, false);
+	streams__detach_session(d);
+	session__unpin(d->pin);
+	store__remove(D.store, d->def.name);
+	if (d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0) {
+		sink__free(d->sink);
+		d->sink = NULL;
+		ring_name(d, rname, sizeof(rname));
+		sink__remove_ring(D.ring_dfd, rname);
+	}
+	logmsg("session '%s' deleted", d->def.name);
+	dsess_unlink(d);
+	dsess_free(d);
+	return reply_ok();
+}
+
+/* --- start-up and exit ------------------------------------------------------ */
+
+static void bad_def(void *ctx, const char *file, const char *reason)
+{
+	logmsg("ignoring %s/sessions/%s: %s", D.state_dir, file, reason);
+}
+
+static int restore_def(void *ctx, const struct sessdef *def)
+{
+	struct dsess *d;
+	char err[256] = "";
+	int e;
+
+	if (D.nr_sessions >= MAX_ALL_SESSIONS) {
+		logmsg("too many stored sessions, ignoring '%s'", def->name);
+		return 0;
+	}
+	d = dsess_new(def);
+	if (!d)
+		return -ENOMEM;
+	dsess_link(d);
+	if (def->stopped || def->error) {
+		session__unpin(d->pin);
+		open_stopped_ring(d);
+		return 0;
+	}
+	e = session_start(d, true, err, sizeof(err));
+	if (e) {
+		open_stopped_ring(d);
+		d->def.error = true;
+		snprintf(d->def.message, sizeof(d->def.message), "cannot restart: %s",
+			 err[0] ? err : strerror(-e));
+		logmsg("session '%s': %s", d->def.name, d->def.message);
+	}
+	save_def(d);
+	return 0;
+}
+
+/* Pins left by sessions that no longer exist end now. */
+static void sweep_pins(void)
+{
+	struct dirent *de;
+	DIR *dir = opendir(D.pin_root);
+
+	if (!dir)
+		return;
+	while ((de = readdir(dir))) {
+		char path[PATH_MAX];
+
+		if (de->d_name[0] == '.' || !proto_name_valid(de->d_name) || sessions__find(de->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", D.pin_root, de->d_name);
+		logmsg("removing pins of unknown session '%s'", de->d_name);
+		session__unpin(path);
+	}
+	closedir(dir);
+}
+
+void sessions__restore(void)
+{
+	store__load(D.store, restore_def, bad_def, NULL);
+	sweep_pins();
+}
+
+void sessions__free_all(void)
+{
+	while (D.sessions) {
+		struct dsess *d = D.sessions;
+
+		session_end(d, true);
+		dsess_unlink(d);
+		dsess_free(d);
+	}
+}

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The JSON a client sees: a named session as `session list` and `session
+ * show` print it (the document of sessdef.h with what is live added), the
+ * statistics of a recording, and the replies' frame (ok, or one error line).
+ */
+#include <json-c/json.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "perfmarkd.h"
+#include "proto.h"
+#include "sinks.h"
+
+static void add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
+}
+
+/* the sink's usage, beside its definition */
+static void sink_usage(struct json_object *o, const struct sink_stats *ks)
+{
+	if (ks->kind == SINK_RING) {
+		add_u64(o, "used", ks->used);
+		add_u64(o, "evicted", ks->evicted);
+		add_u64(o, "torn", ks->torn);        /* records torn by a crash, dropped */
+	} else {
+		if (ks->current[0])
+			json_object_object_add(o, "current", json_object_new_string(ks->current));
+		add_u64(o, "current_bytes", ks->used);
+		add_u64(o, "files", ks->files);
+	}
+	add_u64(o, "sideband_bytes", ks->sideband_bytes);
+	add_u64(o, "sideband_dropped", ks->sideband_dropped);   /* found no room, even compacted */
+}
+
+const char *dsess_state(const struct dsess *d)
+{
+	if (d->run.s)
+		return "running";
+	return d->def.error ? "error" : "stopped";
+}
+
+struct json_object *session_info(const struct dsess *d)
+{
+	struct json_object *o = sessdef_to_json(&d->def, true), *sink;
+	struct sink_stats ks;
+
+	memset(&ks, 0, sizeof(ks));
+	ks.kind = d->def.sink == SESSDEF_SINK_RING ? SINK_RING : SINK_FILE;
+	if (d->sink)
+		sink__stats(d->sink, &ks);
+	json_object_object_add(o, "state", json_object_new_string(dsess_state(d)));
+	add_u64(o, "samples", d->run.st.samples);
+	add_u64(o, "markers", d->run.st.markers);
+	add_u64(o, "lost", d->run.st.lost_samples + d->run.st.lost_markers);
+	/* arrived after the window had passed their time (written with it) */
+	add_u64(o, "late", d->run.st.late);
+	add_u64(o, "late_unordered", d->run.st.late_unordered);
+	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
+	add_u64(o, "readers", ks.readers);
+	add_u64(o, "reader_lost", ks.reader_lost);
+	json_object_object_add(o, "pin_dir", json_object_new_string(d->pin));
+	if (d->run.st.unwind.cap)   /* --call-graph ehframe: tables, their cap, stacks that ended early */
+		json_object_object_add(o, "unwind", collector_unwind_stats_json(&d->run.st.unwind));
+	if (json_object_object_get_ex(o, "sink", &sink))
+		sink_usage(sink, &ks);
+	return o;
+}
+
+void stats_json(struct json_object *o, const struct session_stats *st)
+{
+	struct json_object *x = json_object_new_object();
+
+	add_u64(x, "samples", st->samples);
+	add_u64(x, "markers", st->markers);
+	add_u64(x, "lost_samples", st->lost_samples);
+	add_u64(x, "lost_markers", st->lost_markers);
+	add_u64(x, "bytes", st->bytes);
+	add_u64(x, "raw_bytes", st->raw_bytes);
+	if (st->unwind.cap)
+		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
+	json_object_object_add(o, "stats", x);
+}
+
+/* --- replies ------------------------------------------------------------------ */
+
+struct json_object *reply_ok(void)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "v", json_object_new_int(PROTO_VERSION));
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
+struct json_object *reply_err(const char *fmt, ...)
+{
+	struct json_object *o = json_object_new_object();
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_object_object_add(o, "v", json_object_new_int(PROTO_VERSION));
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(buf));
+	return o;
+}

@@ -1,0 +1,350 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Aggregations over a profile: see aggregate.h. */
+#include "aggregate.h"
+#include "grow.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool aggregate__in_range(const struct profile *p, const struct profile_sample *s, void *ctx)
+{
+	const struct range_pred_ctx *c = ctx;
+
+	return profile__range_within(p, s->range, c->name);
+}
+
+int weights__build(struct weights *w, const struct profile *p, sample_pred keep, void *ctx)
+{
+	size_t ns;
+	const struct profile_sample *sv = profile__samples(p, &ns);
+
+	memset(w, 0, sizeof(*w));
+	profile__nodes(p, &w->n);
+	w->period = calloc(w->n ? w->n : 1, sizeof(*w->period));
+	w->count = calloc(w->n ? w->n : 1, sizeof(*w->count));
+	if (!w->period || !w->count) {
+		weights__free(w);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		if (keep && !keep(p, &sv[i], ctx))
+			continue;
+		w->period[sv[i].node] += sv[i].period;
+		w->count[sv[i].node]++;
+		w->total_period += sv[i].period;
+		w->total_count++;
+	}
+	return 0;
+}
+
+void weights__free(struct weights *w)
+{
+	free(w->period);
+	free(w->count);
+	memset(w, 0, sizeof(*w));
+}
+
+/* ---- functions ------------------------------------------------------------------ */
+
+struct fnbuild {
+	struct fnstats *out;
+	size_t cap;
+	struct idmap ids;       /* comm << 32 | name -> index */
+};
+
+static struct fnstat *fn_get(struct fnbuild *b, uint32_t comm, uint32_t name)
+{
+	uint64_t key = (uint64_t)comm << 32 | name;
+	uint32_t i = idmap__get(&b->ids, key);
+
+	if (i != TABLE_NONE)
+		return &b->out->v[i];
+	if (grow_to(&b->out->v, &b->cap, b->out->n + 1, sizeof(*b->out->v), 256))
+		return NULL;
+	if (idmap__put(&b->ids, key, (uint32_t)b->out->n) < 0)
+		return NULL;
+	b->out->v[b->out->n] = (struct fnstat){ .comm = comm, .name = name };
+	return &b->out->v[b->out->n++];
+}
+
+int fnstats__build(struct fnstats *out, const struct profile *p, const struct weights *w,
+		   bool per_comm)
+{
+	size_t nn, nf;
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	const struct profile_frame *frames = profile__frames(p, &nf);
+	uint32_t *stamp = calloc(profile__strings(p)->n + 1, sizeof(*stamp));
+	struct fnbuild b = { .out = out };
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!stamp)
+		return -ENOMEM;
+	out->total_period = w->total_period;
+	out->total_samples = w->total_count;
+	for (size_t i = 1; i < nn && !err; i++) {
+		uint32_t comm = PROFILE_NONE, leaf = frames[nodes[i].frame].name;
+		struct fnstat *f;
+
+		if (!w->count[i])
+			continue;
+		/* the comm frame is the child of the root */
+		for (uint32_t k = (uint32_t)i; k; k = nodes[k].parent)
+			if (nodes[k].parent == 0)
+				comm = per_comm ? frames[nodes[k].frame].name : PROFILE_NONE;
+		if (frames[nodes[i].frame].kind == PROFILE_FRAME_COMM)
+			continue;   /* a sample with no stack at all */
+		f = fn_get(&b, comm, leaf);
+		if (!f) {
+			err = -ENOMEM;
+			break;
+		}
+		f->self += w->period[i];
+		f->self_samples += w->count[i];
+		for (uint32_t k = (uint32_t)i; k && nodes[k].parent; k = nodes[k].parent) {
+			uint32_t name = frames[nodes[k].frame].name;
+
+			if (stamp[name] == i)
+				continue;   /* recursion: once per stack */
+			stamp[name] = (uint32_t)i;
+			f = fn_get(&b, comm, name);
+			if (!f) {
+				err = -ENOMEM;
+				break;
+			}
+			f->total += w->period[i];
+			f->total_samples += w->count[i];
+		}
+	}
+	free(stamp);
+	idmap__free(&b.ids);
+	if (err)
+		fnstats__free(out);
+	return err;
+}
+
+static const struct profile *sort_p;
+static enum fnsort sort_by;
+static uint64_t *sort_comm_weight;   /* by comm string id */
+
+static int fn_cmp(const void *a, const void *b)
+{
+	const struct fnstat *x = a, *y = b;
+	uint64_t kx = sort_by == FNSORT_SELF ? x->self : x->total;
+	uint64_t ky = sort_by == FNSORT_SELF ? y->self : y->total;
+
+	if (x->comm != y->comm) {
+		uint64_t cx = x->comm == PROFILE_NONE ? 0 : sort_comm_weight[x->comm];
+		uint64_t cy = y->comm == PROFILE_NONE ? 0 : sort_comm_weight[y->comm];
+
+		if (cx != cy)
+			return cx > cy ? -1 : 1;
+		return x->comm < y->comm ? -1 : 1;
+	}
+	if (kx != ky)
+		return kx > ky ? -1 : 1;
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return strcmp(profile__str(sort_p, x->name), profile__str(sort_p, y->name));
+}
+
+void fnstats__sort(struct fnstats *s, const struct profile *p, enum fnsort by)
+{
+	sort_comm_weight = calloc(profile__strings(p)->n + 1, sizeof(uint64_t));
+	if (!sort_comm_weight)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].comm != PROFILE_NONE)
+			sort_comm_weight[s->v[i].comm] += s->v[i].self;
+	sort_p = p;
+	sort_by = by;
+	if (s->n)
+		qsort(s->v, s->n, sizeof(*s->v), fn_cmp);
+	free(sort_comm_weight);
+	sort_comm_weight = NULL;
+}
+
+void fnstats__free(struct fnstats *s)
+{
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}
+
+/* ---- ranges --------------------------------------------------------------------- */
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of n sorted values. */
+static uint64_t percentile(const uint64_t *v, size_t n, unsigned pct)
+{
+	size_t rank = (n * pct + 99) / 100;
+
+	return n ? v[rank ? rank - 1 : 0] : 0;
+}
+
+static int range_durations(struct rangestats *out, const struct profile *p, struct idmap *ids)
+{
+	size_t nr;
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	uint64_t *d = malloc((nr ? nr : 1) * sizeof(*d));
+	size_t *fill;
+
+	if (!d)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t k = idmap__get(ids, rv[i].name);
+		struct rangestat *r;
+
+		if (k == TABLE_NONE) {
+			k = (uint32_t)out->n++;
+			if (idmap__put(ids, rv[i].name, k) < 0) {
+				free(d);
+				return -ENOMEM;
+			}
+			out->v[k] = (struct rangestat){ .name = rv[i].name, .min_ns = UINT64_MAX };
+		}
+		r = &out->v[k];
+		if (rv[i].open) {
+			r->open++;
+			continue;
+		}
+		r->count++;
+	}
+	/* durations of each name, contiguous in d: offsets from counts */
+	fill = calloc(out->n + 1, sizeof(*fill));
+	if (!fill) {
+		free(d);
+		return -ENOMEM;
+	}
+	for (size_t k = 1; k <= out->n; k++)
+		fill[k] = fill[k - 1] + out->v[k - 1].count;
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t k = idmap__get(ids, rv[i].name);
+
+		if (!rv[i].open)
+			d[fill[k]++] = rv[i].end - rv[i].start;
+	}
+	for (size_t k = 0, at = 0; k < out->n; k++) {
+		struct rangestat *r = &out->v[k];
+		uint64_t *v = d + at;
+
+		at += r->count;
+		if (r->count)
+			qsort(v, r->count, sizeof(*v), u64_cmp);
+		for (size_t j = 0; j < r->count; j++)
+			r->total_ns += v[j];
+		r->mean_ns = r->count ? r->total_ns / r->count : 0;
+		r->min_ns = r->count ? v[0] : 0;
+		r->max_ns = r->count ? v[r->count - 1] : 0;
+		r->p50_ns = percentile(v, r->count, 50);
+		r->p99_ns = percentile(v, r->count, 99);
+	}
+	free(fill);
+	free(d);
+	return 0;
+}
+
+static int fn_by_self(const void *a, const void *b)
+{
+	const struct fnstat *x = a, *y = b;
+
+	if (x->self != y->self)
+		return x->self > y->self ? -1 : 1;
+	return x->name < y->name ? -1 : x->name > y->name;
+}
+
+/* Samples per range name: self where innermost, total at every enclosing name once. */
+static int range_samples(struct rangestats *out, const struct profile *p, struct idmap *ids)
+{
+	size_t ns, nr, nn, nf;
+	const struct profile_sample *sv = profile__samples(p, &ns);
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	const struct profile_frame *frames = profile__frames(p, &nf);
+	struct fnbuild *fb = calloc(out->n ? out->n : 1, sizeof(*fb));
+	struct fnstats *fs = calloc(out->n ? out->n : 1, sizeof(*fs));
+	uint64_t *stamp = calloc(out->n ? out->n : 1, sizeof(*stamp));
+	int err = 0;
+
+	if (!fb || !fs || !stamp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < ns && !err; i++) {
+		uint32_t r = sv[i].range, k;
+		struct fnstat *f;
+
+		if (r == PROFILE_NONE)
+			continue;
+		k = idmap__get(ids, rv[r].name);
+		out->v[k].self_samples++;
+		out->v[k].self_period += sv[i].period;
+		fb[k].out = &fs[k];
+		f = fn_get(&fb[k], PROFILE_NONE, frames[nodes[sv[i].node].frame].name);
+		if (!f) {
+			err = -ENOMEM;
+			break;
+		}
+		f->self += sv[i].period;
+		f->self_samples++;
+		for (; r != PROFILE_NONE; r = rv[r].parent) {
+			k = idmap__get(ids, rv[r].name);
+			if (stamp[k] == i + 1)
+				continue;
+			stamp[k] = i + 1;
+			out->v[k].total_samples++;
+			out->v[k].total_period += sv[i].period;
+		}
+	}
+	for (size_t k = 0; k < out->n; k++) {
+		if (!err) {
+			if (fs[k].n)
+				qsort(fs[k].v, fs[k].n, sizeof(*fs[k].v), fn_by_self);
+			out->v[k].fns = fs[k].v;
+			out->v[k].nfns = fs[k].n;
+		} else {
+			free(fs[k].v);
+		}
+		if (fb)
+			idmap__free(&fb[k].ids);
+	}
+out:
+	free(fb);
+	free(fs);
+	free(stamp);
+	return err;
+}
+
+int rangestats__build(struct rangestats *out, const struct profile *p)
+{
+	size_t nr;
+	struct idmap ids = { 0 };
+	int err;
+
+	profile__ranges(p, &nr);
+	memset(out, 0, sizeof(*out));
+	out->v = calloc(nr ? nr : 1, sizeof(*out->v));
+	if (!out->v)
+		return -ENOMEM;
+	err = range_durations(out, p, &ids);
+	if (!err)
+		err = range_samples(out, p, &ids);
+	idmap__free(&ids);
+	if (err)
+		rangestats__free(out);
+	return err;
+}
+
+void rangestats__free(struct rangestats *s)
+{
+	for (size_t k = 0; k < s->n; k++)
+		free(s->v[k].fns);
+	free(s->v);
+	memset(s, 0, sizeof(*s));
+}

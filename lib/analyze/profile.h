@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The analysis model of one recording, shared by `perfmark report`,
+ * `flamegraph` and `export`.
+ *
+ * profile__load() reads a perf.data file or stream once, in time order
+ * (records are re-sorted per FINISHED_ROUND as perf does: everything up to
+ * the previous round's latest time is final), feeds the sideband to the
+ * symbolizer, and keeps, per sampling event sample:
+ *
+ *   a node of the call tree (comm -> outermost frame -> ... -> leaf frame),
+ *   the innermost marker range open on the sample's thread (or none),
+ *   its time, thread and period.
+ *
+ * Frames are interned per (function name, file); addresses are symbolized
+ * once per (pid, address).  Marker ranges (types 1/2) become instances with
+ * a parent (the range they nest in on the same thread); counters (type 3)
+ * are kept as values.  With keep_marks, every marker is kept for exporters.
+ * Nothing is allocated per sample: all of it lives in growing arrays.
+ */
+#ifndef PERFMARK_PROFILE_H
+#define PERFMARK_PROFILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "table.h"
+
+#define PROFILE_NONE TABLE_NONE
+
+struct profile;
+
+struct profile_opts {
+	bool keep_marks;    /* keep every marker (strings, counters, app types) */
+};
+
+enum profile_frame_kind {
+	PROFILE_FRAME_COMM,     /* the root of a command's stacks: name is the comm */
+	PROFILE_FRAME_KERNEL,
+	PROFILE_FRAME_USER,
+};
+
+struct profile_mapping {
+	uint32_t file;              /* string id: path, "[kernel.kallsyms]", "[unknown]" */
+	uint32_t build_id;          /* string id (hex) or PROFILE_NONE */
+	uint64_t start, end, pgoff; /* as first seen */
+};
+
+struct profile_frame {
+	uint32_t name;              /* string id */
+	uint32_t mapping;           /* mapping index or PROFILE_NONE (comm frames) */
+	uint32_t kind;              /* enum profile_frame_kind */
+	uint64_t addr;              /* the first address seen in this frame */
+};
+
+/* Node 0 is the root (no frame); every other node has a parent and a frame. */
+struct profile_node {
+	uint32_t parent, frame;
+};
+
+struct profile_sample {
+	uint64_t time, period;
+	uint32_t tid, node;
+	uint32_t range;             /* innermost open range instance, or PROFILE_NONE */
+	uint32_t thread;            /* index into the threads */
+};
+
+struct profile_range {
+	uint32_t name;              /* string id */
+	uint32_t thread;            /* index into the threads */
+	uint32_t parent;            /* enclosing instance on the same thread, or PROFILE_NONE */
+	uint32_t depth;             /* 0 for an outermost range */
+	uint64_t start, end;        /* end: the thread's last time when open */
+	bool open;                  /* no end marker was seen */
+};
+
+struct profile_thread {
+	uint32_t pid, tid;
+	uint32_t comm;              /* string id */
+	uint64_t first, last;       /* times of its first and last record */
+};
+
+struct profile_counter {
+	uint32_t name;              /* string id */
+	uint64_t count;
+	int64_t min, max, last;
+};
+
+/* A marker kept with keep_marks: its payload bytes are in the marks arena. */
+struct profile_mark {
+	uint64_t time;
+	uint32_t thread;
+	uint32_t type;              /* perfmark type (0 string, 1.. ) */
+	uint32_t flags;             /* PERFMARK_UEVENT_F_* */
+	uint32_t len;
+	size_t off;                 /* into profile__mark_data() */
+};
+
+/*
+ * Read the recording on fd (regular file or pipe).  On failure returns a
+ * negative errno with a one-line reason in err (err may be NULL).
+ */
+int profile__load(struct profile **out, int fd, const struct profile_opts *opts,
+		  char *err, size_t errlen);
+void profile__free(struct profile *p);
+
+const struct strtab *profile__strings(const struct profile *p);
+const char *profile__str(const struct profile *p, uint32_t id);
+const char *profile__event_name(const struct profile *p);   /* the sampling event */
+/* The sampling event's frequency (Hz) when it samples by frequency, else 0. */
+uint64_t profile__sample_freq(const struct profile *p);
+/* Records the recorder said it lost (PERF_RECORD_LOST, LOST_SAMPLES). */
+uint64_t profile__lost(const struct profile *p);
+uint64_t profile__start(const struct profile *p);          /* first time seen */
+uint64_t profile__end(const struct profile *p);            /* last time seen */
+
+#define PROFILE_ARRAY(type, name) \
+	const struct profile_##type *profile__##name(const struct profile *p, size_t *n)
+PROFILE_ARRAY(mapping, mappings);
+PROFILE_ARRAY(frame, frames);
+PROFILE_ARRAY(node, nodes);
+PROFILE_ARRAY(sample, samples);
+PROFILE_ARRAY(range, ranges);
+PROFILE_ARRAY(thread, threads);
+PROFILE_ARRAY(counter, counters);
+PROFILE_ARRAY(mark, marks);
+#undef PROFILE_ARRAY
+const uint8_t *profile__mark_data(const struct profile *p);
+
+/* Is range instance r, or one it nests in, named name (a string id)? */
+bool profile__range_within(const struct profile *p, uint32_t r, uint32_t name);
+
+#endif

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Address -> symbol name for `perfmark script`, fed by the sideband records
+ * read from a perf.data file (COMM, MMAP, MMAP2, FORK, EXIT), with libelf
+ * (.symtab, else .dynsym) for user DSOs and /proc/kallsyms for the kernel.
+ * Also reads /tmp/perf-PID.map files for JIT code.
+ */
+#ifndef PERFMARK_SYMBOLIZE_H
+#define PERFMARK_SYMBOLIZE_H
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+struct symbolizer;
+
+int symbolizer__new(struct symbolizer **out);
+/* Feed a sideband record (others are ignored). */
+void symbolizer__record(struct symbolizer *s, const struct perf_event_header *rec);
+/*
+ * Name of the symbol covering addr in process pid; kernel addresses (>= the
+ * kernel map start, or when kernel is set) go to kallsyms.  Returns a string
+ * owned by the symbolizer ("[unknown]" when nothing matches).
+ */
+const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel);
+
+/* What symbolizer__lookup() found for one address (strings owned by the symbolizer). */
+struct symbolizer_loc {
+	const char *name;           /* symbol name, "[unknown]" when nothing matches */
+	const char *dso;            /* file path, "[kernel.kallsyms]", "[vdso]", or NULL */
+	uint64_t map_start, map_end, map_pgoff;   /* the mapping holding addr (0 if none) */
+	const uint8_t *build_id;    /* NULL when unknown */
+	uint32_t build_id_len;
+	uint64_t sym_start;         /* symbol start as an address in the process, 0 if none */
+};
+/* The same lookup as symbolizer__name(), with the mapping and file it went through. */
+void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel,
+			struct symbolizer_loc *out);
+/*
+ * Name code that has no file (JIT), as perfmark's jit-code markers announce
+ * it; consulted with /tmp/perf-PID.map for addresses in no map or in an
+ * anonymous one.  0 or -errno.
+ */
+int symbolizer__add_jit(struct symbolizer *s, uint32_t pid, uint64_t addr, uint64_t size,
+			const char *name);
+/*
+ * Why the symbolizer stopped tracking maps (a cap, out of memory), or NULL.
+ * Lookups after that may give [unknown]; a reader reports it as an error.
+ */
+const char *symbolizer__error(const struct symbolizer *s);
+/* comm of tid, or NULL */
+const char *symbolizer__comm(struct symbolizer *s, uint32_t tid);
+void symbolizer__free(struct symbolizer *s);
+
+#endif

@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Collectors: BPF programs on perf events and on libperfmark's probe site,
+ * shared by every session with the same settings.  See collector.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perfmark.skel.h"
+#include "perfmark_wire.h"
+#include "clock.h"
+#include "collector_int.h"
+
+struct collector *collector_registry;
+
+void collector_notice(struct collector *c, const char *fmt, ...)
+{
+	char msg[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (c->nr_notices < MAX_NOTICES)
+		memcpy(c->notices[c->nr_notices++], msg, sizeof(msg));
+	if (c->notice)
+		c->notice(c->notice_ctx, msg);
+}
+
+/* --- dispatch --------------------------------------------------------------- */
+
+void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
+{
+	size_t i;
+
+	data = collector_unwind_ring(c, data, &size);
+	for (i = 0; i < c->nr_subs; i++)
+		if (c->subs[i]->active)
+			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct collector *c = ctx;
+
+	if (!collector_markers_ring(c, data, size))
+		collector_dispatch_ring(c, data, size);
+	return 0;
+}
+
+enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_event_header *h)
+{
+	struct collector *c = ctx;
+	size_t i;
+
+	collector_unwind_sideband(c, h);
+	collector_markers_sideband(c, h);
+	for (i = 0; i < c->nr_subs; i++)
+		if (c->subs[i]->active)
+			c->subs[i]->on_sideband(c->subs[i]->ctx, h);
+	return LIBBPF_PERF_EVENT_CONT;
+}
+
+/*
+ * Sideband first: a FORK read before the ring lets sessions recognise the
+ * new child's samples.  The fast lane after the BPF ring: a marker that a
+ * thread sent down the trap lane was preceded by everything it wrote into
+ * its ring before, so reading the rings last finds those too, and a
+ * registration read from the BPF ring is attached before its rings are read.
+ */
+void collector__consume(struct collector *c)
+{
+	perf_buffer__consume(c->pb);
+	ring_buffer__consume(c->rb);
+	collector_markers_consume(c);
+	collector_unwind_tick(c);
+}
+
+void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers)
+{
+	struct perfmark_bpf__bss bss;
+	uint32_t zero = 0;
+
+	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
+		memset(&bss, 0, sizeof(bss));
+	*samples = bss.lost_samples;
+	*markers = bss.lost_markers;
+}
+
+/* --- union filter ------------------------------------------------------------- */
+
+static void write_cfg(struct collector *c)
+{
+	/* pinned: collection may go on with no daemon, the gap sideband with it */
+	struct pm_cfg cfg = { .all = c->nr_all, .nr_uids = c->nr_uids, .gap = c->pinned };
+	uint32_t zero = 0;
+
+	bpf_map_update_elem(c->cfg_fd, &zero, &cfg, BPF_ANY);
+}
+
+static void clear_uids_map(struct collector *c)
+{
+	uint32_t k, next;
+
+	while (!bpf_map_get_next_key(c->uids_fd, NULL, &next)) {
+		k = next;
+		if (bpf_map_delete_elem(c->uids_fd, &k))
+			break;
+	}
+}
+
+void collector_write_filter(struct collector *c)
+{
+	size_t i;
+
+	clear_uids_map(c);
+	for (i = 0; i < c->nr_uids; i++)
+		bpf_map_update_elem(c->uids_fd, &c->uids[i].uid, &c->uids[i].count, BPF_ANY);
+	write_cfg(c);
+}
+
+static int uid_count(struct collector *c, uint32_t uid, int delta)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_uids; i++)
+		if (c->uids[i].uid == uid)
+			break;
+	if (i == c->nr_uids) {
+		if (delta < 0)
+			return 0;
+		if (c->nr_uids == MAX_UIDS)
+			return -ENOSPC;
+		c->uids[c->nr_uids].uid = uid;
+		c->uids[c->nr_uids++].count = 0;
+	}
+	c->uids[i].count += delta;
+	if (!c->uids[i].count)
+		c->uids[i] = c->uids[--c->nr_uids];
+	return 0;
+}
+
+int collector__subscribe(struct collector *c, struct collector_sub *sub)
+{
+	int e = 0;
+
+	if (c->nr_subs == COLLECTOR_MAX_SUBS)
+		return -ENOSPC;
+	if (sub->all && sub->uid == (uint32_t)-1) {
+		c->nr_all++;
+	} else if (sub->all) {
+		e = uid_count(c, sub->uid, 1);
+		if (e)
+			return e;
+	}
+	c->subs[c->nr_subs++] = sub;
+	collector_write_filter(c);
+	if (sub->all)
+		collector_markers_scan_all(c);   /* libperfmark copies already mapped */
+	return 0;
+}
+
+void collector__unsubscribe(struct collector *c, struct collector_sub *sub)
+{
+	size_t i;
+
+	for (i = 0; i < c->nr_subs; i++)
+		if (c->subs[i] == sub)
+			break;
+	if (i == c->nr_subs)
+		return;
+	if (sub->active)
+		collector__activate(c, sub, false);
+	memmove(&c->subs[i], &c->subs[i + 1], (c->nr_subs - i - 1) * sizeof(c->subs[0]));
+	c->nr_subs--;
+	if (sub->all && sub->uid == (uint32_t)-1)
+		c->nr_all--;
+	else if (sub->all)
+		uid_count(c, sub->uid, -1);
+	/*
+	 * A pinned collector goes on collecting for its sessions while no
+	 * process holds them (a daemon restart): its filter narrows only when
+	 * a session's pins are removed (collector__unpin).
+	 */
+	if (!c->pinned)
+		collector_write_filter(c);
+}
+
+void collector__activate(struct collector *c, struct collector_sub *sub, bool active)
+{
+	size_t i;
+
+	if (sub->active == active)
+		return;
+	sub->active = active;
+	if (active && c->nr_active++ == 0) {
+		for (i = 0; i < c->nr_sampling_pfds; i++)
+			ioctl(c->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
+	} else if (!active && --c->nr_active == 0 && !c->pinned) {
+		/* a pinned collector keeps sampling for its sessions */
+		for (i = 0; i < c->nr_sampling_pfds; i++)
+			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+	}
+}
+
+static int set_pid(int map_fd, pid_t pid)
+{
+	uint32_t p = pid;
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(map_fd, &p, &one, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int collector__add_pid_on_exec(struct collector *c, pid_t pid)
+{
+	return set_pid(c->exec_fd, pid);
+}
+
+int collector__add_pid(struct collector *c, pid_t pid)
+{
+	int e = set_pid(c->targets_fd, pid);
+
+	if (!e)
+		collector_markers_scan_pid(c, (uint32_t)pid);
+	return e;
+}
+
+/* --- life cycle ------------------------------------------------------------ */
+
+#define PROC_PID_INIT_INO 0xEFFFFFFCu   /* the initial pid namespace's fixed inode */
+
+/* our pid namespace (its dev/ino), and whether it is the initial one */
+static void own_pidns(uint64_t *dev, uint64_t *ino, bool *init)
+{
+	struct stat sb;
+
+	*dev = *ino = 0;
+	*init = true;
+	if (!stat("/proc/self/ns/pid", &sb)) {
+		*dev = sb.st_dev;
+		*ino = sb.st_ino;
+		*init = sb.st_ino == PROC_PID_INIT_INO;
+	}
+}
+
+/* what makes two sessions able to share programs (recspec.h: a new field) */
+static bool same_spec(const struct recspec *a, const struct recspec *b)
+{
+	size_t i;
+
+	if (a->nr_events != b->nr_events || a->period != b->period ||
+	    (!a->period && a->freq != b->freq) || a->call_graph != b->call_graph ||
+	    (a->call_graph == RECSPEC_CG_DWARF && a->stack_size != b->stack_size) ||
+	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size)
+		return false;
+	for (i = 0; i < a->nr_events; i++)
+		if (a->events[i].type != b->events[i].type || a->events[i].config != b->events[i].config)
+			return false;
+	return true;
+}
+
+uint32_t collector_map_id(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return 0;
+	return info.id;
+}
+
+/* no events means the default one; targets are the subscribers' business */
+static void normalize(const struct recspec *in, struct recspec *out)
+{
+	*out = *in;
+	if (!out->nr_events) {
+		evspec_lookup(recspec_event_name(in, 0), &out->events[0]);
+		out->nr_events = 1;
+	}
+	out->target = RECSPEC_TARGET_ALL;
+	out->nr_pids = 0;
+	out->zstd_level = 0;
+}
+
+struct collector *collector_alloc(const struct recspec *spec)
+{
+	struct collector *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	normalize(spec, &c->spec);
+	c->req = c->spec;
+	memcpy(c->ev, c->spec.events, sizeof(c->ev));
+	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
+	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = -1;
+	c->sideband_fd = c->own_sideband_fd = -1;
+	c->refs = 1;
+	return c;
+}
+
+void collector_free(struct collector *c)
+{
+	struct collector **pp;
+	size_t i;
+
+	for (pp = &collector_registry; *pp; pp = &(*pp)->next)
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	collector_markers_free(c);
+	ring_buffer__free(c->rb);
+	perf_buffer__free(c->pb);
+	collector_unwind_stop(c);
+	for (i = 0; i < c->nr_links; i++) {
+		if (c->pinned) {
+			/* leave it attached, the pins hold it: close, don't detach */
+			int fd = bpf_link__fd(c->links[i]);
+
+			bpf_link__disconnect(c->links[i]);
+			bpf_link__destroy(c->links[i]);
+			if (fd >= 0)
+				close(fd);
+		} else {
+			bpf_link__destroy(c->links[i]);   /* closes the perf event fds too */
+		}
+	}
+	if (c->pinned)
+		for (i = 0; i < c->nr_pfds; i++)
+			close(c->pfds[i]);
+	for (i = 0; i < c->nr_pin_dirs; i++)
+		free(c->pin_dirs[i]);
+	free(c->pin_dirs);
+	free(c->links);
+	free(c->pfds);
+	perfmark_bpf__destroy(c->skel);
+	if (c->own_fds) {
+		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd, c->exec_fd,
+			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd };
+
+		for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+	}
+	if (c->own_sideband_fd >= 0)
+		close(c->own_sideband_fd);
+	free(c);
+}
+
+void collector__put(struct collector *c)
+{
+	if (c && --c->refs == 0)
+		collector_free(c);
+}
+
+static int collector_open_ring(struct collector *c, char *err, size_t errlen)
+{
+	int e = collector_open_sideband(c, err, errlen);
+
+	if (e)
+		return e;
+	c->sideband_since = clock_mono_ns();
+	c->rb = ring_buffer__new(c->rb_fd, on_ringbuf, c, NULL);
+	if (!c->rb) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open ring buffer: %s", strerror(-e));
+		return e ? e : -EINVAL;
+	}
+	c->rb_id = collector_map_id(c->rb_fd);
+	return 0;
+}
+
+int collector_publish(struct collector *c, int e, struct collector **out, char *err, size_t errlen)
+{
+	if (!e)
+		e = collector_open_ring(c, err, errlen);
+	if (e) {
+		collector_free(c);
+		return e < 0 ? e : -EINVAL;
+	}
+	c->next = collector_registry;
+	collector_registry = c;
+	*out = c;
+	return 0;
+}
+
+int collector__get(struct collector **out, const struct recspec *spec,
+		   collector_notice_fn notice_fn, void *notice_ctx,
+		   char *err, size_t errlen)
+{
+	struct recspec want;
+	struct collector *c;
+	size_t rbsize;
+	int e;
+
+	*out = NULL;
+	err[0] = '\0';
+	normalize(spec, &want);
+	for (c = collector_registry; c; c = c->next) {
+		if (!c->adopted && same_spec(&c->req, &want)) {
+			size_t i;
+
+			/* a sharer hears what the creator heard (a fallback to cpu-clock) */
+			for (i = 0; notice_fn && i < c->nr_notices; i++)
+				notice_fn(notice_ctx, c->notices[i]);
+			c->refs++;
+			*out = c;
+			return 0;
+		}
+	}
+	c = collector_alloc(spec);
+	if (!c)
+		return -ENOMEM;
+	c->notice = notice_fn;
+	c->notice_ctx = notice_ctx;
+	c->skel = perfmark_bpf__open();
+	if (!c->skel) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open BPF object: %s", strerror(-e));
+		goto fail;
+	}
+	e = collector_unwind_setup(c);
+	if (e) {
+		snprintf(err, errlen, "cannot size the user-stack maps: %s", strerror(-e));
+		goto fail;
+	}
+	{
+		uint64_t dev, ino;
+		bool init;
+
+		own_pidns(&dev, &ino, &init);
+		c->skel->rodata->pidns_dev = dev;
+		c->skel->rodata->pidns_ino = ino;
+		c->skel->rodata->pidns_init = init;
+	}
+	rbsize = spec->ringbuf_size ? spec->ringbuf_size : DEFAULT_RINGBUF;
+	c->skel->rodata->wakeup_bytes = rbsize / 2;
+	bpf_map__set_max_entries(c->skel->maps.rb, rbsize);
+	e = perfmark_bpf__load(c->skel);
+	if (e) {
+		if (e == -EPERM || e == -EACCES)
+			snprintf(err, errlen, "cannot load BPF programs: permission denied (run as root)");
+		else
+			snprintf(err, errlen, "cannot load BPF programs: %s", strerror(-e));
+		goto fail;
+	}
+	c->rb_fd = bpf_map__fd(c->skel->maps.rb);
+	c->targets_fd = bpf_map__fd(c->skel->maps.targets);
+	c->bss_fd = bpf_map__fd(c->skel->maps.bss);
+	c->cfg_fd = bpf_map__fd(c->skel->maps.cfg);
+	c->uids_fd = bpf_map__fd(c->skel->maps.uids);
+	c->exec_fd = bpf_map__fd(c->skel->maps.exec_pending);
+	c->sideband_fd = bpf_map__fd(c->skel->maps.sideband);
+	e = collector_unwind_start(c, bpf_map__fd(c->skel->maps.uw_pools),
+				   bpf_map__fd(c->skel->maps.uw_maps), bpf_map__fd(c->skel->maps.uw_pids),
+				   err, errlen);
+	if (e)
+		goto fail;
+	e = collector_open_events(c, err, errlen);
+	if (e)
+		goto fail;
+	{
+		/* the target set's tracepoints, and the gap sideband's (bpf/sideband.bpf.c) */
+		struct bpf_program *tps[] = {
+			c->skel->progs.on_fork, c->skel->progs.on_exit, c->skel->progs.on_exec,
+			c->skel->progs.gap_exec, c->skel->progs.gap_fork, c->skel->progs.gap_exit,
+			c->skel->progs.gap_rename,
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+			struct bpf_link *l = bpf_program__attach(tps[i]);
+
+			if (l)
+				c->links[c->nr_links++] = l;
+		}
+	}
+	if (spec->markers) {
+		e = collector_attach_markers(c, err, errlen);
+		if (e)
+			goto fail;
+	}
+	c->notice = NULL;   /* only ever told during creation */
+	return collector_publish(c, 0, out, err, errlen);
+fail:
+	return collector_publish(c, e ? e : -EINVAL, out, err, errlen);
+}
+
+/* --- accessors ------------------------------------------------------------ */
+
+uint64_t collector__sideband_since(const struct collector *c)
+{
+	return c->sideband_since;
+}
+
+const struct evspec *collector__events(const struct collector *c, size_t *nr)
+{
+	*nr = c->spec.nr_events;
+	return c->ev;
+}
+
+int collector__fds(const struct collector *c, int *fds, size_t max)
+{
+	size_t n = 0;
+
+	if (n < max && c->rb)
+		fds[n++] = ring_buffer__epoll_fd(c->rb);
+	if (n < max && c->pb)
+		fds[n++] = perf_buffer__epoll_fd(c->pb);
+	return n;
+}

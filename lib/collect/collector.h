@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A collector is one set of BPF programs, perf events, ring buffer and
+ * sideband events.  Sessions with the same events, rate, call-chain and
+ * marker settings share one: each sample costs one run of the BPF program
+ * however many sessions want it.  The BPF filter is the union of the
+ * subscribers' wishes; every record is handed to every active subscriber,
+ * which keeps exactly its own share.
+ *
+ * Collectors live in a per-process registry; session.c is their only user.
+ */
+#ifndef PERFMARK_COLLECTOR_H
+#define PERFMARK_COLLECTOR_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "recspec.h"
+
+/*
+ * Sessions sharing one collector.  At least every session and recording
+ * perfmarkd allows at once (its limits: 80 named sessions, 80 connections),
+ * so members sharing one set of events never leave root without a slot.
+ */
+#define COLLECTOR_MAX_SUBS 160
+
+struct collector;
+
+struct collector_sub {
+	/* a ringbuf record (bpf/perfmark_wire.h) and a sideband perf record */
+	void (*on_ring)(void *ctx, const void *data, size_t size);
+	void (*on_sideband)(void *ctx, const struct perf_event_header *h);
+	void *ctx;
+	/* the subscriber's share of the union filter */
+	bool all;            /* every process (of uid, when uid != -1) */
+	uint32_t uid;        /* (uint32_t)-1: any */
+	bool active;         /* started: receives records */
+};
+
+typedef void (*collector_notice_fn)(void *ctx, const char *msg);
+
+/*
+ * A running collector for spec, shared if one exists for the same events,
+ * rate, call graph, markers and ring size (targets and compression do not
+ * matter), else a new one (BPF loaded, events opened disabled, markers
+ * attached).  notice hears what happened while it was made (a fallback to
+ * cpu-clock, a clamped rate), also when it is shared.  err: one line.
+ */
+int collector__get(struct collector **out, const struct recspec *spec,
+		   collector_notice_fn notice, void *notice_ctx,
+		   char *err, size_t errlen);
+/*
+ * The collector pinned under pin_dir by an earlier process; shared with
+ * other subscribers that adopted the same pins.  ev: the resolved events.
+ */
+int collector__adopt(struct collector **out, const struct recspec *spec,
+		     const char *pin_dir, char *err, size_t errlen);
+void collector__put(struct collector *c);
+
+int collector__subscribe(struct collector *c, struct collector_sub *sub);
+void collector__unsubscribe(struct collector *c, struct collector_sub *sub);
+/* sub->active changed: enables the events for the first, disables after the last */
+void collector__activate(struct collector *c, struct collector_sub *sub, bool active);
+int collector__add_pid(struct collector *c, pid_t pid);
+/* pid becomes a target when it next calls execve (a CMD held before exec) */
+int collector__add_pid_on_exec(struct collector *c, pid_t pid);
+/* pin links and maps under dir (again, for every session sharing them) */
+int collector__pin(struct collector *c, const char *dir);
+/* read the ring and the sideband buffers, dispatching to subscribers */
+void collector__consume(struct collector *c);
+/* --call-graph ehframe: the unwinder's figures (lib/collect/unwind.h) and BPF's */
+struct collector_unwind_stats {
+	uint64_t tables, table_bytes;        /* ELF tables loaded, their rows' bytes */
+	uint64_t pool_bytes, cap;            /* BPF memory holding them, and its cap */
+	uint64_t built, evicted, failed, over_cap;
+	uint64_t procs, mappings;            /* processes and mappings installed */
+	uint64_t stacks, ended_early;        /* user stacks walked; not to the outermost frame */
+	uint64_t ends[5];                    /* by enum pm_uw_end (bpf/unwind_wire.h) */
+	uint64_t frames_cfi, frames_fp;      /* frames found from tables, by frame pointer */
+	uint64_t copied;                     /* stacks BPF copied (no tables yet), walked here */
+};
+/* false unless the collector unwinds with tables (--call-graph ehframe) */
+bool collector__unwind_stats(const struct collector *c, struct collector_unwind_stats *st);
+/*
+ * The same as JSON ({"stacks":N,"ended_early":N,"ends":{"depth":N,...},
+ * "frames_cfi":N,"frames_fp":N,"tables":N,"table_bytes":N,"pool_bytes":N,
+ * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"procs":N,
+ * "mappings":N}), read back, and as one line of text.
+ */
+struct json_object;
+struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st);
+void collector_unwind_stats_from_json(struct json_object *o, struct collector_unwind_stats *st);
+void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *buf, size_t len);
+/*
+ * Since when (CLOCK_MONOTONIC ns) the kernel's sideband reaches this
+ * process; the gap sideband from BPF (PM_REC_TASK, PM_REC_MMAP) tells what
+ * happened before, while no daemon read.
+ */
+uint64_t collector__sideband_since(const struct collector *c);
+/* drops counted in BPF since the collector was loaded */
+void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers);
+const struct evspec *collector__events(const struct collector *c, size_t *nr);
+/* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
+void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);
+int collector__fds(const struct collector *c, int *fds, size_t max);
+/*
+ * Look for libperfmark probes in a file the recorder's user names (the CMD
+ * of `record -- CMD`, before it runs): attached before the first marker.
+ * Returns the number of probes attached, or a negative errno.
+ */
+int collector__watch_file(struct collector *c, const char *path);
+int collector__unpin(const char *dir);
+
+#endif

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A collector's perf events: the sampling events, one per online CPU each
+ * with the sampler attached (cycles falls back to cpu-clock where there is
+ * no PMU), and the sideband events (COMM, MMAP2, FORK, EXIT) read through
+ * a perf buffer.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perfmark.skel.h"
+#include "collector_int.h"
+
+
+static unsigned long max_sample_rate(void)
+{
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v;
+}
+
+void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a)
+{
+	const struct evspec *e = &c->ev[idx];
+
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = e->type;
+	a->config = e->config;
+	if (c->spec.period) {
+		a->sample_period = c->spec.period;
+	} else {
+		a->freq = 1;
+		a->sample_freq = c->spec.freq;
+	}
+	a->disabled = 1;
+}
+
+/* Open one event on every online CPU and attach the sampler to each. */
+static int open_sampling(struct collector *c, size_t idx, int ncpus, char *err, size_t errlen)
+{
+	struct perf_event_attr a;
+	LIBBPF_OPTS(bpf_perf_event_opts, popts, .bpf_cookie = idx);
+	int cpu, fd, opened = 0, e = 0;
+
+	collector__sampling_attr(c, idx, &a);
+	for (cpu = 0; cpu < ncpus; cpu++) {
+		struct bpf_link *l;
+
+		fd = perf_event_open(&a, -1, cpu);
+		if (fd < 0) {
+			e = -errno;
+			if (e == -ENODEV)      /* offline CPU */
+				continue;
+			return e;
+		}
+		l = bpf_program__attach_perf_event_opts(c->skel->progs.on_sample, fd, &popts);
+		if (!l) {
+			e = -errno;
+			close(fd);
+			snprintf(err, errlen, "cannot attach the sampler to %s on cpu %d: %s",
+				 c->ev[idx].name, cpu, strerror(-e));
+			return e ? e : -EINVAL;
+		}
+		/* libbpf enables the event on attach: it waits for a subscriber */
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		c->links[c->nr_links++] = l;
+		c->pfds[c->nr_pfds++] = fd;
+		c->nr_sampling_pfds = c->nr_pfds;
+		opened++;
+	}
+	return opened ? 0 : -ENODEV;
+}
+
+int collector_open_events(struct collector *c, char *err, size_t errlen)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	unsigned long maxrate;
+	size_t i;
+	int e;
+
+	if (ncpus <= 0 || ncpus > MAX_CPUS) {
+		snprintf(err, errlen, "cannot count CPUs");
+		return -EINVAL;
+	}
+	maxrate = max_sample_rate();
+	if (!c->spec.period && maxrate && c->spec.freq > maxrate) {
+		collector_notice(c, "frequency %llu Hz is above kernel.perf_event_max_sample_rate, using %lu Hz",
+		       (unsigned long long)c->spec.freq, maxrate);
+		c->spec.freq = maxrate;
+	}
+	c->links = calloc((size_t)ncpus * c->spec.nr_events + 8 + MAX_MARKER_LIBS, sizeof(*c->links));
+	c->pfds = calloc((size_t)ncpus * c->spec.nr_events + MAX_MARKER_LIBS, sizeof(*c->pfds));
+	if (!c->links || !c->pfds)
+		return -ENOMEM;
+	for (i = 0; i < c->spec.nr_events; i++) {
+		e = open_sampling(c, i, ncpus, err, errlen);
+		if (e && (e == -ENOENT || e == -EOPNOTSUPP || e == -ENODEV) &&
+		    c->ev[i].type == PERF_TYPE_HARDWARE &&
+		    c->ev[i].config == PERF_COUNT_HW_CPU_CYCLES) {
+			collector_notice(c, "%s is not supported here (no hardware PMU), falling back to cpu-clock",
+			       c->ev[i].name);
+			evspec_lookup("cpu-clock", &c->ev[i]);
+			e = open_sampling(c, i, ncpus, err, errlen);
+		}
+		if (e) {
+			if (!*err) {
+				if (e == -EACCES || e == -EPERM)
+					snprintf(err, errlen, "%s: permission denied (need root or CAP_PERFMON)",
+						 c->ev[i].name);
+				else if (e == -ENOENT || e == -EOPNOTSUPP || e == -ENODEV)
+					snprintf(err, errlen, "%s: not supported on this machine",
+						 c->ev[i].name);
+				else
+					snprintf(err, errlen, "%s: cannot open event: %s",
+						 c->ev[i].name, strerror(-e));
+			}
+			return e;
+		}
+	}
+	return 0;
+}
+
+int collector_open_sideband(struct collector *c, char *err, size_t errlen)
+{
+	struct perf_event_attr a = { 0 };
+	int e;
+
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_DUMMY;
+	a.sample_period = 1;
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+	a.sample_id_all = 1;
+	a.mmap = 1;
+	a.mmap2 = 1;
+	a.comm = 1;
+	a.comm_exec = 1;
+	a.task = 1;
+	/*
+	 * No attr.build_id: kernels up to at least 6.18 set the build-id misc
+	 * bit in a header shared by every event an mmap is reported to, so one
+	 * build_id event corrupts every other perf user's MMAP2 records (and
+	 * stock perf 6.1 then crashes).  The files' build-ids are read by synth
+	 * and by perf itself.
+	 */
+	a.use_clockid = 1;
+	a.clockid = CLOCK_MONOTONIC;
+	a.watermark = 1;
+	a.wakeup_watermark = SIDEBAND_PAGES * 4096 / 2;
+	collector_unwind_sideband_attr(c, &a);
+	c->pb = perf_buffer__new_raw(c->sideband_fd, SIDEBAND_PAGES, &a, collector_on_sideband, c, NULL);
+	if (!c->pb) {
+		e = -errno;
+		snprintf(err, errlen, "cannot open sideband events: %s", strerror(-e));
+		return e ? e : -EINVAL;
+	}
+	return 0;
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Inside the collector (not for its users: they have collector.h).
+ *
+ *   collector.c          registry, sharing, subscribers and their union
+ *                        filter, dispatch of records, life cycle
+ *   collector_events.c   the sampling perf events and the sideband events
+ *   collector_markers.c  libperfmark's probe site: which files, the uprobes
+ *   collector_pin.c      pinning under bpffs and adopting what an earlier
+ *                        process pinned
+ */
+#ifndef PERFMARK_COLLECTOR_INT_H
+#define PERFMARK_COLLECTOR_INT_H
+
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <bpf/libbpf.h>
+
+#include "collector.h"
+
+#define DEFAULT_RINGBUF   (16u << 20)
+#define SIDEBAND_PAGES    64          /* per CPU */
+#define MAX_CPUS          1024
+#define MAX_MARKER_LIBS   4
+#define MAX_UIDS          64
+#define MAX_NOTICES       4
+
+struct marker_lib {
+	char path[PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+};
+
+struct collector {
+	struct collector *next;        /* registry */
+	int refs;
+	struct recspec spec;           /* in force (rate may be clamped) */
+	struct recspec req;            /* as asked, for sharing */
+	struct evspec ev[EVSPEC_MAX];  /* after fallback */
+	struct perfmark_bpf *skel;     /* NULL when adopted */
+	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, exec_fd, sideband_fd;
+	bool own_fds;                  /* adopted: the map fds are ours to close */
+	int own_sideband_fd;
+	uint32_t rb_id;                /* identity of the pinned ring, for adoption */
+	uint64_t sideband_since;       /* CLOCK_MONOTONIC ns: the perf sideband runs from here */
+	struct ring_buffer *rb;
+	struct perf_buffer *pb;
+	struct bpf_link **links;
+	int *pfds;                     /* sampling events, then uprobe events */
+	size_t nr_links, nr_pfds, nr_sampling_pfds;
+	char **pin_dirs;               /* where this collector is pinned */
+	size_t nr_pin_dirs;
+	struct collector_sub *subs[COLLECTOR_MAX_SUBS];
+	size_t nr_subs;
+	size_t nr_active;
+	bool pinned, adopted;
+	/* union filter, kept here and written whole to the maps */
+	uint32_t nr_all;
+	struct { uint32_t uid, count; } uids[MAX_UIDS];
+	size_t nr_uids;
+	collector_notice_fn notice;     /* the creator's, while it creates */
+	void *notice_ctx;
+	struct unwinder *uw;           /* --call-graph ehframe (collector_unwind.c) */
+	int uw_pools_fd, uw_maps_fd, uw_pids_fd;
+	void *uw_rec;                  /* a sample rebuilt from a walked stack copy */
+	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
+	size_t nr_notices;
+	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+};
+
+extern struct collector *collector_registry;
+
+void collector_notice(struct collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct collector *collector_alloc(const struct recspec *spec);
+void collector_free(struct collector *c);
+/*
+ * The last step of both constructors, e their error (0: none): read the
+ * ring and join the registry, or free c.  0 or -errno.
+ */
+int collector_publish(struct collector *c, int e, struct collector **out, char *err, size_t errlen);
+/* the whole union filter, from the subscribers' counts */
+void collector_write_filter(struct collector *c);
+uint32_t collector_map_id(int fd);
+
+/* hands a sideband record to the active subscribers */
+enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_event_header *h);
+
+/* collector_events.c */
+int collector_open_events(struct collector *c, char *err, size_t errlen);
+int collector_open_sideband(struct collector *c, char *err, size_t errlen);
+
+/* hands a ring record to the active subscribers */
+void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
+
+/* collector_pin.c */
+int collector_pin_fd(int fd, const char *dir, const char *name);
+
+/* collector_sites.c: taking a register site (see there) */
+int collector_site_lock(int fd);
+void collector_site_unlock(int fd);
+int collector_site_free(int fd, const uint64_t *sema, int n);
+
+/* collector_markers.c */
+int collector_attach_markers(struct collector *c, char *err, size_t errlen);
+void collector_markers_adopt(struct collector *c);
+void collector_markers_free(struct collector *c);
+void collector_markers_scan_pid(struct collector *c, uint32_t pid);
+void collector_markers_scan_all(struct collector *c);
+/* a fast-lane registration (consumed: true) or another ring record */
+bool collector_markers_ring(struct collector *c, const void *data, size_t size);
+void collector_markers_sideband(struct collector *c, const struct perf_event_header *h);
+void collector_markers_consume(struct collector *c);
+int collector_markers_pin(struct collector *c, const char *dir);
+int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
+
+/* collector_unwind.c: user stacks */
+uint32_t collector_ustack_mode(const struct recspec *spec);   /* PM_US_* */
+int collector_unwind_setup(struct collector *c);              /* before load */
+int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int pids_fd,
+			   char *err, size_t errlen);
+void collector_unwind_stop(struct collector *c);
+/* the record the sessions get (a stack copy walked into frames: another buffer) */
+const void *collector_unwind_ring(struct collector *c, const void *data, size_t *size);
+void collector_unwind_sideband(struct collector *c, const struct perf_event_header *h);
+void collector_unwind_tick(struct collector *c);     /* after each read of the ring */
+void collector_unwind_sideband_attr(const struct collector *c, struct perf_event_attr *a);
+
+static inline int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+#endif

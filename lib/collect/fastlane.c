@@ -1,0 +1,544 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The fast lane, recorder side.  See fastlane.h, and lib/perfmark/fastlane.c
+ * for why markers travel this way.
+ *
+ * Threads: the collector's thread registers areas, consumes and delivers;
+ * a pump thread copies ring contents into a spill buffer between drains so
+ * that a busy thread's ring (1 MiB by default: ~2 ms at 10 M markers/s)
+ * never waits for the session's 100 ms drain.  One mutex covers the area
+ * list, the rings' tails and the spill buffer; delivery happens outside it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "fastlane.h"
+#include "fastlane_int.h"
+#include "synth.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* --- attaching to an area ------------------------------------------------ */
+
+/*
+ * The memfd behind [addr, addr + size) in pid, mapped here.  /proc/PID/
+ * map_files opened O_PATH: the mapped file is named by the kernel, and an
+ * O_PATH open has no side effects even on a device; only a sealed shmem
+ * file of exactly this size is then opened for real.
+ */
+static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out)
+{
+	char path[96];
+	struct stat sb;
+	struct statfs sf;
+	int pfd, fd, seals, e = 0;
+	void *m;
+
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
+		 (unsigned long long)addr, (unsigned long long)(addr + size));
+	pfd = open(path, O_PATH | O_CLOEXEC);
+	if (pfd < 0)
+		return -errno;
+	if (fstat(pfd, &sb) || fstatfs(pfd, &sf)) {
+		e = -errno;
+		goto out;
+	}
+	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != size ||
+	    (unsigned long)sf.f_type != TMPFS_MAGIC) {
+		e = -EINVAL;
+		goto out;
+	}
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		e = -errno;
+		goto out;
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &sb) || (uint64_t)sb.st_size != size) {
+		e = seals < 0 ? -errno : -EINVAL;
+		close(fd);
+		goto out;
+	}
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	e = m == MAP_FAILED ? -errno : 0;
+	close(fd);
+	if (!e)
+		*out = m;
+out:
+	close(pfd);
+	return e;
+}
+
+/* the header's geometry, checked once and kept in private memory */
+static int check_geometry(struct area *a, const struct pm_fastreg *r)
+{
+	const volatile struct pm_fl_hdr *h = a->hdr;
+	uint32_t hs = h->hdr_size, ns = h->nr_slots, ss = h->slot_size, rs = h->ring_size;
+
+	if (h->magic != PM_FL_MAGIC || h->version != PM_FL_VERSION ||
+	    (r->reg.nonce && h->nonce != r->reg.nonce))
+		return -EINVAL;
+	a->nonce = h->nonce;
+	if (hs < sizeof(struct pm_fl_hdr) || hs % 64 || !ns || ns > PM_FL_MAX_SLOTS ||
+	    rs < PM_FL_MIN_RING || rs > PM_FL_MAX_RING || (rs & (rs - 1)) ||
+	    ss != PM_FL_CTL_SIZE + rs || hs + (uint64_t)ns * ss > a->size)
+		return -EINVAL;
+	a->hdr_size = hs;
+	a->nr_slots = ns;
+	a->slot_size = ss;
+	a->ring_size = rs;
+	return 0;
+}
+
+/*
+ * Join the area as consumer k: the recorder holding register site k, which
+ * is this collector (the site is ours for as long as our uprobe sits on it,
+ * so whatever token is in word k was left by an earlier holder: a recorder
+ * that died, or the daemon before a restart, whose backlog we then read).
+ * A reader starts at each ring's head, or at the tails the earlier holder
+ * left; a consumer that records nothing of this process joins without
+ * reading, so that the process need not wait for it.
+ */
+static void join(struct fastlane *fl, struct area *a, int k, bool read)
+{
+	struct pm_fl_hdr *h = a->hdr;
+	uint64_t old = __atomic_exchange_n(&h->consumer[k].token, fl->token, __ATOMIC_ACQ_REL);
+	bool backlog = old && (__atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
+
+	/* joining again (let go as silent, or reading now): go on where we were */
+	bool again = a->has_tails && a->reading;
+
+	a->cons = k;
+	a->reading = read;
+	a->has_tails = true;
+	for (uint32_t s = 0; s < a->nr_slots; s++) {
+		struct pm_fl_slot *sl = area_slot(a, s);
+		uint64_t head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
+		uint64_t t = again ? a->tails[s] :
+			     backlog ? __atomic_load_n(&sl->tail[k], __ATOMIC_ACQUIRE) : head;
+
+		if (t > head || head - t > a->ring_size)
+			t = head;               /* nothing sensible there: from now on */
+		a->tails[s] = t;
+		__atomic_store_n(&sl->tail[k], t, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&h->consumer[k].heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
+	if (read)
+		__atomic_fetch_or(&h->readers, 1u << k, __ATOMIC_ACQ_REL);
+	else
+		__atomic_fetch_and(&h->readers, ~(1u << k), __ATOMIC_ACQ_REL);
+	__atomic_fetch_or(&h->joined, 1u << k, __ATOMIC_ACQ_REL);
+}
+
+static void leave(struct fastlane *fl, struct area *a)
+{
+	struct pm_fl_hdr *h = a->hdr;
+	uint64_t mine = fl->token;
+
+	if (a->cons < 0)
+		return;
+	if (__atomic_load_n(&h->consumer[a->cons].token, __ATOMIC_ACQUIRE) == mine) {
+		__atomic_fetch_and(&h->readers, ~(1u << a->cons), __ATOMIC_ACQ_REL);
+		__atomic_fetch_and(&h->joined, ~(1u << a->cons), __ATOMIC_ACQ_REL);
+		__atomic_compare_exchange_n(&h->consumer[a->cons].token, &mine, 0, false,
+					    __ATOMIC_ACQ_REL, __ATOMIC_RELAXED);
+	}
+	a->cons = -1;
+}
+
+static void area_free(struct fastlane *fl, struct area *a)
+{
+	if (!a)
+		return;
+	if (a->hdr && a->cons >= 0)
+		leave(fl, a);
+	if (a->map)
+		munmap(a->map, a->size);
+	if (a->pidfd >= 0)
+		close(a->pidfd);
+	free(a->tails);
+	free(a->tids);
+	free(a);
+}
+
+static struct area *find_area(struct fastlane *fl, uint32_t pid, uint64_t nonce)
+{
+	for (struct area *a = fl->areas; a; a = a->next)
+		if (a->pid == pid && a->nonce == nonce)
+			return a;
+	return NULL;
+}
+
+/*
+ * Map the area r offers and join it.  rejoin: found in a scan after a
+ * restart, joined only where our token still holds a consumer word.
+ */
+static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area **out, bool rejoin)
+{
+	struct area *a = calloc(1, sizeof(*a));
+	int e;
+
+	if (!a)
+		return -ENOMEM;
+	a->pid = r->pid;
+	a->uid = r->uid;
+	a->local_pid = r->reg.local_pid;
+	a->nonce = r->reg.nonce;
+	a->reg_time = r->time;
+	a->size = r->reg.size;
+	a->cons = -1;
+	/* before the mapping: if that succeeds, the pid was still this process */
+	a->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
+	if (a->pidfd < 0) {
+		e = -errno;
+		goto fail;
+	}
+	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map);
+	if (e)
+		goto fail;
+	a->hdr = a->map;
+	e = check_geometry(a, r);
+	if (e)
+		goto fail;
+	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
+	if (!a->tails) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	a->reg_area = r->reg.area;
+	if (rejoin) {
+		const struct pm_fl_hdr *h = a->hdr;
+		int k;
+
+		for (k = 0; k < FASTLANE_SITES; k++)
+			if (__atomic_load_n(&h->consumer[k].token, __ATOMIC_ACQUIRE) == fl->token)
+				break;
+		if (k == FASTLANE_SITES) {
+			e = -ENOENT;
+			goto fail;
+		}
+		join(fl, a, k, __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
+	} else {
+		join(fl, a, r->site, r->wanted);
+	}
+	*out = a;
+	return 0;
+fail:
+	area_free(fl, a);
+	return e;
+}
+
+void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t size)
+{
+	struct area *a;
+	int e;
+
+	if (size < sizeof(*r) || r->reg.kind != PM_FL_REG_AREA || r->reg.version != PM_FL_VERSION ||
+	    r->site >= FASTLANE_SITES ||
+	    r->reg.size < PM_FL_HDR_SIZE + PM_FL_CTL_SIZE + PM_FL_MIN_RING ||
+	    r->reg.size > FL_MAX_AREA || (r->reg.area & 4095) || (r->reg.size & 4095))
+		return;
+	pthread_mutex_lock(&fl->lock);
+	a = find_area(fl, r->pid, r->reg.nonce);
+	if (a) {
+		/* offered again: we were let go as silent, or a session now wants it */
+		if (a->cons == r->site && a->reading >= (bool)r->wanted &&
+		    __atomic_load_n(&a->hdr->consumer[a->cons].token, __ATOMIC_ACQUIRE) == fl->token &&
+		    (__atomic_load_n(&a->hdr->joined, __ATOMIC_ACQUIRE) & (1u << a->cons)))
+			goto out;
+		join(fl, a, r->site, r->wanted || a->reading);
+		goto out;
+	}
+	e = attach(fl, r, &a, false);
+	if (e) {
+		if (getenv("PERFMARK_DEBUG"))
+			fprintf(stderr, "fastlane: pid %u area refused: %s\n", r->pid, strerror(-e));
+		fl->stats.refused++;
+		goto out;
+	}
+	a->next = fl->areas;
+	fl->areas = a;
+	fl->stats.areas++;
+	pthread_cond_signal(&fl->wake);
+out:
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/* one live area found in pid's maps: ours from before a restart? */
+static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64_t end)
+{
+	struct pm_fastreg r = { .pid = pid, .time = mono_ns() };
+	struct area *a;
+	pid_t tgid;
+
+	for (a = fl->areas; a; a = a->next)
+		if (a->pid == pid && (uint64_t)(uintptr_t)a->map && a->hdr &&
+		    a->size == end - start && a->reg_area == start)
+			return;
+	if (synth_task_owner((pid_t)pid, &r.uid, &tgid) || (uint32_t)tgid != pid)
+		return;
+	r.reg.kind = PM_FL_REG_AREA;
+	r.reg.version = PM_FL_VERSION;
+	r.reg.area = start;
+	r.reg.size = end - start;
+	if (attach(fl, &r, &a, true))
+		return;
+	a->local_pid = a->hdr->pid;
+	a->next = fl->areas;
+	fl->areas = a;
+	fl->stats.areas++;
+}
+
+void fastlane__rejoin(struct fastlane *fl, uint32_t pid)
+{
+	char path[64], line[512];
+	struct dirent *de;
+	DIR *d = NULL;
+
+	pthread_mutex_lock(&fl->lock);
+	if (!pid)
+		d = opendir("/proc");
+	while (pid || (d && (de = readdir(d)))) {
+		uint32_t p = pid ? pid : (uint32_t)strtoul(de->d_name, NULL, 10);
+		FILE *f;
+
+		if (p) {
+			snprintf(path, sizeof(path), "/proc/%u/maps", p);
+			f = fopen(path, "re");
+			while (f && fgets(line, sizeof(line), f)) {
+				unsigned long long start, end;
+
+				if (strstr(line, "/memfd:perfmark") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+					rejoin_one(fl, p, start, end);
+			}
+			if (f)
+				fclose(f);
+		}
+		if (pid)
+			break;
+	}
+	if (d)
+		closedir(d);
+	pthread_cond_signal(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/* a session now records pid (all processes: pid 0): its areas are read from now on */
+void fastlane__want(struct fastlane *fl, uint32_t pid)
+{
+	pthread_mutex_lock(&fl->lock);
+	for (struct area *a = fl->areas; a; a = a->next)
+		if ((!pid || a->pid == pid) && !a->reading && a->cons >= 0)
+			join(fl, a, a->cons, true);
+	pthread_mutex_unlock(&fl->lock);
+}
+
+void fastlane__exec(struct fastlane *fl, uint32_t pid, uint64_t time)
+{
+	pthread_mutex_lock(&fl->lock);
+	for (struct area *a = fl->areas; a; a = a->next)
+		if (a->pid == pid && a->reg_time < time)
+			a->gone = true;
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/* --- life cycle -------------------------------------------------------------- */
+
+static void *pump_main(void *arg)
+{
+	struct fastlane *fl = arg;
+	uint64_t wait_ns = FL_PUMP_IDLE_NS;
+
+	pthread_mutex_lock(&fl->lock);
+	while (!fl->stopping) {
+		struct timespec until;
+		uint64_t t;
+
+		if (!fl->areas) {
+			pthread_cond_wait(&fl->wake, &fl->lock);
+			continue;
+		}
+		wait_ns = fastlane_pass(fl, wait_ns, true);
+		t = mono_ns() + wait_ns;
+		until.tv_sec = (time_t)(t / 1000000000ull);
+		until.tv_nsec = (long)(t % 1000000000ull);
+		pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
+	}
+	pthread_mutex_unlock(&fl->lock);
+	return NULL;
+}
+
+int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn deliver, void *ctx)
+{
+	struct fastlane *fl = calloc(1, sizeof(*fl));
+	pthread_condattr_t ca;
+	int e;
+
+	*out = NULL;
+	if (!fl)
+		return -ENOMEM;
+	fl->deliver = deliver;
+	fl->ctx = ctx;
+	fl->token = token;
+	while (!fl->token)
+		if (getrandom(&fl->token, sizeof(fl->token), 0) != sizeof(fl->token))
+			fl->token = mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)fl;
+	pthread_mutex_init(&fl->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&fl->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	e = -pthread_create(&fl->pump, NULL, pump_main, fl);
+	if (e) {
+		pthread_cond_destroy(&fl->wake);
+		pthread_mutex_destroy(&fl->lock);
+		free(fl);
+		return e;
+	}
+	*out = fl;
+	return 0;
+}
+
+void fastlane__free(struct fastlane *fl)
+{
+	struct area *a, *next;
+
+	if (!fl)
+		return;
+	if (getenv("PERFMARK_DEBUG"))
+		fprintf(stderr, "fastlane: %llu markers, %llu areas refused, %llu corrupt, %llu evicted\n",
+			(unsigned long long)fl->stats.markers, (unsigned long long)fl->stats.refused,
+			(unsigned long long)fl->stats.corrupt, (unsigned long long)fl->stats.evicted);
+	pthread_mutex_lock(&fl->lock);
+	fl->stopping = true;
+	pthread_cond_signal(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
+	pthread_join(fl->pump, NULL);
+	for (a = fl->areas; a; a = next) {
+		next = a->next;
+		area_free(fl, a);
+	}
+	for (a = fl->dead; a; a = next) {
+		next = a->next;
+		area_free(fl, a);
+	}
+	free(fl->spill.buf);
+	free(fl->out.buf);
+	free(fl->tidbuf);
+	pthread_cond_destroy(&fl->wake);
+	pthread_mutex_destroy(&fl->lock);
+	free(fl);
+}
+
+uint64_t fastlane__token(const struct fastlane *fl)
+{
+	return fl->token;
+}
+
+void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st)
+{
+	pthread_mutex_lock(&fl->lock);
+	*st = fl->stats;
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/*
+ * Areas whose process exited (its pidfd reads) or exec'd: after the pass
+ * that follows, nothing more can come; move them to the dead list, freed
+ * once what was read from them is delivered.
+ */
+/* nothing left to read in any ring (or not reading it at all) */
+static bool drained_all(const struct area *a)
+{
+	uint32_t used = __atomic_load_n(&a->hdr->slots_used, __ATOMIC_ACQUIRE);
+
+	if (!a->reading || a->cons < 0)
+		return true;
+	for (uint32_t s = 0; s < used && s < a->nr_slots; s++)
+		if (__atomic_load_n(&area_slot(a, s)->head, __ATOMIC_ACQUIRE) != a->tails[s])
+			return false;
+	return true;
+}
+
+static void reap(struct fastlane *fl)
+{
+	struct pollfd pfds[256];
+	struct area *a, **pp;
+	size_t n = 0;
+
+	for (a = fl->areas; a && n < 256; a = a->next) {
+		pfds[n].fd = a->pidfd;
+		pfds[n].events = POLLIN;
+		pfds[n].revents = 0;
+		n++;
+	}
+	if (n && poll(pfds, n, 0) > 0) {
+		size_t i = 0;
+
+		for (a = fl->areas; a && i < n; a = a->next, i++)
+			if (pfds[i].revents)
+				a->gone = true;
+	}
+	fastlane_pass(fl, 0, false);
+	for (pp = &fl->areas; (a = *pp);) {
+		/*
+		 * What the spill buffer had no room for yet stays for the next
+		 * pass; a record its dead process never finished, for good.
+		 */
+		if (a->corrupt || (a->gone && (drained_all(a) || ++a->gone_passes > FL_GONE_PASSES))) {
+			*pp = a->next;
+			a->next = fl->dead;
+			fl->dead = a;
+			fl->stats.areas--;
+		} else {
+			pp = &a->next;
+		}
+	}
+}
+
+void fastlane__consume(struct fastlane *fl)
+{
+	struct area *dead, *next;
+	struct fl_buf tmp;
+
+	pthread_mutex_lock(&fl->lock);
+	reap(fl);
+	tmp = fl->spill;
+	fl->spill = fl->out;
+	fl->spill.len = 0;
+	fl->out = tmp;
+	dead = fl->dead;
+	fl->dead = NULL;
+	pthread_mutex_unlock(&fl->lock);
+
+	fastlane_deliver(fl, &fl->out);
+	fl->out.len = 0;
+	for (; dead; dead = next) {
+		next = dead->next;
+		area_free(fl, dead);
+	}
+}

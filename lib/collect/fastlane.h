@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The fast lane, recorder side: the rings that traced processes write their
+ * markers into (layout: lib/perfmark/fastlane_wire.h).  A collector owns one
+ * fastlane.  A process offers its area through one probe hit (a
+ * PM_REC_FASTREG record in the BPF ring); the fastlane maps the area, joins
+ * it as one of its consumers, and from then on a pump thread copies what the
+ * process's threads write into private memory, so that the rings never wait
+ * for the session's drain.  fastlane__consume() hands every record on as an
+ * ordinary PM_REC_MARKER record (bpf/perfmark_wire.h), in each thread's
+ * order.
+ *
+ * Nothing in an area is trusted: it is the traced process's memory.  The
+ * memfd is opened through /proc/PID/map_files with O_PATH first (a device
+ * or FIFO is never opened), must be a sealed shmem file of the registered
+ * size (it cannot shrink under our mapping: no SIGBUS), and every length,
+ * offset and tag is checked on a private copy.
+ */
+#ifndef PERFMARK_FASTLANE_H
+#define PERFMARK_FASTLANE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "perfmark_wire.h"
+
+struct fastlane;
+
+/* a PM_REC_MARKER record (struct pm_marker + payload), in the calling thread */
+typedef void (*fastlane_deliver_fn)(void *ctx, const void *rec, size_t size);
+
+struct fastlane_stats {
+	uint64_t areas;          /* areas attached now */
+	uint64_t markers;        /* records delivered */
+	uint64_t overflow;       /* markers a full ring sent down the trap lane */
+	uint64_t refused;        /* registrations refused (bad area, no consumer slot) */
+	uint64_t corrupt;        /* rings given up because their contents made no sense */
+	uint64_t evicted;        /* areas that let us go (we were silent too long) */
+};
+
+/* token: the consumer token to use in areas (0: a new random one) */
+int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn deliver, void *ctx);
+uint64_t fastlane__token(const struct fastlane *fl);
+/*
+ * After a restart (adopted pins): every live area of pid (0: all processes)
+ * where our token still holds a consumer word is joined again, reading on
+ * from where the earlier process stopped.
+ */
+void fastlane__rejoin(struct fastlane *fl, uint32_t pid);
+/* detaches from every area (the processes go back to the trap lane) */
+void fastlane__free(struct fastlane *fl);
+/* a PM_REC_FASTREG record from the BPF ring */
+void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t size);
+/* a session now records pid (0: every process): its areas are read from now on */
+void fastlane__want(struct fastlane *fl, uint32_t pid);
+/* pid exec'd at time: its areas registered before are read once more, then let go */
+void fastlane__exec(struct fastlane *fl, uint32_t pid, uint64_t time);
+/* everything written so far: delivered, in each ring's order */
+void fastlane__consume(struct fastlane *fl);
+void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);
+
+#endif

@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Inside the fast lane's recorder side (users have fastlane.h):
+ *
+ *   fastlane.c        attaching to areas, life cycle, consume
+ *   fastlane_read.c   the pass over the rings (pump thread and consume) and
+ *                     the delivery of what it copied
+ */
+#ifndef PERFMARK_FASTLANE_INT_H
+#define PERFMARK_FASTLANE_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "fastlane.h"
+#include "fastlane_wire.h"
+
+#define FL_MAX_AREA       (4ull << 30)
+#define FASTLANE_SITES    3                              /* register sites in libperfmark */
+#define FL_STALE_NS       (2ull * 1000 * 1000 * 1000)   /* < libperfmark's 5 s */
+#define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
+#define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
+#define FL_PUMP_BUSY_NS   (100ull * 1000)
+#define FL_GONE_PASSES    20                             /* drains after the process went */
+
+/* one process's area, attached */
+struct area {
+	struct area *next;
+	uint32_t pid, uid;            /* as the registration (BPF) saw them */
+	uint32_t local_pid;           /* the process's own getpid() */
+	uint64_t nonce, reg_time;
+	uint64_t reg_area;            /* its address in the process */
+	int pidfd;                    /* readable once the process has exited */
+	void *map;
+	struct pm_fl_hdr *hdr;        /* == map */
+	uint64_t size;
+	uint32_t hdr_size, nr_slots, slot_size, ring_size;   /* checked copies */
+	int cons;                     /* our consumer word (= our register site), -1: none */
+	bool reading;                 /* a session records it: read, else only joined */
+	bool has_tails;               /* tails[] hold where we are */
+	uint64_t *tails;              /* our tail per slot (the shared copy is theirs to scribble) */
+	struct { uint32_t local, tid; } *tids;   /* thread ids when namespaces differ */
+	size_t nr_tids;
+	bool gone;                    /* exited or exec'd: read to the end, then let go */
+	unsigned gone_passes;         /* consumes since: a record never finished ends it */
+	bool corrupt;                 /* contents made no sense: let go */
+};
+
+/* a byte buffer of chunks: struct fl_chunk, then its bytes, 8-aligned */
+struct fl_buf {
+	char *buf;
+	size_t len, cap;
+};
+
+struct fl_chunk {
+	struct area *area;
+	uint64_t pos;                 /* ring position of the first byte */
+	uint32_t bytes;
+	uint32_t slot;
+};
+
+struct fastlane {
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	pthread_t pump;
+	bool stopping;
+	uint64_t token;               /* our consumer token in every area */
+	struct area *areas, *dead;
+	struct fl_buf spill, out;     /* being filled by passes / being delivered */
+	struct fastlane_stats stats;
+	fastlane_deliver_fn deliver;
+	void *ctx;
+	char *tidbuf;                 /* scratch for /proc reads */
+};
+
+static inline struct pm_fl_slot *area_slot(const struct area *a, uint32_t s)
+{
+	return (struct pm_fl_slot *)(void *)((char *)a->map + a->hdr_size + (size_t)s * a->slot_size);
+}
+
+/* fastlane_read.c; pass with the lock held, returns the next wait for the pump */
+uint64_t fastlane_pass(struct fastlane *fl, uint64_t last_wait_ns, bool pressure);
+void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b);
+
+#endif

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Reading the rings: a pass walks each ring from our tail to the first
+ * record not yet complete, copies that span into the spill buffer and moves
+ * our tail, so the producers may reuse the space at once.  Delivery later
+ * walks the private copy again, checking every field, and turns each record
+ * into a PM_REC_MARKER record for the collector's subscribers.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fastlane_int.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void *buf_room(struct fl_buf *b, size_t len)
+{
+	if (b->len + len > b->cap) {
+		size_t cap = b->cap ? b->cap : 1 << 20;
+		char *nb;
+
+		while (cap < b->len + len)
+			cap *= 2;
+		nb = realloc(b->buf, cap);
+		if (!nb)
+			return NULL;
+		b->buf = nb;
+		b->cap = cap;
+	}
+	return b->buf + b->len;
+}
+
+/* still one of the area's consumers?  A producer lets a silent one go */
+static bool still_joined(const struct fastlane *fl, const struct area *a)
+{
+	const struct pm_fl_hdr *h = a->hdr;
+
+	return __atomic_load_n(&h->consumer[a->cons].token, __ATOMIC_ACQUIRE) == fl->token &&
+	       (__atomic_load_n(&h->joined, __ATOMIC_ACQUIRE) & (1u << a->cons));
+}
+
+/*
+ * The span of complete records from our tail in slot s: its end position,
+ * or UINT64_MAX when the ring makes no sense.
+ */
+static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, uint64_t tail,
+			     uint64_t head)
+{
+	const char *ring = (const char *)sl + PM_FL_CTL_SIZE;
+	uint32_t rs = a->ring_size;
+	uint64_t pos = tail;
+
+	while (pos < head) {
+		uint32_t off = (uint32_t)(pos & (rs - 1)), len, n;
+		uint64_t w;
+
+		w = __atomic_load_n((const uint64_t *)(const void *)(ring + off), __ATOMIC_ACQUIRE);
+		len = (uint32_t)w;
+		if ((uint32_t)(w >> 32) != pm_fl_tag(pos))
+			break;                  /* not complete yet */
+		n = len & PM_FL_LEN_MASK;
+		if (len & PM_FL_F_PAD) {
+			if (n != rs - off)
+				return UINT64_MAX;
+		} else if (n < sizeof(struct pm_fl_rec) || (n & 7) ||
+			   n > pm_fl_rec_bytes(PM_FL_MAX_PAYLOAD) || off + n > rs) {
+			return UINT64_MAX;
+		}
+		if (pos + n > head)
+			return UINT64_MAX;
+		pos += n;
+	}
+	return pos;
+}
+
+/*
+ * Copy what is complete in slot s; returns the bytes copied.  pressure:
+ * the pump's pass, which leaves a ring alone while it is less than a
+ * quarter full: what is still in a ring survives a kill -9 of the recorder
+ * (its successor reads on from our tail), what the pump copied waits for
+ * the next drain in our memory.
+ */
+static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool pressure)
+{
+	struct pm_fl_slot *sl = area_slot(a, s);
+	const char *ring = (const char *)sl + PM_FL_CTL_SIZE;
+	uint64_t tail = a->tails[s], head, end, start = tail;
+	uint32_t rs = a->ring_size;
+
+	head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
+	if (head == tail || (pressure && head - tail < rs / 4))
+		return 0;
+	if (head < tail || head - tail > rs) {
+		a->corrupt = true;
+		return 0;
+	}
+	end = complete_end(a, sl, tail, head);
+	if (end == UINT64_MAX) {
+		a->corrupt = true;
+		return 0;
+	}
+	while (tail < end) {
+		uint32_t off = (uint32_t)(tail & (rs - 1));
+		uint32_t bytes = (uint32_t)(end - tail < rs - off ? end - tail : rs - off);
+		struct fl_chunk *ch;
+
+		if (fl->spill.len + sizeof(*ch) + bytes > FL_SPILL_MAX)
+			break;                  /* leave it: the ring fills, the trap lane takes over */
+		ch = buf_room(&fl->spill, sizeof(*ch) + bytes);
+		if (!ch)
+			break;
+		ch->area = a;
+		ch->pos = tail;
+		ch->bytes = bytes;
+		ch->slot = s;
+		memcpy(ch + 1, ring + off, bytes);
+		fl->spill.len += sizeof(*ch) + bytes;
+		tail += bytes;
+	}
+	if (tail != start) {
+		a->tails[s] = tail;
+		__atomic_store_n(&sl->tail[a->cons], tail, __ATOMIC_RELEASE);
+	}
+	return tail - start;
+}
+
+uint64_t fastlane_pass(struct fastlane *fl, uint64_t wait_ns, bool pressure)
+{
+	uint64_t now = mono_ns(), most = 0;   /* largest share of a ring copied, /1024 */
+
+	for (struct area *a = fl->areas; a; a = a->next) {
+		uint32_t used;
+
+		if (a->corrupt || a->cons < 0)
+			continue;
+		if (!still_joined(fl, a)) {
+			a->cons = -1;           /* fastlane__register joins again when offered */
+			fl->stats.evicted++;
+			continue;
+		}
+		__atomic_store_n(&a->hdr->consumer[a->cons].heartbeat_ns, now, __ATOMIC_RELAXED);
+		if (!a->reading)
+			continue;
+		used = __atomic_load_n(&a->hdr->slots_used, __ATOMIC_ACQUIRE);
+		if (used > a->nr_slots)
+			used = a->nr_slots;
+		for (uint32_t s = 0; s < used && !a->corrupt; s++) {
+			uint64_t share = copy_ring(fl, a, s, pressure) * 1024 / a->ring_size;
+
+			if (share > most)
+				most = share;
+		}
+		if (a->corrupt)
+			fl->stats.corrupt++;
+	}
+	/* come back when the busiest ring is about an eighth full */
+	if (most > 128)
+		wait_ns = wait_ns * 128 / most;
+	else if (most < 32)
+		wait_ns *= 2;
+	if (wait_ns < FL_PUMP_BUSY_NS)
+		wait_ns = FL_PUMP_BUSY_NS;
+	return wait_ns > FL_PUMP_IDLE_NS ? FL_PUMP_IDLE_NS : wait_ns;
+}
+
+/* --- delivery -------------------------------------------------------------- */
+
+/*
+ * Thread ids as the process numbers them (its own pid namespace) to ours:
+ * the NSpid lines of /proc/PID/task/TID/status.  Read again on a miss.
+ */
+static void load_tids(struct area *a)
+{
+	char path[64], line[256];
+	struct dirent *de;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", a->pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	a->nr_tids = 0;
+	while ((de = readdir(d))) {
+		unsigned tid, outer, inner;
+		void *nt;
+		FILE *f;
+
+		if (sscanf(de->d_name, "%u", &tid) != 1)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%u/status", a->pid, tid);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char *last;
+
+			if (strncmp(line, "NSpid:", 6))
+				continue;
+			last = strrchr(line, '\t');
+			if (sscanf(line + 6, "%u", &outer) == 1 && last && sscanf(last, "%u", &inner) == 1) {
+				nt = realloc(a->tids, (a->nr_tids + 1) * sizeof(*a->tids));
+				if (nt) {
+					a->tids = nt;
+					a->tids[a->nr_tids].local = inner;
+					a->tids[a->nr_tids++].tid = outer;
+				}
+			}
+			break;
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
+static uint32_t map_tid(struct area *a, uint32_t local, bool *reloaded)
+{
+	if (a->local_pid == a->pid)
+		return local;           /* the same pid namespace */
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < a->nr_tids; i++)
+			if (a->tids[i].local == local)
+				return a->tids[i].tid;
+		if (*reloaded)
+			break;
+		load_tids(a);
+		*reloaded = true;
+	}
+	return a->pid;
+}
+
+/* one chunk, checked again on our private copy */
+static void deliver_chunk(struct fastlane *fl, const struct fl_chunk *ch, struct pm_marker *m)
+{
+	const char *p = (const char *)(ch + 1);
+	uint64_t pos = ch->pos, left = ch->bytes;
+	bool reloaded = false;
+
+	while (left >= 8) {
+		const struct pm_fl_rec *r = (const void *)p;
+		uint32_t len = r->len, n = len & PM_FL_LEN_MASK;
+
+		if (r->tag != pm_fl_tag(pos) || n < 8 || n > left || (n & 7))
+			break;                  /* changed under our copy: the rest is not trusted */
+		if (!(len & PM_FL_F_PAD)) {
+			if (n < sizeof(*r) || r->size > PM_FL_MAX_PAYLOAD || r->size > n - sizeof(*r))
+				break;
+			m->rec_type = PM_REC_MARKER;
+			m->cpu = r->cpu;
+			m->pid = ch->area->pid;
+			m->tid = map_tid(ch->area, r->tid, &reloaded);
+			m->time = r->time;
+			m->type = r->type;
+			m->size = r->size;
+			m->orig_size = r->orig_size;
+			m->flags = (len & PM_FL_F_TRUNCATED ? PM_F_TRUNCATED : 0) |
+				   (len & PM_FL_F_FAULT ? PM_F_FAULT : 0);
+			m->ip = r->ip;
+			m->uid = ch->area->uid;
+			m->pad = 0;
+			memcpy(m->data, r->data, r->size);
+			fl->deliver(fl->ctx, m, sizeof(*m) + r->size);
+			fl->stats.markers++;
+		}
+		p += n;
+		pos += n;
+		left -= n;
+	}
+}
+
+void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
+{
+	union {
+		struct pm_marker m;
+		char bytes[sizeof(struct pm_marker) + PM_FL_MAX_PAYLOAD];
+	} rec;
+	size_t off = 0;
+
+	while (off + sizeof(struct fl_chunk) <= b->len) {
+		const struct fl_chunk *ch = (const void *)(b->buf + off);
+
+		deliver_chunk(fl, ch, &rec.m);
+		off += sizeof(*ch) + ch->bytes;
+	}
+}

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* struct recspec: defaults, checks, JSON.  See recspec.h. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonf.h"
+#include "recspec.h"
+
+void recspec_init(struct recspec *r)
+{
+	memset(r, 0, sizeof(*r));
+	r->freq = RECSPEC_FREQ_DEFAULT;
+	r->call_graph = RECSPEC_CG_NONE;
+	r->stack_size = RECSPEC_STACK_DEFAULT;
+	r->markers = true;
+	r->target = RECSPEC_TARGET_ALL;
+}
+
+static int fail(char *err, size_t errlen, const char *msg)
+{
+	snprintf(err, errlen, "%s", msg);
+	return -EINVAL;
+}
+
+int recspec_validate(const struct recspec *r, char *err, size_t errlen)
+{
+	size_t i;
+
+	if (r->nr_events > EVSPEC_MAX)
+		return fail(err, errlen, "too many events");
+	if (!r->period && (r->freq < 1 || r->freq > EVSPEC_FREQ_MAX))
+		return fail(err, errlen, "frequency out of range (1..100000)");
+	if (r->period > UINT64_MAX >> 1)
+		return fail(err, errlen, "period out of range");
+	if (r->call_graph > RECSPEC_CG_EHFRAME)
+		return fail(err, errlen, "unknown call-graph mode");
+	if (r->call_graph == RECSPEC_CG_DWARF &&
+	    (r->stack_size < 8 || r->stack_size > RECSPEC_STACK_MAX || r->stack_size % 8))
+		return fail(err, errlen, "dwarf stack size out of range (8..65528, a multiple of 8)");
+	if (r->target != RECSPEC_TARGET_ALL && r->target != RECSPEC_TARGET_PIDS)
+		return fail(err, errlen, "unknown target");
+	if (r->nr_pids > RECSPEC_MAX_PIDS)
+		return fail(err, errlen, "too many pids (at most 64)");
+	if (r->target == RECSPEC_TARGET_ALL && r->nr_pids)
+		return fail(err, errlen, "give either a system-wide target or pids, not both");
+	for (i = 0; i < r->nr_pids; i++)
+		if (r->pids[i] < 1 || r->pids[i] > EVSPEC_PID_MAX)
+			return fail(err, errlen, "bad pid in 'pids'");
+	if (r->zstd_level < 0 || r->zstd_level > RECSPEC_ZSTD_MAX)
+		return fail(err, errlen, "compression level out of range (1..22)");
+	if (r->ringbuf_size && (r->ringbuf_size < RECSPEC_RINGBUF_MIN ||
+				r->ringbuf_size > RECSPEC_RINGBUF_MAX ||
+				(r->ringbuf_size & (r->ringbuf_size - 1))))
+		return fail(err, errlen, "ring buffer size must be a power of two from 4096 to 1G");
+	return 0;
+}
+
+int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen)
+{
+	static const struct { const char *name; enum recspec_call_graph mode; } modes[] = {
+		{ "none", RECSPEC_CG_NONE }, { "fp", RECSPEC_CG_FP },
+		{ "dwarf", RECSPEC_CG_DWARF }, { "ehframe", RECSPEC_CG_EHFRAME },
+	};
+	const char *comma = strchr(s, ',');
+	size_t len = comma ? (size_t)(comma - s) : strlen(s), i;
+	uint64_t size;
+
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++)
+		if (strlen(modes[i].name) == len && !strncmp(s, modes[i].name, len))
+			break;
+	if (i == sizeof(modes) / sizeof(modes[0])) {
+		snprintf(err, errlen, "unknown call-graph mode '%.32s' (fp, dwarf[,SIZE], ehframe)", s);
+		return -EINVAL;
+	}
+	if (comma && modes[i].mode != RECSPEC_CG_DWARF) {
+		snprintf(err, errlen, "only dwarf takes a size: '%.32s'", s);
+		return -EINVAL;
+	}
+	r->call_graph = modes[i].mode;
+	r->stack_size = RECSPEC_STACK_DEFAULT;
+	if (!comma)
+		return 0;
+	/* as perf: rounded up to 8 bytes, at most 65528 */
+	if (evspec_parse_size(comma + 1, &size, err, errlen) ||
+	    (size = (size + 7) & ~7ull) > RECSPEC_STACK_MAX) {
+		snprintf(err, errlen, "bad dwarf stack size '%.32s' (8..65528 bytes)", comma + 1);
+		return -EINVAL;
+	}
+	r->stack_size = (uint32_t)size;
+	return 0;
+}
+
+const char *recspec_call_graph_name(const struct recspec *r, char *buf, size_t len)
+{
+	switch (r->call_graph) {
+	case RECSPEC_CG_NONE:
+		return "none";
+	case RECSPEC_CG_FP:
+		return "fp";
+	case RECSPEC_CG_DWARF:
+		snprintf(buf, len, "dwarf,%u", r->stack_size);
+		return buf;
+	case RECSPEC_CG_EHFRAME:
+		return "ehframe";
+	}
+	return "?";
+}
+
+const char *recspec_event_name(const struct recspec *r, size_t i)
+{
+	return r->nr_events ? r->events[i].name : "cycles";
+}
+
+struct json_object *recspec_to_json(const struct recspec *r)
+{
+	struct json_object *o = json_object_new_object(), *a;
+	char buf[32];
+	size_t i;
+
+	if (!o)
+		return NULL;
+	a = json_object_new_array();
+	for (i = 0; i < r->nr_events; i++)
+		json_object_array_add(a, json_object_new_string(r->events[i].name));
+	json_object_object_add(o, "events", a);
+	if (r->period)
+		json_object_object_add(o, "period", json_object_new_int64((int64_t)r->period));
+	else
+		json_object_object_add(o, "freq", json_object_new_int64((int64_t)r->freq));
+	json_object_object_add(o, "call_graph",
+			       json_object_new_string(recspec_call_graph_name(r, buf, sizeof(buf))));
+	json_object_object_add(o, "markers", json_object_new_boolean(r->markers));
+	json_object_object_add(o, "target", json_object_new_string(
+		r->target == RECSPEC_TARGET_ALL ? "all" : "pids"));
+	a = json_object_new_array();
+	for (i = 0; i < r->nr_pids; i++)
+		json_object_array_add(a, json_object_new_int(r->pids[i]));
+	json_object_object_add(o, "pids", a);
+	json_object_object_add(o, "zstd", json_object_new_int(r->zstd_level));
+	if (r->ringbuf_size)
+		json_object_object_add(o, "ringbuf", json_object_new_int64((int64_t)r->ringbuf_size));
+	return o;
+}
+
+static int events_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	struct json_object *a, *x;
+	size_t i;
+	int e = jsonf_array(o, "events", &a, EVSPEC_MAX, err, errlen);
+
+	for (i = 0; !e && a && i < json_object_array_length(a); i++) {
+		x = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(x, json_type_string) ||
+		    evspec_lookup(json_object_get_string(x), &r->events[i])) {
+			snprintf(err, errlen, "unknown event '%.32s'",
+				 json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "?");
+			return -EINVAL;
+		}
+		r->nr_events = i + 1;
+	}
+	return e;
+}
+
+static int pids_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	struct json_object *a, *x;
+	size_t i;
+	int e = jsonf_array(o, "pids", &a, RECSPEC_MAX_PIDS, err, errlen);
+
+	for (i = 0; !e && a && i < json_object_array_length(a); i++) {
+		x = json_object_array_get_idx(a, i);
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) < 1 ||
+		    json_object_get_int64(x) > EVSPEC_PID_MAX)
+			return fail(err, errlen, "bad pid in 'pids'");
+		r->pids[i] = (int)json_object_get_int64(x);
+		r->nr_pids = i + 1;
+	}
+	return e;
+}
+
+static int call_graph_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	const char *s;
+	bool legacy = false;
+	int e = jsonf_str(o, "call_graph", &s, err, errlen);
+
+	if (e)
+		return e;
+	if (s)
+		return recspec_parse_call_graph(s, r, err, errlen);
+	/* earlier perfmark: "callchain": true meant frame pointers */
+	e = jsonf_bool(o, "callchain", &legacy, err, errlen);
+	if (!e && legacy)
+		r->call_graph = RECSPEC_CG_FP;
+	return e;
+}
+
+int recspec_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	uint64_t zstd = 0;
+	const char *t;
+	int e;
+
+	recspec_init(r);
+	if (!o || !json_object_is_type(o, json_type_object))
+		return fail(err, errlen, "the recording options must be an object");
+	if ((e = events_from_json(o, r, err, errlen)) ||
+	    (e = jsonf_u64(o, "freq", &r->freq, 1, EVSPEC_FREQ_MAX, err, errlen)) ||
+	    (e = jsonf_u64(o, "period", &r->period, 1, UINT64_MAX >> 1, err, errlen)) ||
+	    (e = call_graph_from_json(o, r, err, errlen)) ||
+	    (e = jsonf_bool(o, "markers", &r->markers, err, errlen)) ||
+	    (e = jsonf_u64(o, "zstd", &zstd, 0, RECSPEC_ZSTD_MAX, err, errlen)) ||
+	    (e = jsonf_u64(o, "ringbuf", &r->ringbuf_size, 0, RECSPEC_RINGBUF_MAX, err, errlen)) ||
+	    (e = jsonf_str(o, "target", &t, err, errlen)) ||
+	    (e = pids_from_json(o, r, err, errlen)))
+		return e;
+	r->zstd_level = (int)zstd;
+	if (t && strcmp(t, "all") && strcmp(t, "pids"))
+		return fail(err, errlen, "'target' must be \"all\" or \"pids\"");
+	if (t && !strcmp(t, "pids"))
+		r->target = RECSPEC_TARGET_PIDS;
+	return recspec_validate(r, err, errlen);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * struct recspec: what a recording records, described once.  The command
+ * line fills one (cli/recopts.c), the control protocol carries it (the
+ * "opts" of `record`, the "spec" of a session), the store keeps it, the
+ * session engine and the collector run from it, and `session show --json`
+ * prints it.  Every default is spelled here and nowhere else.
+ *
+ * Its JSON (recspec_to_json), all keys optional on input:
+ *   {"events":["cycles",...], "freq":4000 | "period":N,
+ *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
+ *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES}
+ * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
+ *
+ * A new field: add it to the struct, give it its default in recspec_init,
+ * check it in recspec_validate, write and read it in recspec_to_json /
+ * recspec_from_json, and, when it changes what BPF collects, compare it in
+ * the collector's same_spec (collector.c) so sessions that differ in it do
+ * not share programs.
+ */
+#ifndef PERFMARK_RECSPEC_H
+#define PERFMARK_RECSPEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evspec.h"
+
+#define RECSPEC_FREQ_DEFAULT  4000
+#define RECSPEC_MAX_PIDS      64
+#define RECSPEC_STACK_DEFAULT 8192              /* dwarf: user stack bytes per sample */
+#define RECSPEC_STACK_MAX     65528             /* perf's limit: a u16, 8-byte aligned */
+#define RECSPEC_RINGBUF_MIN   4096
+#define RECSPEC_RINGBUF_MAX   (1ull << 30)
+#define RECSPEC_ZSTD_MAX      22
+
+enum recspec_target {
+	RECSPEC_TARGET_ALL,    /* -a (or no target): every process */
+	RECSPEC_TARGET_PIDS,   /* -p / -- CMD: these processes and their children */
+};
+
+enum recspec_call_graph {
+	RECSPEC_CG_NONE,
+	RECSPEC_CG_FP,         /* -g: frame pointers, in BPF */
+	RECSPEC_CG_DWARF,      /* user registers and stack copy, unwound by perf */
+	RECSPEC_CG_EHFRAME,    /* unwound in BPF from .eh_frame */
+};
+
+struct recspec {
+	struct evspec events[EVSPEC_MAX];   /* as asked, before any fallback */
+	size_t nr_events;                   /* 0: the default event (cycles) */
+	uint64_t freq;                      /* -F, samples/s; used while period is 0 */
+	uint64_t period;                    /* -c, events per sample; 0: use freq */
+	enum recspec_call_graph call_graph;
+	uint32_t stack_size;                /* RECSPEC_CG_DWARF: bytes, multiple of 8 */
+	bool markers;                       /* libperfmark markers (--no-markers) */
+	enum recspec_target target;
+	int pids[RECSPEC_MAX_PIDS];         /* RECSPEC_TARGET_PIDS (a CMD comes later) */
+	size_t nr_pids;
+	int zstd_level;                     /* -z; 0: not compressed */
+	uint64_t ringbuf_size;              /* BPF ring bytes, a power of two; 0: default */
+};
+
+struct json_object;
+
+/* The defaults: cycles at 4000 Hz, no call graph, markers, system-wide. */
+void recspec_init(struct recspec *r);
+/* 0, or -EINVAL with one line in err (no "perfmark: " prefix). */
+int recspec_validate(const struct recspec *r, char *err, size_t errlen);
+/* New object (the caller puts it). */
+struct json_object *recspec_to_json(const struct recspec *r);
+/* From the defaults, the keys o has, then recspec_validate.  0 or -EINVAL + err. */
+int recspec_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen);
+
+/* "fp", "dwarf", "dwarf,SIZE", "ehframe" (and "none"): sets call_graph, stack_size. */
+int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen);
+/* "none", "fp", "dwarf,8192", "ehframe" */
+const char *recspec_call_graph_name(const struct recspec *r, char *buf, size_t len);
+/* the event's name as asked (i < max(nr_events, 1)): "cycles" when none was given */
+const char *recspec_event_name(const struct recspec *r, size_t i);
+
+#endif

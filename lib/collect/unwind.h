@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The tables the BPF unwinder (bpf/unwind.bpf.c, --call-graph ehframe)
+ * reads, and the mappings that point at them.
+ *
+ * One unwinder per process, shared by every collector in it: a table is
+ * built once per ELF file (keyed by its build-id, else a hash of its CFI)
+ * into a run of rows in one of a few large BPF arrays (pools) that every
+ * collector's array of pools holds; every process that maps the file points
+ * at it through each collector's (pid, address) LPM trie.  Pools grow up to
+ * the memory cap; tables nobody maps any more stay cached until a new one
+ * needs their room (least recently used first).
+ *
+ * Fed by the collector: the sideband (MMAP2 of executable mappings, COMM
+ * exec, FORK, EXIT) and each sample's pid; a process seen for the first
+ * time has its mappings read from /proc/PID/maps.  Files are opened through
+ * /proc/PID/map_files, never by a path the traced process could change.
+ */
+#ifndef PERFMARK_UNWIND_H
+#define PERFMARK_UNWIND_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define UNWIND_DEFAULT_CAP (64ull << 20)   /* bytes of pools; $PERFMARK_UNWIND_CAP ("16M") */
+#define UNWIND_MAX_MAPS    (1u << 18)      /* LPM prefixes per collector */
+#define UNWIND_MAX_PIDS    (1u << 16)      /* processes installed at once */
+#define UNWIND_COPY_STACK  8192            /* stack bytes copied for a process without tables */
+
+struct unwinder;
+
+struct unwind_stats {
+	uint64_t tables, table_bytes;        /* loaded now, and their rows' bytes */
+	uint64_t pool_bytes, cap;            /* BPF memory holding them, its cap */
+	uint64_t built, evicted, failed;     /* since start: built, evicted, not loadable */
+	uint64_t over_cap;                   /* mappings left without a table (cap) */
+	uint64_t procs, mappings;            /* processes and mappings installed now */
+	uint64_t walks;                      /* stack copies walked here (unwinder__walk) */
+	uint64_t walk_ends[5];               /* how they ended, by enum pm_uw_end */
+};
+
+/* The process's unwinder (created on first use); unwinder__put releases it. */
+int unwinder__get(struct unwinder **out);
+void unwinder__put(struct unwinder *u);
+/*
+ * A collector's maps: uw_pools (array of maps), uw_maps (LPM trie) and
+ * uw_pids (the processes installed: the others get their stacks copied).
+ * What is loaded already is copied in; from now on every change goes to
+ * them too.  Cleared first (an adopted collector's maps hold stale entries).
+ */
+int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_fd);
+void unwinder__remove_maps(struct unwinder *u, int pools_fd);
+/*
+ * A sideband record (others than MMAP2, COMM, FORK, EXIT are ignored).
+ * For an MMAP2, how much to do for a process not installed yet:
+ */
+enum {
+	UNWIND_LIST,        /* note the mapping; the rest at its first sample */
+	UNWIND_RESOLVE,     /* also read the file now: it may exit before its samples are read */
+	UNWIND_INSTALL,     /* install the process now (a target) */
+};
+void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, int how);
+/* After each read of the ring: processes that exited a drain ago are forgotten. */
+void unwinder__tick(struct unwinder *u);
+/* A sample of pid: the first one of a process loads its mappings. */
+void unwinder__sample(struct unwinder *u, uint32_t pid);
+/*
+ * Walk a stack the BPF side copied (regs: perf's 20 user registers, stack:
+ * size bytes from regs[SP] up) with pid's tables, by the BPF rules; the
+ * pcs, leaf first.  Call unwinder__sample(pid) first.
+ */
+size_t unwinder__walk(struct unwinder *u, uint32_t pid, const uint64_t *regs,
+		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max);
+void unwinder__set_cap(struct unwinder *u, uint64_t bytes);
+void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
+
+#endif

@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Where the unwinder's tables live (see unwind.h): MAX_TABLES slots, each a
+ * run of rows in one of a few large BPF arrays ("pools", mmap'ed here):
+ * loading a table is a memcpy plus its LPM entries.  A new pool is the only
+ * change of the BPF array of maps, which costs the caller an RCU grace
+ * period (about 10 ms here); the first one is made at start.  Pools double
+ * up to the memory cap; past it, tables no mapping uses are evicted, least
+ * recently used first.  A mapping's table is found through the very file
+ * mapped (/proc/PID/map_files), its build-id or a hash of its CFI, the
+ * cache, else built with libdw (unwind_table.c).
+ */
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+
+#include "unwind_int.h"
+
+/* a new pool goes into every collector's array of pools */
+static void set_pool(struct unwinder *u, uint32_t i, int fd)
+{
+	for (size_t k = 0; k < u->nr_sets; k++)
+		bpf_map_update_elem(u->sets[k].pools_fd, &i, &fd, BPF_ANY);
+}
+
+uint64_t unwind_pool_rows(const struct unwinder *u, uint32_t n)
+{
+	uint64_t size = POOL_MIN_ROWS, room;
+
+	if (u->nr_pools)
+		size = 2ull * u->pools[u->nr_pools - 1].cap;
+	while (size < n)
+		size *= 2;
+	room = u->cap > u->st.pool_bytes ? (u->cap - u->st.pool_bytes) / sizeof(struct pm_uw_row) : 0;
+	return size < room ? size : room;
+}
+
+int unwind_pool_new(struct unwinder *u, uint32_t rows)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	struct uw_pool *p = &u->pools[u->nr_pools];
+	size_t len = (size_t)rows * sizeof(struct pm_uw_row);
+	int e;
+
+	if (u->nr_pools == PM_UW_MAX_POOLS)
+		return -ENOSPC;
+	p->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pm_uw_pool", sizeof(uint32_t),
+			       sizeof(struct pm_uw_row), rows, &o);
+	if (p->fd < 0)
+		return -errno;
+	p->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+	if (p->mem == MAP_FAILED) {
+		e = -errno;
+		close(p->fd);
+		return e;
+	}
+	p->cap = rows;
+	set_pool(u, u->nr_pools++, p->fd);
+	u->st.pool_bytes += len;
+	return 0;
+}
+
+static int extent_cmp(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+/* first fit for n rows in pool p, between the tables it holds */
+static bool pool_fit(struct unwinder *u, uint32_t p, uint32_t n, uint32_t *first)
+{
+	uint32_t (*ext)[2] = malloc(MAX_TABLES * sizeof(*ext)), at = 0;
+	size_t nr = 0;
+	bool ok = false;
+
+	if (!ext)
+		return false;
+	for (uint32_t i = 0; i < MAX_TABLES; i++)
+		if (u->tables[i].used && u->tables[i].pool == p) {
+			ext[nr][0] = u->tables[i].first;
+			ext[nr++][1] = u->tables[i].nr_rows;
+		}
+	qsort(ext, nr, sizeof(*ext), extent_cmp);
+	for (size_t i = 0; i <= nr && !ok; i++) {
+		uint32_t end = i < nr ? ext[i][0] : u->pools[p].cap;
+
+		if (end >= at && end - at >= n) {
+			*first = at;
+			ok = true;
+		} else if (i < nr) {
+			at = ext[i][0] + ext[i][1];
+		}
+	}
+	free(ext);
+	return ok;
+}
+
+static void drop_table(struct unwinder *u, uint32_t slot)
+{
+	struct uw_table *t = &u->tables[slot];
+
+	u->st.tables--;
+	u->st.table_bytes -= (uint64_t)t->nr_rows * sizeof(struct pm_uw_row);
+	memset(t, 0, sizeof(*t));
+}
+
+/* the least recently used table no mapping uses, dropped; false if none */
+static bool evict_one(struct unwinder *u)
+{
+	int32_t victim = -1;
+
+	for (uint32_t i = 0; i < MAX_TABLES; i++) {
+		struct uw_table *t = &u->tables[i];
+
+		if (t->used && !t->refs && (victim < 0 || t->last_use < u->tables[victim].last_use))
+			victim = (int32_t)i;
+	}
+	if (victim < 0)
+		return false;
+	drop_table(u, (uint32_t)victim);
+	u->st.evicted++;
+	return true;
+}
+
+/*
+ * Room for n rows: in a pool, else in a new pool while the pools stay
+ * under the cap, else where unused tables are evicted (oldest first).
+ */
+static int alloc_rows(struct unwinder *u, uint32_t n, uint32_t *pool, uint32_t *first)
+{
+	for (;;) {
+		uint64_t size;
+
+		for (uint32_t p = 0; p < u->nr_pools; p++)
+			if (pool_fit(u, p, n, first)) {
+				*pool = p;
+				return 0;
+			}
+		size = unwind_pool_rows(u, n);
+		if (size >= n && size >= 1024 && u->nr_pools < PM_UW_MAX_POOLS &&
+		    !unwind_pool_new(u, (uint32_t)size))
+			continue;
+		if (!evict_one(u))
+			return -ENOSPC;
+	}
+}
+
+static int32_t free_slot(struct unwinder *u)
+{
+	for (uint32_t i = 0; i < MAX_TABLES; i++)
+		if (!u->tables[i].used)
+			return (int32_t)i;
+	return evict_one(u) ? free_slot(u) : -1;
+}
+
+static int32_t find_key(struct unwinder *u, const char *key)
+{
+	for (uint32_t i = 0; i < MAX_TABLES; i++)
+		if (u->tables[i].used && !strcmp(u->tables[i].key, key))
+			return (int32_t)i;
+	return -1;
+}
+
+static int32_t find_file(struct unwinder *u, const struct stat *sb)
+{
+	for (uint32_t i = 0; i < MAX_TABLES; i++) {
+		struct uw_table *t = &u->tables[i];
+
+		if (t->used && t->dev == sb->st_dev && t->ino == sb->st_ino &&
+		    t->size == sb->st_size && t->mtime == sb->st_mtim.tv_sec)
+			return (int32_t)i;
+	}
+	return -1;
+}
+
+/* the table's key: "b:" build-id, else "h:" a hash of the CFI section and size */
+static void elf_key(Elf *elf, const struct unwind_table *t, int64_t size, char *key)
+{
+	const void *bid = NULL;
+	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid);
+	uint64_t h = 14695981039346656037ull;
+
+	if (n > 0 && n <= 20) {
+		key += sprintf(key, "b:");
+		for (ssize_t i = 0; i < n; i++)
+			key += sprintf(key, "%02x", ((const uint8_t *)bid)[i]);
+		return;
+	}
+	/* FNV-1a over the rows (what the CFI says) and the file size */
+	for (size_t i = 0; i < t->nr_rows * sizeof(*t->rows); i++)
+		h = (h ^ ((const uint8_t *)t->rows)[i]) * 1099511628211ull;
+	sprintf(key, "h:%016" PRIx64 ":%" PRId64, h, size);
+}
+
+static void elf_loads(Elf *elf, struct uw_table *t)
+{
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	t->nr_loads = 0;
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n && t->nr_loads < MAX_LOADS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		t->loads[t->nr_loads++] = (struct uw_load){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
+	}
+}
+
+/* A table for this ELF in a slot: cached, or built and loaded.  BAD_TABLE if none. */
+static int32_t table_for_elf(struct unwinder *u, Elf *elf, const struct stat *sb)
+{
+	struct unwind_table *t = NULL;
+	char key[KEY_LEN];
+	struct uw_table *ut;
+	uint32_t pool, first;
+	int32_t slot;
+
+	if (unwind_table__build(elf, &t)) {
+		u->st.failed++;
+		return BAD_TABLE;
+	}
+	elf_key(elf, t, sb->st_size, key);
+	slot = find_key(u, key);
+	if (slot >= 0)
+		goto found;
+	if ((slot = free_slot(u)) < 0 || alloc_rows(u, (uint32_t)t->nr_rows, &pool, &first)) {
+		u->st.over_cap++;
+		unwind_table__free(t);
+		return BAD_TABLE;
+	}
+	memcpy(u->pools[pool].mem + first, t->rows, t->nr_rows * sizeof(*t->rows));
+	ut = &u->tables[slot];
+	ut->used = true;
+	ut->gen = ++u->gen;
+	snprintf(ut->key, sizeof(ut->key), "%s", key);
+	ut->pool = pool;
+	ut->first = first;
+	ut->nr_rows = (uint32_t)t->nr_rows;
+	u->st.tables++;
+	u->st.table_bytes += unwind_table__bytes(t);
+	u->st.built++;
+found:
+	ut = &u->tables[slot];
+	ut->dev = sb->st_dev;
+	ut->ino = sb->st_ino;
+	ut->size = sb->st_size;
+	ut->mtime = sb->st_mtim.tv_sec;
+	elf_loads(elf, ut);
+	unwind_table__free(t);
+	return slot;
+}
+
+/* runtime address - ELF address for the mapping of file offset pgoff at start */
+bool unwind_mapping_bias(const struct uw_table *t, struct uw_mapping *m)
+{
+	for (size_t i = 0; i < t->nr_loads; i++) {
+		const struct uw_load *l = &t->loads[i];
+
+		if ((l->off & ~4095ull) <= m->pgoff && m->pgoff < l->off + l->filesz) {
+			m->bias = m->start - (l->vaddr + m->pgoff - l->off);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* size of our own [vdso] mapping, from /proc/self/maps */
+static size_t vdso_size(void)
+{
+	char line[256];
+	uint64_t a, b;
+	size_t n = 0;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	while (f && !n && fgets(line, sizeof(line), f))
+		if (strstr(line, "[vdso]") && sscanf(line, "%" SCNx64 "-%" SCNx64, &a, &b) == 2)
+			n = b - a;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* the vDSO is the same in every process: read our own */
+static int32_t vdso_table(struct unwinder *u)
+{
+	struct stat sb = { .st_size = -1 };
+	unsigned long base = getauxval(AT_SYSINFO_EHDR);
+	int32_t slot = find_key(u, "vdso");
+	size_t size;
+	Elf *elf;
+
+	if (slot >= 0 || !base || !(size = vdso_size()))
+		return slot >= 0 ? slot : BAD_TABLE;
+	elf = elf_memory((char *)base, size);
+	if (!elf)
+		return BAD_TABLE;
+	slot = table_for_elf(u, elf, &sb);
+	elf_end(elf);
+	if (slot >= 0)
+		snprintf(u->tables[slot].key, KEY_LEN, "vdso");
+	return slot;
+}
+
+int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
+{
+	char path[96];
+	struct stat sb;
+	int32_t slot;
+	Elf *elf;
+	int fd;
+
+	if (m->vdso)
+		return vdso_table(u);
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* gone already (a short-lived process): the table of the same file, if read before */
+		for (uint32_t i = 0; m->ino && i < MAX_TABLES; i++)
+			if (u->tables[i].used && u->tables[i].ino == m->ino &&
+			    u->tables[i].dev == makedev(m->maj, m->min))
+				return (int32_t)i;
+		return BAD_TABLE;
+	}
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
+	    (m->ino && (sb.st_ino != m->ino || major(sb.st_dev) != m->maj ||
+			minor(sb.st_dev) != m->min))) {
+		close(fd);
+		return BAD_TABLE;
+	}
+	slot = find_file(u, &sb);
+	if (slot < 0) {
+		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+		slot = elf ? table_for_elf(u, elf, &sb) : BAD_TABLE;
+		elf_end(elf);
+	}
+	close(fd);
+	return slot;
+}
+
+void unwind_pools_free(struct unwinder *u)
+{
+	for (uint32_t i = 0; i < u->nr_pools; i++) {
+		munmap(u->pools[i].mem, (size_t)u->pools[i].cap * sizeof(struct pm_uw_row));
+		close(u->pools[i].fd);
+	}
+}

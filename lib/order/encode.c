@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Encoding: what the BPF ring delivers (bpf/perfmark_wire.h), drops counted
+ * in BPF and synthesized state become perf records in the reorder window,
+ * each journaled to the sink as soon as it is encoded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "perfmark_wire.h"
+#include "unwind_wire.h"
+#include "perfdata.h"
+#include "window.h"
+#include "session-int.h"
+#include "sinks.h"
+#include "synth.h"
+#include "uevent.h"
+
+/* marker flags go from the BPF record into the file as they are */
+_Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PERFMARK_UEVENT_F_FAULT,
+	       "PM_F_* (bpf/perfmark_wire.h) must equal PERFMARK_UEVENT_F_* (uevent.h)");
+
+/* --- staging: the reorder window, and the journal ------------------------- */
+
+void *stage_alloc(struct session *s, uint32_t len, uint64_t time)
+{
+	return window__alloc(s->ro, len, time);
+}
+
+/* The record just staged (and encoded) goes to the sink's journal. */
+int stage_done(struct session *s)
+{
+	uint64_t time;
+	size_t len;
+	const void *rec = window__last(s->ro, &time, &len);
+
+	return sink__journal(s->sink, time, rec, len);
+}
+
+/* --- encoding what the ringbuf delivers ---------------------------------- */
+
+/* dwarf mode: the registers and stack bytes after the frames, as perf has them */
+static void dwarf_fields(const struct pm_sample *ps, size_t size, struct perfdata_sample *ds)
+{
+	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
+	const struct pm_uregs *u = (const void *)((const char *)ps + off);
+
+	if (!(ps->flags & PM_SF_UREGS) || size < off + sizeof(*u) ||
+	    u->size > size - off - sizeof(*u))
+		return;
+	ds->regs_abi = u->abi;
+	ds->nr_regs = PM_UREGS_NR;
+	ds->regs = (const uint64_t *)u->regs;
+	ds->stack = u + 1;
+	ds->stack_size = (uint32_t)u->size;
+}
+
+int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
+{
+	uint64_t *ips = (uint64_t *)s->chain_buf;
+	struct perfdata_sample ds = { 0 };
+	uint32_t nk = ps->nr_kstack, nu = ps->nr_ustack, n = 0, i;
+	size_t len;
+	void *rec;
+
+	if (size < sizeof(*ps) || ps->event >= s->nr_ev ||
+	    nk > PM_MAX_STACK || nu > PM_MAX_STACK ||
+	    size < sizeof(*ps) + (nk + nu) * sizeof(uint64_t))
+		return 0;
+	/*
+	 * RULE (issue 8 case 4): kernel addresses reach a session only where
+	 * perf would show them to its owner.  Where it would not, this is
+	 * perf's exclude_kernel: no sample taken in the kernel, no kernel frames.
+	 */
+	if (!s->kernel_ok && !ps->user_mode)
+		return 0;
+	ds.id = ps->event + 1;
+	ds.ip = ps->ip;
+	ds.pid = ps->pid;
+	ds.tid = ps->tid;
+	ds.time = ps->time;
+	ds.cpu = ps->cpu;
+	ds.period = ps->period;
+	ds.misc = ps->user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
+	if (s->o.spec.call_graph != RECSPEC_CG_NONE) {
+		if (nk && s->kernel_ok) {
+			ips[n++] = PERF_CONTEXT_KERNEL;
+			for (i = 0; i < nk; i++)
+				ips[n++] = ps->stack[i];
+		}
+		if (nu) {
+			ips[n++] = PERF_CONTEXT_USER;
+			for (i = 0; i < nu; i++)
+				ips[n++] = ps->stack[nk + i];
+		}
+		/* dwarf: perf's chain holds the kernel part only (exclude_callchain_user) */
+		if (!n && !(s->sample_type & SAMPLE_TYPE_DWARF)) {
+			ips[n++] = ps->user_mode ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
+			ips[n++] = ps->ip;
+		}
+		ds.nr_ips = n;
+		ds.ips = ips;
+	}
+	if (s->sample_type & SAMPLE_TYPE_DWARF)
+		dwarf_fields(ps, size, &ds);
+	len = perfdata_sample_size(s->sample_type, &ds);
+	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
+		ds.stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
+		len = perfdata_sample_size(s->sample_type, &ds);
+	}
+	rec = stage_alloc(s, len, ds.time);
+	if (!rec)
+		return -ENOMEM;
+	perfdata_encode_sample(rec, s->sample_type, &ds);
+	s->stats.samples++;
+	return stage_done(s);
+}
+
+/* A clean string (NUL-terminated, no NUL inside) goes out as perfmark:printf. */
+static bool is_clean_string(const struct pm_marker *m)
+{
+	return m->type == PERFMARK_TYPE_STRING && !m->flags && m->size &&
+	       m->data[m->size - 1] == '\0' && memchr(m->data, '\0', m->size) == m->data + m->size - 1;
+}
+
+/*
+ * A JIT code marker names a code region: append it to /tmp/perf-PID.map,
+ * where stock perf looks up symbols of anonymous executable memory.
+ *
+ * RULE (issue 8 case 3): a path a traced process controls is opened with
+ * that process's rights, never root's, and never in a way that can block.
+ * /tmp/perf-PID.map is opened under the process owner's fsuid/fsgid with
+ * O_NOFOLLOW|O_NONBLOCK|O_NOCTTY and used only when it is a regular file
+ * with one link, owned by that user; a process that is not plainly one
+ * user's (setuid, non-dumpable) gets no map.  Before, a FIFO there left
+ * the daemon blocked in open() and every client timed out.
+ */
+static void jit_perf_map(const struct pm_marker *pm)
+{
+	struct {
+		uint64_t addr, size;
+	} h;
+	char path[64], line[PM_MAX_PAYLOAD + 64], proc[32];
+	const char *name;
+	struct stat sb, pb;
+	uint32_t uid;
+	pid_t tgid;
+	size_t nlen;
+	int fd, n, ouid, ogid;
+
+	if (pm->size < sizeof(h) + 1 || (pm->flags & PM_F_FAULT))
+		return;
+	memcpy(&h, pm->data, sizeof(h));
+	name = (const char *)pm->data + sizeof(h);
+	nlen = strnlen(name, pm->size - sizeof(h));
+	snprintf(proc, sizeof(proc), "/proc/%u", pm->pid);
+	if (stat(proc, &pb) || synth_task_owner((pid_t)pm->pid, &uid, &tgid) ||
+	    uid == PM_UID_PRIVILEGED)
+		return;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
+	ogid = setfsgid(pb.st_gid);
+	ouid = setfsuid(uid);
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+		  O_CLOEXEC, 0644);
+	setfsuid(ouid);
+	setfsgid(ogid);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != uid) {
+		close(fd);
+		return;
+	}
+	n = snprintf(line, sizeof(line), "%llx %llx %.*s\n", (unsigned long long)h.addr,
+		     (unsigned long long)h.size, (int)nlen, name);
+	if (n > 0)
+		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	close(fd);
+}
+
+int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
+{
+	struct perfdata_sample ds = { 0 };
+	struct perfmark_uevent_hdr *h;
+	size_t len;
+	void *rec;
+
+	if (size < sizeof(*pm) || pm->size > PM_MAX_PAYLOAD || size < sizeof(*pm) + pm->size)
+		return 0;
+	if (pm->type == PERFMARK_TYPE_JIT_CODE)
+		jit_perf_map(pm);
+	ds.ip = pm->ip;
+	ds.pid = pm->pid;
+	ds.tid = pm->tid;
+	ds.time = pm->time;
+	ds.cpu = pm->cpu;
+	ds.period = 1;
+	ds.misc = PERF_RECORD_MISC_USER;
+	if (is_clean_string(pm)) {
+		ds.id = ID_PRINTF;
+		ds.raw = pm->data;
+		ds.raw_size = pm->size;
+	} else {
+		/* the uevent header goes just before the payload, in a copy */
+		h = (struct perfmark_uevent_hdr *)s->chain_buf;
+		h->version = PERFMARK_UEVENT_VERSION;
+		h->flags = pm->flags;
+		h->type = pm->type;
+		h->size = pm->size;
+		h->orig_size = pm->orig_size;
+		memcpy(h + 1, pm->data, pm->size);
+		ds.id = ID_UEVENT;
+		ds.raw = h;
+		ds.raw_size = sizeof(*h) + pm->size;
+	}
+	len = perfdata_sample_size(MARKER_SAMPLE_TYPE, &ds);
+	rec = stage_alloc(s, len, ds.time);
+	if (!rec)
+		return -ENOMEM;
+	perfdata_encode_sample(rec, MARKER_SAMPLE_TYPE, &ds);
+	s->stats.markers++;
+	return stage_done(s);
+}
+
+/* synthesized state: every record has the synthesis time, s->t0 */
+int on_synth(void *ctx, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+	const struct perf_event_header *h = rec;
+	void *p;
+
+	if (len < sizeof(*h) + PERFDATA_SAMPLE_ID_SIZE || len != h->size)
+		return -EINVAL;
+	p = stage_alloc(s, len, s->t0);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, rec, len);
+	s->stats.sideband++;
+	return stage_done(s);
+}
+
+/* PERF_RECORD_LOST_SAMPLES for drops counted in BPF since the last drain */
+int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t lost;
+		uint8_t sid[PERFDATA_SAMPLE_ID_SIZE];
+	} *r;
+	struct perfdata_sample_id sid = { .pid = 0, .tid = 0, .time = time, .cpu = 0, .id = id };
+
+	r = stage_alloc(s, sizeof(*r), time);
+	if (!r)
+		return -ENOMEM;
+	r->h.type = PERF_RECORD_LOST_SAMPLES;
+	r->h.misc = 0;
+	r->h.size = sizeof(*r);
+	r->lost = lost;
+	perfdata_encode_sample_id(r->sid, &sid);
+	return stage_done(s);
+}
+
+
+/* --- the gap sideband: what BPF saw while no daemon read ------------------ */
+
+static size_t put_sid(void *rec, size_t body, uint32_t type, uint16_t misc, uint32_t pid,
+		      uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	struct perf_event_header *h = rec;
+	struct perfdata_sample_id sid = { .pid = pid, .tid = tid, .time = time, .cpu = cpu, .id = 1 };
+	size_t len = sizeof(*h) + body + PERFDATA_SAMPLE_ID_SIZE;
+
+	h->type = type;
+	h->misc = misc;
+	h->size = (uint16_t)len;
+	perfdata_set_sample_id(rec, len, &sid);
+	return len;
+}
+
+/* a name padded with NULs to a multiple of 8 at dst; its padded length */
+static size_t put_name(char *dst, const char *name, size_t max)
+{
+	size_t n = strnlen(name, max - 1), pad = (n + 8) & ~(size_t)7;
+
+	memset(dst, 0, pad);
+	memcpy(dst, name, n);
+	return pad;
+}
+
+size_t encode_gap(const void *data, size_t size, void *out, uint32_t *uid)
+{
+	const struct pm_task *t = data;
+	const struct pm_mmap *m = data;
+	uint32_t *u = (uint32_t *)((struct perf_event_header *)out + 1);
+	size_t body;
+
+	if (t->rec_type == PM_REC_TASK && size >= sizeof(*t)) {
+		*uid = t->uid;
+		switch (t->kind) {
+		case PM_TASK_EXEC:
+		case PM_TASK_COMM:
+			u[0] = t->pid;
+			u[1] = t->tid;
+			body = 8 + put_name((char *)(u + 2), t->comm, sizeof(t->comm));
+			return put_sid(out, body, PERF_RECORD_COMM,
+				       t->kind == PM_TASK_EXEC ? PERF_RECORD_MISC_COMM_EXEC : 0,
+				       t->pid, t->tid, t->time, t->cpu);
+		case PM_TASK_FORK:
+		case PM_TASK_EXIT:
+			/* body: pid, ppid, tid, ptid, time */
+			u[0] = t->pid;
+			u[1] = t->ppid;
+			u[2] = t->tid;
+			u[3] = t->ptid;
+			memcpy(u + 4, &t->time, 8);
+			return put_sid(out, 24, t->kind == PM_TASK_FORK ? PERF_RECORD_FORK : PERF_RECORD_EXIT,
+				       0, t->pid, t->tid, t->time, t->cpu);
+		}
+		return 0;
+	}
+	if (m->rec_type != PM_REC_MMAP || size < sizeof(*m) || !m->path_len ||
+	    m->path_len > PM_MAX_PATH || size < sizeof(*m) + m->path_len)
+		return 0;
+	*uid = m->uid;
+	/* body: pid, tid, addr, len, pgoff, maj, min, ino, ino_generation, prot, flags, filename */
+	u[0] = m->pid;
+	u[1] = m->tid;
+	memcpy(u + 2, &m->start, 8);
+	memcpy(u + 4, &m->len, 8);
+	memcpy(u + 6, &m->pgoff, 8);
+	u[8] = m->maj;
+	u[9] = m->min;
+	memcpy(u + 10, &m->ino, 8);
+	memcpy(u + 12, &m->ino_generation, 8);
+	u[14] = m->prot;
+	u[15] = m->flags;
+	body = 64 + put_name((char *)(u + 16), m->path, m->path_len);
+	return put_sid(out, body, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER, m->pid, m->tid,
+		       m->time, m->cpu);
+}

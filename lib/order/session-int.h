@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Inside the session engine: what session.c (filtering, life cycle, drains)
+ * and encode.c (BPF records to perf records) share.
+ */
+#ifndef PERFMARK_SESSION_INT_H
+#define PERFMARK_SESSION_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "collector.h"
+#include "session.h"
+
+struct pm_sample;
+struct pm_marker;
+
+#define ID_PRINTF 100
+#define ID_UEVENT 101
+
+#define SAMPLE_TYPE_BASE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+/* --call-graph dwarf: perf's user registers and stack copy */
+#define SAMPLE_TYPE_DWARF (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define SAMPLE_MAX_SIZE   65535   /* a record's size is 16 bits */
+/* markers carry the probe site's address so perf names it, not [unknown] */
+#define MARKER_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+
+struct pidset {
+	uint32_t *slots;      /* 0 = empty; pid 0 is never a target */
+	size_t cap, n;
+};
+
+struct session {
+	struct session_opts o;
+	struct collector *c;
+	struct collector_sub sub;
+	struct evspec ev[EVSPEC_MAX];  /* after fallback */
+	size_t nr_ev;
+	uint64_t sample_type;
+	struct sink *sink;             /* o.sink, or our own perfdata sink */
+	bool own_sink;
+	struct window *ro;
+	struct pidset pids;
+	struct pidset uid_ok, uid_bad;  /* uid filter on sideband, by pid */
+	bool kernel_ok;                /* kernel addresses and stacks may be written */
+	struct pidset not_ours;        /* pids known not to be targets' children */
+	uint64_t t0;                   /* before anything was attached */
+	uint64_t lost_samples_seen, lost_markers_seen;
+	struct session_stats stats;
+	char *chain_buf;               /* scratch for callchain building */
+	char *held;                    /* sideband of pids not known yet, this drain */
+	size_t held_len, held_cap;
+	bool rechecking;
+	int err;                       /* sticky writer error */
+	bool started, stopped;
+};
+
+bool pidset_has(const struct pidset *p, uint32_t pid);
+int pidset_add(struct pidset *p, uint32_t pid);
+
+/* encode.c: room in the reorder window; the record just staged goes to the journal */
+void *stage_alloc(struct session *s, uint32_t len, uint64_t time);
+int stage_done(struct session *s);
+int stage_sample(struct session *s, const struct pm_sample *ps, size_t size);
+int stage_marker(struct session *s, const struct pm_marker *pm, size_t size);
+/* PERF_RECORD_LOST_SAMPLES for drops counted in BPF */
+int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time);
+/*
+ * A gap sideband record (PM_REC_TASK, PM_REC_MMAP) as the perf record the
+ * kernel would have written (COMM, FORK, EXIT, MMAP2) into out (room for a
+ * path of PM_MAX_PATH); its length, 0 when malformed.  *uid: whose it is.
+ */
+size_t encode_gap(const void *data, size_t size, void *out, uint32_t *uid);
+/* a synthesized record (synth.h callback): its time is s->t0 */
+int on_synth(void *ctx, const void *rec, size_t len);
+
+#endif

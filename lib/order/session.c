@@ -1,0 +1,718 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The session engine.  See session.h for the life cycle.
+ *
+ * Records reach the engine from two places: the BPF ringbuf (samples and
+ * markers, already in perfmark's wire format, see bpf/perfmark_wire.h) and
+ * the perf buffers of one dummy event per CPU that the kernel fills with
+ * COMM, MMAP2, FORK and EXIT sideband.  Each record is encoded as a perf
+ * record into a staging area, with its time beside it, and journaled to the
+ * sink at once.  Each drain sorts the staging area by time and hands to the
+ * sink, as one round, what is older than the cutoff (the drain time minus
+ * the reorder window, or a request's own moment); the rest waits for the
+ * next round.  A late record keeps its time (see session.h).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/fsuid.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "perfmark_wire.h"
+#include "unwind_wire.h"
+#include "collector.h"
+#include "perfdata.h"
+#include "window.h"
+#include "session-int.h"
+#include "grow.h"
+#include "sinks.h"
+#include "synth.h"
+
+
+uint64_t session__clock(void)
+{
+	return clock_mono_ns();
+}
+
+/* --- pid set (user-space mirror of the BPF targets map) ----------------- */
+
+bool pidset_has(const struct pidset *p, uint32_t pid)
+{
+	size_t i;
+
+	if (!p->cap || !pid)
+		return false;
+	for (i = (pid * 2654435761u) & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
+		if (p->slots[i] == pid)
+			return true;
+	return false;
+}
+
+int pidset_add(struct pidset *p, uint32_t pid)
+{
+	size_t i;
+
+	if (!pid || pidset_has(p, pid))
+		return 0;
+	if ((p->n + 1) * 2 > p->cap) {
+		struct pidset np = { .cap = p->cap ? p->cap * 2 : 64 };
+
+		np.slots = calloc(np.cap, sizeof(*np.slots));
+		if (!np.slots)
+			return -ENOMEM;
+		for (i = 0; i < p->cap; i++)
+			if (p->slots[i])
+				pidset_add(&np, p->slots[i]);
+		free(p->slots);
+		*p = np;
+	}
+	for (i = (pid * 2654435761u) & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
+		;
+	p->slots[i] = pid;
+	p->n++;
+	return 0;
+}
+
+/* Remove pid, shifting back the entries of its probe run. */
+static void pidset_del(struct pidset *p, uint32_t pid)
+{
+	size_t i, j, mask = p->cap - 1;
+
+	if (!pidset_has(p, pid))
+		return;
+	for (i = (pid * 2654435761u) & mask; p->slots[i] != pid; i = (i + 1) & mask)
+		;
+	p->slots[i] = 0;
+	p->n--;
+	for (j = (i + 1) & mask; p->slots[j]; j = (j + 1) & mask) {
+		uint32_t v = p->slots[j];
+
+		p->slots[j] = 0;
+		p->n--;
+		pidset_add(p, v);
+	}
+}
+
+/* --- sideband from the dummy events ------------------------------------- */
+
+/*
+ * Is pid plainly the user's the session is limited to (synth_task_owner:
+ * the same rule as the BPF filter)?  Cached per pid; a FORK (a new process
+ * on that pid) or an exec (maybe setuid) asks again.
+ */
+static bool uid_allows(struct session *s, uint32_t pid)
+{
+	uint32_t uid = PM_UID_PRIVILEGED;
+	pid_t tgid;
+
+	if (s->o.uid_filter == (uint32_t)-1 || pid == (uint32_t)-1)
+		return true;
+	if (pidset_has(&s->uid_ok, pid))
+		return true;
+	if (pidset_has(&s->uid_bad, pid))
+		return false;
+	if (!synth_task_owner((pid_t)pid, &uid, &tgid) && uid == s->o.uid_filter) {
+		pidset_add(&s->uid_ok, pid);
+		return true;
+	}
+	pidset_add(&s->uid_bad, pid);
+	return false;
+}
+
+/*
+ * Does this sideband record concern a target?  Follows forks.  uid: whose
+ * it is when known (the gap sideband says), NULL to look it up.
+ */
+static bool child_of_target(struct session *s, uint32_t pid);
+
+/*
+ * A record of a process not known (yet) as a target.  Sideband comes in
+ * per-CPU buffers read one after the other: a child's exec COMM or MMAP2
+ * on one CPU may be read before its parent's FORK on another.  It is held
+ * and looked at again once the drain has read every buffer (recheck_held).
+ */
+static bool target_pid(struct session *s, const struct perf_event_header *h, uint32_t pid)
+{
+	if (pidset_has(&s->pids, pid))
+		return true;
+	if (s->rechecking)
+		return child_of_target(s, pid);   /* a FORK in no buffer read: ask /proc */
+	if (!grow_to(&s->held, &s->held_cap, s->held_len + h->size, 1, 4096)) {
+		memcpy(s->held + s->held_len, h, h->size);
+		s->held_len += h->size;
+	}
+	return false;
+}
+
+static bool sideband_wanted(struct session *s, const struct perf_event_header *h,
+			    const uint32_t *uid)
+{
+	const uint32_t *body = (const uint32_t *)(h + 1);
+
+	if (h->type == PERF_RECORD_FORK ||
+	    (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC))) {
+		pidset_del(&s->uid_ok, body[0]);
+		pidset_del(&s->uid_bad, body[0]);
+	}
+	if (body[0] == (uint32_t)-1 && h->type != PERF_RECORD_LOST && !s->kernel_ok)
+		return false;     /* the kernel's maps: kernel addresses */
+	if (uid && s->o.uid_filter != (uint32_t)-1 && *uid != s->o.uid_filter)
+		return false;
+	if (!uid && h->type != PERF_RECORD_LOST && !uid_allows(s, body[0]))
+		return false;
+	if (s->o.spec.target == RECSPEC_TARGET_ALL)
+		return true;
+	switch (h->type) {
+	case PERF_RECORD_MMAP:
+		return body[0] == (uint32_t)-1 || target_pid(s, h, body[0]);
+	case PERF_RECORD_FORK:
+		/* body: pid, ppid, tid, ptid */
+		/*
+		 * Only forks by a target: a CMD child's own fork from perfmark
+		 * would make perf forget the COMM synthesized for it.
+		 */
+		if (!pidset_has(&s->pids, body[1]))
+			return false;
+		pidset_add(&s->pids, body[0]);
+		return true;
+	case PERF_RECORD_LOST:
+		return true;
+	default:
+		return uid ? pidset_has(&s->pids, body[0]) : target_pid(s, h, body[0]);
+	}
+}
+
+static void stage_sideband(struct session *s, const struct perf_event_header *h, const uint32_t *uid)
+{
+	struct perfdata_sample_id sid;
+	void *rec;
+
+	if (h->size < sizeof(*h) + 8 + PERFDATA_SAMPLE_ID_SIZE || (h->size & 7))
+		return;
+	switch (h->type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_LOST:
+		break;
+	default:
+		return;
+	}
+	if (!sideband_wanted(s, h, uid))
+		return;
+	perfdata_decode_sample_id(h, h->size, &sid);
+	rec = stage_alloc(s, h->size, sid.time);
+	if (!rec) {
+		s->err = -ENOMEM;
+		return;
+	}
+	memcpy(rec, h, h->size);
+	/*
+	 * We never ask for build-ids in MMAP2: a set build-id bit is another
+	 * perf user's event leaking into ours (a kernel bug), the body holds
+	 * dev/inode.
+	 */
+	if (h->type == PERF_RECORD_MMAP2)
+		((struct perf_event_header *)rec)->misc &= ~PERF_RECORD_MISC_MMAP_BUILD_ID;
+	/* the sideband is written as belonging to the first sampling event */
+	sid.id = 1;
+	perfdata_set_sample_id(rec, h->size, &sid);
+	if (h->type == PERF_RECORD_LOST)
+		((uint64_t *)((struct perf_event_header *)rec + 1))[0] = 1;
+	s->stats.sideband++;
+	if (stage_done(s))
+		s->err = -EIO;
+}
+
+static void on_sideband(void *ctx, const struct perf_event_header *h)
+{
+	stage_sideband(ctx, h, NULL);
+}
+
+/*
+ * The gap sideband, for what the kernel's sideband did not reach us: what
+ * happened before this collector's perf buffers were open (while no daemon
+ * ran); later records are the kernel's twins and go.
+ */
+static void on_gap(struct session *s, const void *data, size_t size)
+{
+	const struct perf_event_header *h = (const void *)s->chain_buf;
+	struct perfdata_sample_id sid;
+	uint32_t uid;
+	size_t len = encode_gap(data, size, s->chain_buf, &uid);
+
+	if (len && !perfdata_decode_sample_id(h, len, &sid) &&
+	    sid.time < collector__sideband_since(s->c))
+		stage_sideband(s, h, &uid);
+}
+
+/*
+ * A process this session has not heard of: a child of a target whose FORK
+ * has not been read yet (the ring is read just after the sideband)?
+ */
+static bool child_of_target(struct session *s, uint32_t pid)
+{
+	char path[40], line[128];
+	uint32_t ppid = 0;
+	FILE *f;
+
+	if (pidset_has(&s->not_ours, pid))
+		return false;
+	snprintf(path, sizeof(path), "/proc/%u/status", pid);
+	f = fopen(path, "re");
+	if (f) {
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "PPid: %u", &ppid) == 1)
+				break;
+		fclose(f);
+	}
+	if (ppid && pidset_has(&s->pids, ppid)) {
+		pidset_add(&s->pids, pid);
+		return true;
+	}
+	pidset_add(&s->not_ours, pid);
+	return false;
+}
+
+/* The session's exact share of what the union filter in BPF let through. */
+static bool record_wanted(struct session *s, uint32_t pid, uint32_t uid)
+{
+	/* pid 0: idle, or a task outside our pid namespace; never a user's */
+	if (s->o.uid_filter != (uint32_t)-1 && (uid != s->o.uid_filter || !pid))
+		return false;
+	if (s->o.spec.target == RECSPEC_TARGET_ALL)
+		return true;
+	return pidset_has(&s->pids, pid) || child_of_target(s, pid);
+}
+
+static void on_ring(void *ctx, const void *data, size_t size)
+{
+	struct session *s = ctx;
+	const struct pm_sample *ps = data;
+	const struct pm_marker *pm = data;
+
+	if (size < sizeof(uint32_t))
+		return;
+	switch (ps->rec_type) {
+	case PM_REC_SAMPLE:
+		if (size >= sizeof(*ps) && record_wanted(s, ps->pid, ps->uid) &&
+		    stage_sample(s, ps, size))
+			s->err = -ENOMEM;
+		break;
+	case PM_REC_MARKER:
+		if (size >= sizeof(*pm) && record_wanted(s, pm->pid, pm->uid) &&
+		    stage_marker(s, pm, size))
+			s->err = -ENOMEM;
+		break;
+	case PM_REC_TASK:
+	case PM_REC_MMAP:
+		on_gap(s, data, size);
+		break;
+	}
+}
+
+/* --- life cycle ------------------------------------------------------------ */
+
+static struct session *session_alloc(const struct session_opts *opts)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	size_t i;
+
+	if (!s)
+		return NULL;
+	s->o = *opts;
+	s->kernel_ok = opts->uid_filter == (uint32_t)-1 || synth_kernel_visible_to_users();
+	s->t0 = session__clock();
+	s->sample_type = SAMPLE_TYPE_BASE | (opts->spec.call_graph != RECSPEC_CG_NONE ? PERF_SAMPLE_CALLCHAIN : 0);
+	if (opts->spec.call_graph == RECSPEC_CG_DWARF)
+		s->sample_type |= SAMPLE_TYPE_DWARF;
+	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
+	if (!s->chain_buf || window__new(&s->ro)) {
+		free(s->chain_buf);
+		free(s);
+		return NULL;
+	}
+	for (i = 0; i < opts->spec.nr_pids; i++)
+		pidset_add(&s->pids, opts->spec.pids[i]);
+	s->sub.on_ring = on_ring;
+	s->sub.on_sideband = on_sideband;
+	s->sub.ctx = s;
+	s->sub.all = opts->spec.target == RECSPEC_TARGET_ALL;
+	s->sub.uid = opts->uid_filter;
+	return s;
+}
+
+/* Join the collector: filter, pids, resolved events, pins. */
+static int session_join(struct session *s, char *err, size_t errlen)
+{
+	const struct evspec *ev;
+	size_t i;
+	int e;
+
+	ev = collector__events(s->c, &s->nr_ev);
+	memcpy(s->ev, ev, s->nr_ev * sizeof(s->ev[0]));
+	e = collector__subscribe(s->c, &s->sub);
+	if (e) {
+		snprintf(err, errlen, "too many sessions on the same events");
+		return e;
+	}
+	for (i = 0; i < s->o.spec.nr_pids; i++)
+		collector__add_pid(s->c, s->o.spec.pids[i]);
+	return 0;
+}
+
+int session__new(struct session **out, const struct session_opts *opts,
+		 char *err, size_t errlen)
+{
+	struct session *s;
+	uint64_t ls, lm;
+	int e;
+
+	*out = NULL;
+	err[0] = '\0';
+	s = session_alloc(opts);
+	if (!s)
+		return -ENOMEM;
+	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
+	if (e)
+		goto fail;
+	/* drops counted before this session existed are not its own */
+	collector__lost(s->c, &ls, &lm);
+	s->lost_samples_seen = ls;
+	s->lost_markers_seen = lm;
+	e = session_join(s, err, errlen);
+	if (e)
+		goto fail;
+	if (opts->pin_dir) {
+		e = collector__pin(s->c, opts->pin_dir);
+		if (e) {
+			snprintf(err, errlen, "cannot pin under %s: %s", opts->pin_dir, strerror(-e));
+			collector__unpin(opts->pin_dir);
+			goto fail;
+		}
+	}
+	*out = s;
+	return 0;
+fail:
+	session__free(s);
+	return e ? e : -EINVAL;
+}
+
+int session__adopt(struct session **out, const struct session_opts *opts,
+		   char *err, size_t errlen)
+{
+	struct session *s;
+	int e;
+
+	*out = NULL;
+	err[0] = '\0';
+	if (!opts->pin_dir || !opts->spec.nr_events)
+		return -EINVAL;
+	s = session_alloc(opts);
+	if (!s)
+		return -ENOMEM;
+	s->t0 = 0;          /* synthesized state goes before the backlog */
+	e = collector__adopt(&s->c, &opts->spec, opts->pin_dir, err, errlen);
+	if (e)
+		goto fail;
+	/* what was dropped while nobody drained is reported (lost_*_seen = 0) */
+	e = session_join(s, err, errlen);
+	if (e)
+		goto fail;
+	*out = s;
+	return 0;
+fail:
+	session__free(s);
+	return e ? e : -EINVAL;
+}
+
+int session__unpin(const char *dir)
+{
+	return collector__unpin(dir);
+}
+
+static int add_target(struct session *s, pid_t pid, bool at_exec)
+{
+	int e = pidset_add(&s->pids, pid);
+
+	if (e)
+		return e;
+	if (s->o.spec.nr_pids < RECSPEC_MAX_PIDS)
+		s->o.spec.pids[s->o.spec.nr_pids++] = pid;
+	return at_exec ? collector__add_pid_on_exec(s->c, pid) : collector__add_pid(s->c, pid);
+}
+
+int session__add_cmd(struct session *s, pid_t pid)
+{
+	return add_target(s, pid, true);
+}
+
+int session__watch_file(struct session *s, const char *path)
+{
+	return collector__watch_file(s->c, path);
+}
+
+int session__add_pid(struct session *s, pid_t pid)
+{
+	return add_target(s, pid, false);
+}
+
+void session__set_output(struct session *s, int fd, bool pipe)
+{
+	s->o.out_fd = fd;
+	s->o.pipe = pipe;
+}
+
+void session__set_sink(struct session *s, struct sink *k)
+{
+	s->o.sink = k;
+}
+
+size_t session__events(const struct session *s, struct perfdata_event *evs,
+		       uint64_t *ids, size_t max)
+{
+	static const char *const marker_names[2] = { "perfmark:printf", "perfmark:uevent" };
+	size_t n = 0, i;
+
+	for (i = 0; i < s->nr_ev && n < max; i++, n++) {
+		struct perf_event_attr *a = &evs[n].attr;
+
+		memset(&evs[n], 0, sizeof(evs[n]));
+		collector__sampling_attr(s->c, i, a);
+		a->disabled = 0;
+		a->sample_type = s->sample_type;
+		a->sample_id_all = 1;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		if (s->sample_type & SAMPLE_TYPE_DWARF) {   /* as perf --call-graph dwarf */
+			a->sample_regs_user = PM_UREGS_MASK;
+			a->sample_stack_user = s->o.spec.stack_size;
+			a->exclude_callchain_user = 1;
+		}
+		if (i == 0) {   /* the sideband is written as this event's */
+			a->mmap_data = (s->sample_type & SAMPLE_TYPE_DWARF) != 0;
+			a->mmap = 1;
+			a->mmap2 = 1;
+			a->comm = 1;
+			a->comm_exec = 1;
+			a->task = 1;
+		}
+		ids[n] = i + 1;
+		evs[n].ids = &ids[n];
+		evs[n].nr_ids = 1;
+		evs[n].name = s->ev[i].name;
+	}
+	for (i = 0; s->o.spec.markers && i < 2 && n < max; i++, n++) {
+		ids[n] = i ? ID_UEVENT : ID_PRINTF;
+		perfdata_event_init(&evs[n], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+				    MARKER_SAMPLE_TYPE, marker_names[i], &ids[n], 1);
+		evs[n].attr.sample_period = 1;
+	}
+	return n;
+}
+
+/* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
+static int build_sink(struct session *s)
+{
+	struct perfdata_event evs[EVSPEC_MAX + 2];
+	uint64_t ids[EVSPEC_MAX + 2];
+	struct sink_opts ko = {
+		.kind = SINK_PERFDATA,
+		.events = evs,
+		.fd = s->o.out_fd,
+		.pipe = s->o.pipe,
+		.zstd_level = s->o.spec.zstd_level,
+		.argc = s->o.argc,
+		.argv = s->o.argv,
+	};
+	int e;
+
+	ko.nr_events = session__events(s, evs, ids, EVSPEC_MAX + 2);
+	e = sink__new(&s->sink, &ko, NULL);
+	s->own_sink = !e;
+	return e;
+}
+
+int session__start(struct session *s, char *err, size_t errlen)
+{
+	struct synth_opts so = {
+		.id = 1, .time = s->t0, .uid_filter = s->o.uid_filter,
+		.data_maps = (s->sample_type & SAMPLE_TYPE_DWARF) != 0,   /* as perf's mmap_data */
+	};
+	size_t i;
+	int e;
+
+	err[0] = '\0';
+	s->sink = s->o.sink;
+	e = s->sink ? 0 : build_sink(s);
+	if (e) {
+		snprintf(err, errlen, "cannot write the output header: %s", strerror(-e));
+		return e;
+	}
+	if (s->kernel_ok)
+		synth_kernel(&so, on_synth, s);
+	if (s->o.spec.target == RECSPEC_TARGET_ALL) {
+		synth_all(&so, on_synth, s);
+	} else {
+		for (i = 0; i < s->o.spec.nr_pids; i++)
+			synth_process(s->o.spec.pids[i], &so, on_synth, s);
+	}
+	s->started = true;
+	collector__activate(s->c, &s->sub, true);
+	return 0;
+}
+
+int session__fds(const struct session *s, int *fds, size_t max)
+{
+	return collector__fds(s->c, fds, max);
+}
+
+static int out_record(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+
+	return sink__record(s->sink, time, rec, len);
+}
+
+/* The staged records up to cutoff go to the sink in time order, as one round. */
+static int flush_staged(struct session *s, uint64_t cutoff)
+{
+	int e = window__flush(s->ro, cutoff, out_record, s);
+
+	return e < 0 ? e : sink__round(s->sink);
+}
+
+/* every buffer read: the held sideband again, now that the FORKs are in */
+static void recheck_held(struct session *s)
+{
+	size_t off;
+
+	s->rechecking = true;
+	for (off = 0; off < s->held_len;) {
+		const struct perf_event_header *h = (const void *)(s->held + off);
+
+		stage_sideband(s, h, NULL);
+		off += h->size;
+	}
+	s->rechecking = false;
+	s->held_len = 0;
+}
+
+static int drain(struct session *s, uint64_t cutoff, uint64_t now)
+{
+	uint64_t ls, lm, lost_time;
+	int e;
+
+	if (s->err)
+		return s->err;
+	if (!s->started)
+		return 0;
+	collector__consume(s->c);
+	recheck_held(s);
+	collector__lost(s->c, &ls, &lm);
+	/* drops happened since the last drain: after what is already written */
+	lost_time = now - SESSION_REORDER_NS;
+	if (lost_time < window__flushed(s->ro))
+		lost_time = window__flushed(s->ro);
+	if (ls > s->lost_samples_seen) {
+		stage_lost(s, ls - s->lost_samples_seen, 1, lost_time);
+		s->lost_samples_seen = ls;
+	}
+	if (lm > s->lost_markers_seen && s->o.spec.markers) {
+		stage_lost(s, lm - s->lost_markers_seen, ID_UEVENT, lost_time);
+		s->lost_markers_seen = lm;
+	}
+	e = s->err ? s->err : flush_staged(s, cutoff);
+	if (e)
+		s->err = e;
+	return e;
+}
+
+int session__drain(struct session *s)
+{
+	uint64_t now = session__clock();
+
+	return drain(s, now - SESSION_REORDER_NS, now);
+}
+
+int session__flush(struct session *s, uint64_t until)
+{
+	return drain(s, until, session__clock());
+}
+
+int session__stop(struct session *s)
+{
+	int e;
+
+	if (s->stopped)
+		return s->err;
+	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS);
+	collector__activate(s->c, &s->sub, false);
+	s->stopped = true;
+	if (s->own_sink) {
+		int f = sink__close(s->sink);
+
+		if (!e)
+			e = f;
+	}
+	if (e)
+		s->err = e;
+	return e;
+}
+
+void session__stats(const struct session *s, struct session_stats *st)
+{
+	struct sink_stats ks = { 0 };
+	struct window_stats rs;
+
+	*st = s->stats;
+	window__stats(s->ro, &rs);
+	st->late = rs.late;
+	st->late_unordered = rs.late_unordered;
+	st->lost_samples = s->lost_samples_seen;
+	st->lost_markers = s->lost_markers_seen;
+	if (s->sink)
+		sink__stats(s->sink, &ks);
+	st->bytes = ks.bytes;
+	st->raw_bytes = ks.raw_bytes;
+	if (s->c)
+		collector__unwind_stats(s->c, &st->unwind);
+}
+
+const char *session__event_name(const struct session *s, size_t i)
+{
+	return i < s->nr_ev ? s->ev[i].name : NULL;
+}
+
+void session__free(struct session *s)
+{
+	if (!s)
+		return;
+	if (s->c) {
+		collector__unsubscribe(s->c, &s->sub);
+		collector__put(s->c);
+	}
+	if (s->own_sink)
+		sink__free(s->sink);
+	window__free(s->ro);
+	free(s->pids.slots);
+	free(s->uid_ok.slots);
+	free(s->uid_bad.slots);
+	free(s->not_ours.slots);
+	free(s->chain_buf);
+	free(s->held);
+	free(s);
+}

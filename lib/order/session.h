@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The session engine: BPF programs on perf events and on libperfmark's
+ * probe site, the sideband events, a reorder window, and a perf.data writer.
+ * Hosted in-process by `perfmark record` and, many at once, by perfmarkd.
+ *
+ *   session__new()      load BPF, open (disabled) events; nothing written yet
+ *   session__add_pid()  add a target process (PIDS mode), e.g. a CMD child
+ *   session__start()    synthesize existing state, write the header, enable
+ *   session__drain()    move what the ring holds into the file (one round)
+ *   session__stop()     disable, final drain, finish the file
+ *
+ * The caller drives the loop: poll session__fds() plus its own timer (every
+ * SESSION_DRAIN_MS) and call session__drain().
+ *
+ * Records go to one sink (sinks.h), always with their time: each one as
+ * soon as it is read (sink__journal), then in time order (sink__record),
+ * each drain a round.  The reorder window holds back what is younger than
+ * SESSION_REORDER_NS; session__flush() lets a request have everything up to
+ * its own moment.  A record that still arrives after the window has passed
+ * its time keeps its true timestamp and is counted (stats.late): it is
+ * written in time order within the next round, where perf 6.1 still orders
+ * it (perf flushes at each FINISHED_ROUND only what is older than the
+ * previous round's maximum); one older than that (stats.late_unordered)
+ * perf reports as an "out of order event" and delivers late.
+ */
+#ifndef PERFMARK_SESSION_H
+#define PERFMARK_SESSION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "collector.h"
+#include "recspec.h"
+
+#define SESSION_DRAIN_MS 100
+#define SESSION_REORDER_NS (50ull * 1000 * 1000)
+
+struct session_opts {
+	struct recspec spec;       /* what to record (events, rate, targets, ...) */
+	uint32_t uid_filter;       /* (uint32_t)-1: any */
+	/*
+	 * Where records go: sink (not freed; see session__events), or, when
+	 * NULL, a perfdata sink made by session__start on out_fd (closed by
+	 * session__stop).
+	 */
+	struct sink *sink;
+	int out_fd;                /* perf.data destination (not closed) */
+	bool pipe;                 /* pipe mode */
+	int argc;                  /* recorded in the CMDLINE feature */
+	char *const *argv;
+	/*
+	 * perfmarkd: pin links and maps under this directory so collection
+	 * goes on while the daemon is down (see session__adopt).
+	 */
+	const char *pin_dir;
+	/* notices ("cycles not supported, falling back to cpu-clock") */
+	void (*notice)(void *ctx, const char *msg);
+	void *notice_ctx;
+};
+
+struct session_stats {
+	uint64_t samples, markers;
+	uint64_t lost_samples, lost_markers;
+	uint64_t bytes, raw_bytes;
+	uint64_t sideband;
+	uint64_t late;             /* arrived after the window had passed their time */
+	uint64_t late_unordered;   /* ... so late that perf 6.1 cannot order them */
+	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
+	struct collector_unwind_stats unwind;
+};
+
+struct session;
+struct sink;
+struct perfdata_event;
+
+/* err: one line, no "perfmark: " prefix.  Returns 0 or negative errno. */
+int session__new(struct session **out, const struct session_opts *opts,
+		 char *err, size_t errlen);
+int session__add_pid(struct session *s, pid_t pid);
+/* a command held before its exec: recorded from the exec on (its children too) */
+int session__add_cmd(struct session *s, pid_t pid);
+/*
+ * The recorder's own user names a file that will run (CMD): markers of a
+ * libperfmark linked into it are recorded from its first instruction.
+ */
+int session__watch_file(struct session *s, const char *path);
+/* where session__start() writes (overrides opts.out_fd / opts.pipe, or opts.sink) */
+void session__set_output(struct session *s, int fd, bool pipe);
+void session__set_sink(struct session *s, struct sink *k);
+int session__start(struct session *s, char *err, size_t errlen);
+/* fds that become readable when the ring fills up (poll for POLLIN) */
+int session__fds(const struct session *s, int *fds, size_t max);
+/* returns 0, or the writer's sticky negative errno (EPIPE, ENOSPC, ...) */
+int session__drain(struct session *s);
+/*
+ * Up to the moment: read what the BPF side holds, then write everything
+ * with time <= until (a CLOCK_MONOTONIC reading, e.g. when a request came)
+ * as one round.  Same returns as session__drain.
+ */
+int session__flush(struct session *s, uint64_t until);
+/* now on the records' clock (CLOCK_MONOTONIC, ns) */
+uint64_t session__clock(void);
+int session__stop(struct session *s);
+void session__stats(const struct session *s, struct session_stats *st);
+/* the event names actually used, after any fallback ("cpu-clock") */
+const char *session__event_name(const struct session *s, size_t i);
+/*
+ * Free.  A pinned session (opts.pin_dir) stays attached through its pins;
+ * session__unpin() is what ends it.
+ */
+void session__free(struct session *s);
+
+/*
+ * Take over a session pinned by an earlier daemon under opts->pin_dir: its
+ * BPF programs kept running and its ring kept filling.  Nothing is attached
+ * again.  opts->spec.events must be the events as resolved at creation
+ * (session__event_name).  -ENOENT when nothing is pinned there.
+ */
+int session__adopt(struct session **out, const struct session_opts *opts,
+		   char *err, size_t errlen);
+/* Remove the pins under dir (detaches what only the pins kept alive). */
+int session__unpin(const char *dir);
+
+/*
+ * The events as they appear in perf.data (attrs with ids and names), for
+ * sinks that write their own files; ids[] receives the id storage and must
+ * hold max entries.  Returns the number of events.
+ */
+size_t session__events(const struct session *s, struct perfdata_event *evs,
+		       uint64_t *ids, size_t max);
+
+#endif

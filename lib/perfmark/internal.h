@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Inside libperfmark (not installed):
+ *
+ *   perfmark.c   the API, the probe sites and their USDT notes, the semaphores
+ *   fastlane.c   the fast lane: per-process area, per-thread rings, the
+ *                fault-proof payload copy
+ */
+#ifndef PERFMARK_INTERNAL_H
+#define PERFMARK_INTERNAL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+
+#include "perfmark_wire.h"
+#include "fastlane_wire.h"
+
+#define PM_HIDDEN __attribute__((visibility("hidden")))
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/*
+ * The USDT semaphores (perfmark.c): [0] holds uevent's (bits 0-15, bpftrace
+ * and other USDT tools) and the three recorder sites' (bits 16-63), [1]
+ * trapall's.  Untraced calls test both words.
+ */
+extern volatile uint64_t perfmark__semas[2] PM_HIDDEN;
+#define PM_SEMA_UEVENT(s) ((s) & 0xffffu)
+#define PM_NR_SITES 3
+/* bit k: recorder site k is taken */
+static inline uint32_t PM_SEMA_SITES(uint64_t s)
+{
+	return ((s >> 16) & 0xffff ? 1u : 0) | ((s >> 32) & 0xffff ? 2u : 0) | ((s >> 48) ? 4u : 0);
+}
+
+/* probe sites (one-byte nops, see perfmark.c) */
+void perfmark__uevent(uint32_t type, const void *data, uint32_t size) PM_HIDDEN;
+void perfmark__trap(uint32_t type, const void *data, uint32_t size, uint64_t ip) PM_HIDDEN;
+void perfmark__register(const struct pm_fl_reg *reg) PM_HIDDEN;   /* the sled */
+
+struct pm_marker_in {
+	uint32_t type;
+	uint32_t size;           /* as passed */
+	const void *data;
+	uint64_t ip;             /* the caller */
+	bool own;                /* data is libperfmark's own buffer: no check needed */
+};
+
+/*
+ * Write one marker into this thread's ring.  0: written; 1: the caller
+ * must take the trap lane (no ring yet, no recorder attached yet, or the
+ * ring is full).  Async-signal-safe.
+ */
+int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall) PM_HIDDEN;
+/*
+ * The common formats without vfprintf (format.c): the length written to buf
+ * (NUL-terminated), or -1 when vsnprintf must do it.  ap is not consumed.
+ */
+int pm_format(char *buf, size_t cap, const char *fmt, va_list ap) PM_HIDDEN;
+
+/* once, from the library constructor: settings and facts the fast lane caches */
+void pm_fast_init(void) PM_HIDDEN;
+
+#endif

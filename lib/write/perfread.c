@@ -1,0 +1,761 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * perf.data reader (file and pipe mode, zstd COMPRESSED records).
+ *
+ * Everything read from the input is bounds-checked: sizes are validated
+ * before they are used, so garbage gives an error, never a crash.  The
+ * whole input is read through one buffered source: pread() for a file-mode
+ * data section (limited to data.size, or to EOF when a recorder died and
+ * left data.size 0), read() for a pipe stream.
+ */
+#include "perfread.h"
+#include "evlist.h"
+#include "pdbuf.h"
+#include "perffeat.h"
+#include "perfdata.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#define PERF_MAGIC2 0x32454c4946524550ULL
+#define PERF_MAGIC2_SWAPPED 0x50455246494c4532ULL
+#define MAX_DECOMP (64u << 20)     /* bound on one record's decompressed bytes */
+#define SRC_BUF (256u * 1024)
+
+struct file_section {
+	uint64_t offset, size;
+};
+
+struct file_header {
+	uint64_t magic, size, attr_size;
+	struct file_section attrs, data, event_types;
+	uint64_t adds_features[4];
+};
+
+struct perfread {
+	int fd;
+	bool pipe;              /* pipe format (header size 16) */
+	bool stream;            /* input read with read(), else pread() */
+	char err[160];
+
+	struct evlist *evlist;
+	struct perfdata_env env;    /* what the header features said */
+
+	/* source */
+	uint8_t *sbuf;
+	size_t shead, stail;        /* valid bytes [shead, stail) */
+	uint64_t spos;              /* input offset of sbuf[shead] */
+	uint64_t send;              /* file mode: end of data */
+	bool lenient_end;           /* data.size was 0: partial tail ends reading */
+	bool src_eof;
+
+	/* the current raw record (copied when not contiguous / aligned) */
+	uint8_t *rec;
+	size_t rec_cap;
+
+	/* decompression */
+	ZSTD_DStream *ds;
+	uint8_t *dbuf;
+	size_t dhead, dtail, dcap;
+	uint64_t comp_off;          /* offset of the last COMPRESSED record */
+	uint64_t comp_in, comp_out; /* compressed bytes read, bytes they expanded to */
+	uint64_t expand_floor;
+	uint32_t expand_ratio;
+
+	bool pending;               /* r->rec holds a data record not yet returned */
+};
+
+static int header_record(struct perfread *r, const uint8_t *rec, uint64_t off);
+static int decompress(struct perfread *r, const uint8_t *rec, uint64_t off);
+
+static int fail(struct perfread *r, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct perfread *r, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof(r->err), fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+static int rec_reserve(struct perfread *r, size_t size)
+{
+	uint8_t *p;
+
+	if (size <= r->rec_cap)
+		return 0;
+	p = realloc(r->rec, 65536 > size ? 65536 : size);
+	if (!p)
+		return -ENOMEM;
+	r->rec = p;
+	r->rec_cap = 65536 > size ? 65536 : size;
+	return 0;
+}
+
+/* ---- source ------------------------------------------------------------- */
+
+/* Make at least n bytes available at sbuf[shead]; returns bytes available
+ * (< n only at the end of the input) or a negative errno. */
+static ssize_t src_fill(struct perfread *r, size_t n)
+{
+	while (r->stail - r->shead < n && !r->src_eof) {
+		size_t avail = r->stail - r->shead;
+		ssize_t got;
+		size_t want;
+
+		if (r->shead) {
+			memmove(r->sbuf, r->sbuf + r->shead, avail);
+			r->shead = 0;
+			r->stail = avail;
+		}
+		want = SRC_BUF - r->stail;
+		if (r->stream) {
+			got = read(r->fd, r->sbuf + r->stail, want);
+		} else {
+			uint64_t off = r->spos + avail;
+
+			if (off >= r->send) {
+				r->src_eof = true;
+				break;
+			}
+			if (want > r->send - off)
+				want = (size_t)(r->send - off);
+			got = pread(r->fd, r->sbuf + r->stail, want, (off_t)off);
+		}
+		if (got < 0) {
+			if (errno == EINTR)
+				continue;
+			return fail(r, -errno, "read error: %s", strerror(errno));
+		}
+		if (got == 0)
+			r->src_eof = true;
+		r->stail += (size_t)got;
+	}
+	return (ssize_t)(r->stail - r->shead);
+}
+
+/* Read exactly n bytes into dst (pipe header parsing).  0, or -EIO short. */
+static int src_read(struct perfread *r, void *dst, size_t n)
+{
+	ssize_t got = src_fill(r, n);
+
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < n) {
+		memcpy(dst, r->sbuf + r->shead, (size_t)got);
+		r->shead += (size_t)got;
+		r->spos += (size_t)got;
+		return -EIO;
+	}
+	memcpy(dst, r->sbuf + r->shead, n);
+	r->shead += n;
+	r->spos += n;
+	return 0;
+}
+
+/* Skip n bytes of the stream */
+static int src_skip(struct perfread *r, uint64_t n)
+{
+	while (n) {
+		ssize_t got = src_fill(r, 1);
+		size_t k;
+
+		if (got < 0)
+			return (int)got;
+		if (got == 0)
+			return -EIO;
+		k = (uint64_t)got < n ? (size_t)got : (size_t)n;
+		r->shead += k;
+		r->spos += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/*
+ * Next raw record from the input (not decompressed).  1 with *out and its
+ * offset, 0 at a clean end, negative errno otherwise.
+ */
+static int src_record(struct perfread *r, const uint8_t **out, uint64_t *off)
+{
+	struct perf_event_header h;
+	ssize_t got = src_fill(r, sizeof(h));
+
+	if (got < 0)
+		return (int)got;
+	if (got == 0)
+		return 0;
+	*off = r->spos;
+	if ((size_t)got < sizeof(h)) {
+		if (r->lenient_end)
+			return 0;
+		return fail(r, -EIO, "truncated record at offset %llu",
+			    (unsigned long long)r->spos);
+	}
+	memcpy(&h, r->sbuf + r->shead, sizeof(h));
+	if (h.size < sizeof(h)) {
+		if (r->lenient_end)
+			return 0;
+		return fail(r, -EINVAL, "bad record size %u at offset %llu",
+			    h.size, (unsigned long long)r->spos);
+	}
+	got = src_fill(r, h.size);
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < h.size) {
+		if (r->lenient_end)
+			return 0;
+		return fail(r, -EIO, "truncated record at offset %llu",
+			    (unsigned long long)r->spos);
+	}
+	if (rec_reserve(r, h.size))
+		return fail(r, -ENOMEM, "out of memory");
+	memcpy(r->rec, r->sbuf + r->shead, h.size);
+	r->shead += h.size;
+	r->spos += h.size;
+	*out = r->rec;
+	return 1;
+}
+
+/* ---- events and features ------------------------------------------------ */
+
+static int add_event(struct perfread *r, const uint8_t *attr, size_t asz,
+		     const uint8_t *ids, uint32_t n)
+{
+	int err = evlist__add(r->evlist, attr, asz, NULL, ids, n);
+
+	if (err == -E2BIG)
+		return fail(r, err, "too many events (more than %d)", EVLIST_MAX_EVENTS);
+	if (err)
+		return fail(r, err, "out of memory");
+	return 0;
+}
+
+/* One feature body: processed by its table entry; unknown ones are skipped. */
+static int parse_feature(struct perfread *r, uint64_t feat, const uint8_t *p, size_t len)
+{
+	const struct perfdata_feature *f = perfdata_feature(feat);
+	struct pdcursor c = { p, len, 0 };
+	int err;
+
+	if (feat >= PERFDATA_FEAT_BITS)
+		return 0;
+	r->env.has[feat] = true;
+	if (!f)
+		return 0;
+	err = f->process(&r->env, &c, f->id);
+	if (err == -ENOMEM)
+		return fail(r, err, "out of memory");
+	if (err)
+		return fail(r, err, "corrupt %s feature", f->name);
+	return 0;
+}
+
+/* ---- opening ------------------------------------------------------------ */
+
+static int open_file(struct perfread *r, const uint8_t *first16)
+{
+	struct file_header h;
+	struct stat st;
+	uint64_t fsize, nattr, feat_off, id_bytes = 0;
+	int err;
+
+	if (fstat(r->fd, &st) < 0)
+		return fail(r, -errno, "cannot stat input: %s", strerror(errno));
+	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+		return fail(r, -EINVAL, "file-mode perf.data cannot be read from a pipe");
+	fsize = (uint64_t)st.st_size;
+	memcpy(&h, first16, 16);
+	err = src_read(r, (uint8_t *)&h + 16, sizeof(h) - 16);
+	if (err == -EIO)
+		return fail(r, -EIO, "truncated header at offset %llu",
+			    (unsigned long long)r->spos);
+	if (err)
+		return err;
+	if (h.attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) ||
+	    h.attr_size > 4096)
+		return fail(r, -EINVAL, "bad attr size %llu in header",
+			    (unsigned long long)h.attr_size);
+	if (h.attrs.size % h.attr_size || h.attrs.offset > fsize ||
+	    h.attrs.size > fsize - h.attrs.offset)
+		return fail(r, -EIO, "truncated or bad attr section");
+	nattr = h.attrs.size / h.attr_size;
+	if (nattr > EVLIST_MAX_EVENTS)
+		return fail(r, -E2BIG, "too many events (%llu)", (unsigned long long)nattr);
+	for (uint64_t i = 0; i < nattr; i++) {
+		uint8_t a[4096];
+		struct file_section ids;
+		uint8_t *idbuf;
+		size_t asz = (size_t)h.attr_size - sizeof(ids);
+		ssize_t n = pread(r->fd, a, (size_t)h.attr_size,
+				  (off_t)(h.attrs.offset + i * h.attr_size));
+
+		if (n != (ssize_t)h.attr_size)
+			return fail(r, -EIO, "truncated attr at offset %llu",
+				    (unsigned long long)(h.attrs.offset + i * h.attr_size));
+		memcpy(&ids, a + asz, sizeof(ids));
+		if (ids.size % 8 || ids.offset > fsize || ids.size > fsize - ids.offset)
+			return fail(r, -EIO, "bad id section for attr %llu", (unsigned long long)i);
+		/*
+		 * RULE: memory follows the input.  perf writes each id once, so
+		 * the id sections together fit in the file; sections that
+		 * overlap to claim more (4096 attrs x one 8 MB array) are refused.
+		 */
+		id_bytes += ids.size;
+		if (id_bytes > fsize)
+			return fail(r, -E2BIG, "id sections claim more bytes than the file holds "
+				    "(overlapping sections at attr %llu)", (unsigned long long)i);
+		idbuf = malloc(ids.size ? (size_t)ids.size : 1);
+		if (!idbuf)
+			return fail(r, -ENOMEM, "out of memory");
+		n = pread(r->fd, idbuf, (size_t)ids.size, (off_t)ids.offset);
+		if (n != (ssize_t)ids.size) {
+			free(idbuf);
+			return fail(r, -EIO, "truncated id section");
+		}
+		err = add_event(r, a, asz, idbuf, (uint32_t)(ids.size / 8));
+		free(idbuf);
+		if (err)
+			return err;
+	}
+
+	if (h.data.offset > fsize)
+		return fail(r, -EIO, "truncated file: data section beyond end");
+	r->spos = h.data.offset;
+	if (h.data.size == 0) {
+		/* a recorder that died before its first header update: read to EOF */
+		r->send = fsize;
+		r->lenient_end = true;
+		return 0;
+	}
+	if (h.data.size > UINT64_MAX - h.data.offset)
+		return fail(r, -EINVAL, "bad data section size");
+	r->send = h.data.offset + h.data.size;
+
+	/*
+	 * features: one section per bit set, after the data.  Only those the
+	 * table knows are read, each at most the file's size.
+	 */
+	feat_off = r->send;
+	for (int f = 1; f < PERFDATA_FEAT_BITS; f++) {
+		struct file_section s;
+		uint8_t *body;
+
+		if (!(h.adds_features[f / 64] & (1ULL << (f % 64))))
+			continue;
+		if (pread(r->fd, &s, sizeof(s), (off_t)feat_off) != (ssize_t)sizeof(s))
+			return fail(r, -EIO, "truncated feature table at offset %llu",
+				    (unsigned long long)feat_off);
+		feat_off += sizeof(s);
+		if (s.offset > fsize || s.size > fsize - s.offset)
+			return fail(r, -EIO, "truncated feature section %d", f);
+		if (!perfdata_feature((uint64_t)f)) {
+			r->env.has[f] = true;
+			continue;
+		}
+		body = malloc(s.size ? (size_t)s.size : 1);
+		if (!body)
+			return fail(r, -ENOMEM, "out of memory");
+		if (pread(r->fd, body, (size_t)s.size, (off_t)s.offset) != (ssize_t)s.size) {
+			free(body);
+			return fail(r, -EIO, "truncated feature section %d", f);
+		}
+		err = parse_feature(r, (uint64_t)f, body, (size_t)s.size);
+		free(body);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Pipe mode: consume HEADER_ATTR/HEADER_FEATURE/... up to FINISHED_INIT
+ * (or the first data record, kept pending for next()) */
+static int read_pipe_header(struct perfread *r)
+{
+	for (;;) {
+		const uint8_t *p = NULL;
+		uint64_t off = 0;
+		struct perf_event_header h;
+		int ret = src_record(r, &p, &off);
+
+		/* a stream cut in its header is not an empty recording */
+		if (ret == 0)
+			return fail(r, -EIO, "truncated stream: it ends at offset %llu, "
+				    "inside its header", (unsigned long long)r->spos);
+		if (ret < 0)
+			return ret;
+		memcpy(&h, p, sizeof(h));
+		if (h.type == PERFDATA_RECORD_FINISHED_INIT)
+			return 0;
+		if (h.type == PERFDATA_RECORD_COMPRESSED)
+			return decompress(r, p, off);
+		ret = header_record(r, p, off);
+		if (ret < 0)
+			return ret;
+		if (!ret) {
+			r->pending = true;
+			return 0;
+		}
+	}
+}
+
+int perfread__open(struct perfread **out, int fd)
+{
+	return perfread__open_opts(out, fd, NULL);
+}
+
+int perfread__open_opts(struct perfread **out, int fd, const struct perfread_opts *opts)
+{
+	struct perfread *r;
+	uint8_t first[16];
+	uint64_t magic, size;
+	ssize_t got;
+	int err;
+
+	if (!out || fd < 0)
+		return -EINVAL;
+	*out = NULL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->fd = fd;
+	r->sbuf = malloc(SRC_BUF);
+	if (!r->sbuf || evlist__new(&r->evlist)) {
+		free(r->sbuf);
+		free(r);
+		return -ENOMEM;
+	}
+	r->env.evlist = r->evlist;
+	r->expand_floor = opts && opts->expand_floor ? opts->expand_floor : PERFREAD_MAX_EXPAND_FLOOR;
+	r->expand_ratio = opts && opts->expand_ratio ? opts->expand_ratio : PERFREAD_MAX_EXPAND_RATIO;
+	*out = r;           /* so the caller can read the error */
+
+	/* regular files are read with pread() from offset 0 whatever the fd's
+	 * position; anything else (pipes, sockets, ttys) as a stream */
+	{
+		struct stat st;
+
+		if (fstat(fd, &st) < 0)
+			return fail(r, -errno, "cannot stat input: %s", strerror(errno));
+		r->stream = !S_ISREG(st.st_mode);
+	}
+	r->pipe = true;
+	r->send = UINT64_MAX;
+	got = src_fill(r, 16);
+	if (got < 0)
+		return (int)got;
+	if (got == 0)
+		return fail(r, -ENODATA, "empty file, nothing to read");
+	if (got < 8)
+		return fail(r, -EIO, "truncated header at offset 0");
+	magic = pd_get_u64(r->sbuf);
+	if (magic == PERF_MAGIC2_SWAPPED)
+		return fail(r, -ENOTSUP, "big-endian perf.data is not supported");
+	if (magic != PERF_MAGIC2)
+		return fail(r, -EINVAL, "not a perf.data file (bad magic)");
+	if (got < 16)
+		return fail(r, -EIO, "truncated header at offset 8");
+	memcpy(first, r->sbuf, 16);
+	size = pd_get_u64(first + 8);
+	r->shead = 16;
+	r->spos = 16;
+	if (size == 16) {
+		/* pipe mode: header records come from next(); read them now so
+		 * events and features are known after open() */
+		return read_pipe_header(r);
+	}
+	if (size != sizeof(struct file_header))
+		return fail(r, -EINVAL, "unsupported perf.data header size %llu",
+			    (unsigned long long)size);
+	if (r->stream)
+		return fail(r, -EINVAL, "file-mode perf.data cannot be read from a pipe");
+	r->pipe = false;
+	r->shead = r->stail = 0;
+	r->src_eof = false;
+	r->send = UINT64_MAX;
+	r->spos = 16;
+	err = open_file(r, first);
+	if (err)
+		return err;
+	/* reset the source to the data section */
+	r->shead = r->stail = 0;
+	r->src_eof = false;
+	return 0;
+}
+
+const char *perfread__error(const struct perfread *r)
+{
+	if (!r)
+		return "out of memory";
+	return r->err[0] ? r->err : "no error";
+}
+
+bool perfread__is_pipe(const struct perfread *r)
+{
+	return r && r->pipe;
+}
+
+size_t perfread__nr_events(const struct perfread *r)
+{
+	return r ? evlist__nr(r->evlist) : 0;
+}
+
+const struct perfread_event *perfread__event(const struct perfread *r, size_t i)
+{
+	return r ? evlist__event(r->evlist, i) : NULL;
+}
+
+const struct perfread_event *perfread__event_by_id(const struct perfread *r, uint64_t id)
+{
+	return r ? evlist__find(r->evlist, id) : NULL;
+}
+
+const struct perfdata_env *perfread__env(const struct perfread *r)
+{
+	return r ? &r->env : NULL;
+}
+
+const char *perfread__feature_string(const struct perfread *r, int feature)
+{
+	if (!r || feature <= 0)
+		return NULL;
+	if (feature == PERFDATA_FEAT_CMDLINE)
+		return r->env.cmdline;
+	if (feature >= PERFDATA_FEAT_HOSTNAME && feature <= PERFDATA_FEAT_CPUID)
+		return r->env.str[feature];
+	return NULL;
+}
+
+bool perfread__has_feature(const struct perfread *r, int feature)
+{
+	if (!r || feature <= 0 || feature >= PERFDATA_FEAT_BITS)
+		return false;
+	return r->env.has[feature];
+}
+
+/* ---- records ------------------------------------------------------------ */
+
+/* Header-type records: consumed here.  1 if consumed, 0 if not, <0 error. */
+static int header_record(struct perfread *r, const uint8_t *rec, uint64_t off)
+{
+	struct perf_event_header h;
+
+	memcpy(&h, rec, sizeof(h));
+	switch (h.type) {
+	case PERFDATA_RECORD_HEADER_ATTR: {
+		uint32_t asz;
+		size_t idb;
+
+		if (h.size < 8 + PERF_ATTR_SIZE_VER0)
+			return fail(r, -EINVAL, "bad HEADER_ATTR record at offset %llu",
+				    (unsigned long long)off);
+		asz = pd_get_u32(rec + 8 + 4);      /* attr.size: after u32 type */
+		if (asz < PERF_ATTR_SIZE_VER0 || asz > (size_t)h.size - 8)
+			return fail(r, -EINVAL, "bad HEADER_ATTR record at offset %llu",
+				    (unsigned long long)off);
+		idb = (size_t)h.size - 8 - asz;
+		return add_event(r, rec + 8, asz, rec + 8 + asz, (uint32_t)(idb / 8)) ?: 1;
+	}
+	case PERFDATA_RECORD_HEADER_FEATURE:
+		if (h.size < 16)
+			return fail(r, -EINVAL, "bad HEADER_FEATURE record at offset %llu",
+				    (unsigned long long)off);
+		return parse_feature(r, pd_get_u64(rec + 8), rec + 16, (size_t)h.size - 16) ?: 1;
+	case PERFDATA_RECORD_HEADER_TRACING_DATA:
+		/* the tracing data follows the record, outside header.size */
+		if (h.size < 16)
+			return fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
+				    (unsigned long long)off);
+		if (src_skip(r, pd_get_u32(rec + 8)))
+			return fail(r, -EIO, "truncated record at offset %llu",
+				    (unsigned long long)off);
+		return 1;
+	case 65: /* HEADER_EVENT_TYPE */
+	case 67: /* HEADER_BUILD_ID */
+	case PERFDATA_RECORD_FINISHED_INIT:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Expand one COMPRESSED record into dbuf (after any partial leftover). */
+static int decompress(struct perfread *r, const uint8_t *rec, uint64_t off)
+{
+	struct perf_event_header h;
+	ZSTD_inBuffer in;
+	size_t left = r->dtail - r->dhead;
+
+	memcpy(&h, rec, sizeof(h));
+	r->comp_off = off;
+	r->comp_in += h.size;
+	if (!r->ds) {
+		r->ds = ZSTD_createDStream();
+		if (!r->ds || ZSTD_isError(ZSTD_initDStream(r->ds)))
+			return fail(r, -ENOMEM, "out of memory");
+	}
+	if (r->dhead) {
+		memmove(r->dbuf, r->dbuf + r->dhead, left);
+		r->dhead = 0;
+		r->dtail = left;
+	}
+	in = (ZSTD_inBuffer){ rec + 8, (size_t)h.size - 8, 0 };
+	while (in.pos < in.size) {
+		ZSTD_outBuffer o;
+		size_t ret;
+
+		if (r->dcap - r->dtail < 65536) {
+			size_t cap = r->dcap ? r->dcap * 2 : 256 * 1024;
+			uint8_t *p;
+
+			if (cap > MAX_DECOMP)
+				return fail(r, -EINVAL,
+					    "corrupt compressed record at offset %llu (too large)",
+					    (unsigned long long)off);
+			p = realloc(r->dbuf, cap);
+			if (!p)
+				return fail(r, -ENOMEM, "out of memory");
+			r->dbuf = p;
+			r->dcap = cap;
+		}
+		o = (ZSTD_outBuffer){ r->dbuf + r->dtail, r->dcap - r->dtail, 0 };
+		ret = ZSTD_decompressStream(r->ds, &o, &in);
+		if (ZSTD_isError(ret))
+			return fail(r, -EINVAL, "corrupt compressed record at offset %llu: %s",
+				    (unsigned long long)off, ZSTD_getErrorName(ret));
+		r->dtail += o.pos;
+		/*
+		 * RULE: what the input expands to is bounded by the input.
+		 * A 136 KB file of zstd frames once expanded to 1.3 GB.
+		 */
+		r->comp_out += o.pos;
+		if (r->comp_out > r->expand_floor + (uint64_t)r->expand_ratio * r->comp_in)
+			return fail(r, -E2BIG, "compressed data at offset %llu expands more than "
+				    "%u times its size: refused (a decompression bomb?)",
+				    (unsigned long long)off, r->expand_ratio);
+		if (!o.pos && !ret)
+			break;      /* frame ended: ignore trailing input */
+	}
+	return 0;
+}
+
+/* Next complete record out of dbuf: 1, or 0 if more input is needed */
+static int decomp_record(struct perfread *r, const uint8_t **out)
+{
+	struct perf_event_header h;
+	size_t left = r->dtail - r->dhead;
+	const uint8_t *p;
+
+	if (left < sizeof(h))
+		return 0;
+	p = r->dbuf + r->dhead;          /* dbuf is NULL until something was decompressed */
+	memcpy(&h, p, sizeof(h));
+	if (h.size < sizeof(h) || h.type == PERFDATA_RECORD_COMPRESSED)
+		return fail(r, -EINVAL, "corrupt compressed record at offset %llu",
+			    (unsigned long long)r->comp_off);
+	if (left < h.size)
+		return 0;
+	r->dhead += h.size;
+	if ((uintptr_t)p % 8) {
+		if (rec_reserve(r, h.size))
+			return fail(r, -ENOMEM, "out of memory");
+		memcpy(r->rec, p, h.size);
+		p = r->rec;
+	}
+	*out = p;
+	return 1;
+}
+
+int perfread__next(struct perfread *r, const struct perf_event_header **rec)
+{
+	if (!r || !rec)
+		return -EINVAL;
+	if (r->err[0])
+		return -EINVAL;
+	if (r->pending) {
+		r->pending = false;
+		*rec = (const struct perf_event_header *)r->rec;
+		return 1;
+	}
+	for (;;) {
+		const uint8_t *p = NULL;
+		uint64_t off = 0;
+		int ret = decomp_record(r, &p);
+
+		if (ret < 0)
+			return ret;
+		if (ret) {
+			int hr = header_record(r, p, r->comp_off);
+
+			if (hr < 0)
+				return hr;
+			if (hr)
+				continue;
+			*rec = (const struct perf_event_header *)p;
+			return 1;
+		}
+		ret = src_record(r, &p, &off);
+		if (ret < 0)
+			return ret;
+		if (ret == 0) {
+			if (r->dtail != r->dhead)
+				return fail(r, -EIO, "truncated compressed data at offset %llu",
+					    (unsigned long long)r->comp_off);
+			return 0;
+		}
+		if (((const struct perf_event_header *)p)->type == PERFDATA_RECORD_COMPRESSED) {
+			ret = decompress(r, p, off);
+			if (ret < 0)
+				return ret;
+			continue;
+		}
+		if (r->dtail != r->dhead)
+			return fail(r, -EINVAL, "corrupt compressed record at offset %llu",
+				    (unsigned long long)r->comp_off);
+		ret = header_record(r, p, off);
+		if (ret < 0)
+			return ret;
+		if (ret)
+			continue;
+		*rec = (const struct perf_event_header *)p;
+		return 1;
+	}
+}
+
+int perfread__parse_sample(const struct perfread *r, const struct perf_event_header *rec,
+			   struct perfread_sample *s)
+{
+	if (!r || !rec || !s)
+		return -EINVAL;
+	return evlist__parse_sample(r->evlist, rec, s);
+}
+
+int perfread__sample_id(const struct perfread *r, const struct perf_event_header *rec,
+			struct perfread_sample_id *sid)
+{
+	if (!r || !rec || !sid)
+		return -EINVAL;
+	return evlist__sample_id(r->evlist, rec, sid);
+}
+
+void perfread__free(struct perfread *r)
+{
+	if (!r)
+		return;
+	evlist__free(r->evlist);
+	perfdata_env__clear(&r->env);
+	free(r->sbuf);
+	free(r->rec);
+	free(r->dbuf);
+	ZSTD_freeDStream(r->ds);
+	free(r);
+}

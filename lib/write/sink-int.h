@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Inside the sinks (sinks.h): what sinks.c (the sink, its kept sideband),
+ * sinkfile.c (rotating files) and readers.c (live readers) share.
+ */
+#ifndef PERFMARK_SINK_INT_H
+#define PERFMARK_SINK_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sinks.h"
+
+struct perfdata_writer;
+struct pring;
+
+struct sink {
+	struct sink_opts o;
+	struct perfdata_event *evs;       /* copied */
+	uint64_t *ids;
+	size_t nr_evs;
+	uint64_t first_id;                /* id for the LOST records readers get */
+	struct pring *pr;                 /* ring: records and sideband; file: sideband */
+	struct perfdata_writer *w;        /* perfdata; file: the current file */
+	/* file */
+	int dir_fd, file_fd;
+	uint64_t file_opened_ns, file_first_time, bytes_done, raw_done, files;
+	char current[96];
+	uint64_t *kept;                   /* seqs of our files in the directory */
+	size_t nr_kept;
+	/* readers */
+	struct reader *readers;
+	uint64_t records, reader_lost, sb_dropped, too_big;
+	int err;                          /* sticky output error */
+	bool closed;
+};
+
+int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
+/* write records (sideband kept, or a snapshot) through w, a round every few MiB */
+int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w);
+
+/* sinkfile.c */
+/* prefix copied; the first file is opened */
+int file_sink_init(struct sink *s, const char *prefix);
+int file_ensure(struct sink *s);
+int file_round(struct sink *s);
+int file_close(struct sink *s);
+int file_snapshot(struct sink *s, struct perfdata_writer *w);
+void file_sink_free(struct sink *s);
+
+/* readers.c */
+void readers_record(struct sink *s, uint64_t time, const void *rec, size_t len);
+void readers_round(struct sink *s);
+void readers_free(struct sink *s);
+
+#endif
