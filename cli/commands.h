@@ -2,13 +2,23 @@
 #ifndef PERFMARK_CLI_COMMANDS_H
 #define PERFMARK_CLI_COMMANDS_H
 
+#include <stdbool.h>
+
 /* Each subcommand gets argv[0] = its own name. */
 int cmd_record(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_session(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
+
+/* -v: libbpf's debug messages too (its warnings are always shown) */
+extern bool pm_verbose;
 
 /* "perfmark: " + message on stderr; returns 1 (the exit status) */
 int pm_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pm_notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* libbpf's warnings held so far, shown now (pm_err drops them: it says why) */
+void pm_warnings(void);
 
 #endif

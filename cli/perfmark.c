@@ -2,9 +2,43 @@
 /* perfmark: command table and shared error helpers. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <bpf/libbpf.h>
+
 #include "commands.h"
+
+bool pm_verbose;
+
+/*
+ * libbpf's messages, set once in main: with -v all of them as they come;
+ * else its warnings are held and shown with the next notice or at exit,
+ * unless an error line follows that says what went wrong (a permission
+ * denied is one line, not a stack of libbpf noise).
+ */
+static struct {
+	char text[8][256];
+	size_t n;
+} held;
+
+static int print_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (pm_verbose)
+		return vfprintf(stderr, fmt, ap);
+	if (level != LIBBPF_WARN || held.n == sizeof(held.text) / sizeof(held.text[0]))
+		return 0;
+	return vsnprintf(held.text[held.n++], sizeof(held.text[0]), fmt, ap);
+}
+
+void pm_warnings(void)
+{
+	size_t i;
+
+	for (i = 0; i < held.n; i++)
+		fputs(held.text[i], stderr);
+	held.n = 0;
+}
 
 static void vline(const char *fmt, va_list ap)
 {
@@ -17,6 +51,7 @@ int pm_err(const char *fmt, ...)
 {
 	va_list ap;
 
+	held.n = 0;
 	va_start(ap, fmt);
 	vline(fmt, ap);
 	va_end(ap);
@@ -27,6 +62,7 @@ void pm_notice(const char *fmt, ...)
 {
 	va_list ap;
 
+	pm_warnings();
 	va_start(ap, fmt);
 	vline(fmt, ap);
 	va_end(ap);
@@ -40,9 +76,14 @@ static const struct cmd {
 	const char *usage;
 } cmds[] = {
 	{ "record", cmd_record,
-	  "record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g] [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
+	  "record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g | --call-graph fp|dwarf[,SIZE]|ehframe]\n"
+	  "                [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
 	  "                [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS] [-v]" },
 	{ "script", cmd_script, "script [-i FILE|-] [--type N] [--json]" },
+	{ "report", cmd_report,
+	  "report [-i FILE|-] [--by-marker] [--range NAME] [--sort self|total] [--json]" },
+	{ "flamegraph", cmd_flamegraph, "flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [--range NAME]" },
+	{ "export", cmd_export, "export [-i FILE|-] --format chrome|pprof|collapsed [-o FILE]" },
 	{ "session", cmd_session,
 	  "session create NAME [record options] [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n"
 	  "                | list [--json] | show NAME [--json] | snapshot NAME -o FILE|-\n"
@@ -65,6 +106,8 @@ int main(int argc, char **argv)
 {
 	const struct cmd *c;
 
+	libbpf_set_print(print_libbpf);
+	atexit(pm_warnings);
 	if (argc < 2)
 		return cmd_help(argc, argv), 1;
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))

@@ -3,8 +3,9 @@
  * perfmark record: write perf.data, through perfmarkd when its socket
  * answers (an anonymous session owned by this connection, writing into the
  * output this process opened and passed over), otherwise with the session
- * engine in-process.  Both paths share option parsing, output rules, the
- * command's start and the messages: the output is the same either way.
+ * engine in-process.  One driver runs both back ends (record_backend.h): option
+ * parsing, output rules, the command's start, the loop and the messages
+ * are the same either way, and so is the output.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,41 +30,15 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "recopts.h"
 #include "evspec.h"
-#include "proto.h"
-#include "session.h"
-
-#define DEFAULT_SOCKET "/run/perfmark/perfmarkd.sock"
-#define DAEMON_ANSWER_MS 1000
-
-struct record {
-	struct session_opts so;
-	const char *output;
-	double duration;
-	bool verbose;
-	char **cmd;
-	int cmd_argc;
-	pid_t child;
-	int go_fd, exec_err_fd;
-	bool created_output;
-	char notices[4][256];
-	size_t nr_notices;
-};
-
-/* Notices wait until recording starts: a failing command prints one line. */
-static void on_notice(void *ctx, const char *msg)
-{
-	struct record *r = ctx;
-
-	if (r->nr_notices < sizeof(r->notices) / sizeof(r->notices[0]))
-		snprintf(r->notices[r->nr_notices++], sizeof(r->notices[0]), "%s", msg);
-}
+#include "recopts.h"
+#include "record_backend.h"
 
 static void flush_notices(struct record *r)
 {
 	size_t i;
 
+	pm_warnings();
 	for (i = 0; i < r->nr_notices; i++)
 		pm_notice("%s", r->notices[i]);
 	r->nr_notices = 0;
@@ -71,19 +46,31 @@ static void flush_notices(struct record *r)
 
 static void usage_hint(void)
 {
-	fprintf(stderr, "usage: perfmark record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g]\n"
+	fprintf(stderr, "usage: perfmark record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD]\n"
+		"                       [-g | --call-graph fp|dwarf[,SIZE]|ehframe]\n"
 		"                       [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
 		"                       [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS]\n");
 }
 
-/* execvp's search, done up front so a missing CMD is reported before anything starts */
-static bool find_in_path(const char *cmd)
+/*
+ * execvp's search, done up front so a missing CMD is reported before
+ * anything starts; the file found goes to found (the recorder looks for
+ * libperfmark probes in it before CMD runs: a static link).
+ */
+static bool find_in_path(const char *cmd, char *found, size_t len)
 {
-	char buf[PATH_MAX];
 	const char *path, *p, *end;
+	struct stat sb;
 
-	if (strchr(cmd, '/'))
+	if (!cmd)   /* never; says so to gcc -O2 with the sanitizers (-Wformat-truncation) */
+		return false;
+	if (strchr(cmd, '/')) {
+		size_t n = strnlen(cmd, len - 1);
+
+		memcpy(found, cmd, n);      /* not snprintf: the sanitizer build's -Werror=format-truncation */
+		found[n] = '\0';
 		return access(cmd, X_OK) == 0;
+	}
 	path = getenv("PATH");
 	if (!path)
 		path = "/usr/local/bin:/usr/bin:/bin";
@@ -93,15 +80,11 @@ static bool find_in_path(const char *cmd)
 			end = p + strlen(p);
 		/* an empty PATH entry means the current directory */
 		if (end == p)
-			snprintf(buf, sizeof(buf), "./%s", cmd);
+			snprintf(found, len, "./%s", cmd);
 		else
-			snprintf(buf, sizeof(buf), "%.*s/%s", (int)(end - p), p, cmd);
-		if (access(buf, X_OK) == 0) {
-			struct stat sb;
-
-			if (!stat(buf, &sb) && S_ISREG(sb.st_mode))
-				return true;
-		}
+			snprintf(found, len, "%.*s/%s", (int)(end - p), p, cmd);
+		if (access(found, X_OK) == 0 && !stat(found, &sb) && S_ISREG(sb.st_mode))
+			return true;
 		if (!*end)
 			return false;
 	}
@@ -115,23 +98,19 @@ static int parse(struct record *r, int argc, char **argv)
 		{ "duration", required_argument, NULL, 'D' },
 		{ "ringbuf", required_argument, NULL, 'R' },
 		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct recopts ro;
 	char err[256] = "";
-	int c, t;
+	int c;
 
 	recopts_init(&ro);
 	r->output = "perf.data";
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+" RECOPTS_SHORT "o:vh", opts, NULL)) != -1) {
-		t = recopts_take(&ro, c, optarg);
-		if (t < 0)
-			return 1;
-		if (t)
-			continue;
+	while ((c = recopts_next(&ro, argc, argv, "+" RECOPTS_SHORT "o:vh", opts)) != -1) {
 		switch (c) {
+		case RECOPTS_BAD:
+			return 1;
 		case 'o':
 			r->output = optarg;
 			break;
@@ -148,9 +127,7 @@ static int parse(struct record *r, int argc, char **argv)
 
 			if (evspec_parse_size(optarg, &sz, err, sizeof(err)))
 				return pm_err("%s", err);
-			if (sz < 4096 || (sz & (sz - 1)))
-				return pm_err("ring buffer size must be a power of two >= 4096");
-			ro.so.ringbuf_size = sz;
+			ro.spec.ringbuf_size = sz;
 			break;
 		}
 		case 'v':
@@ -164,17 +141,16 @@ static int parse(struct record *r, int argc, char **argv)
 			return 1;
 		}
 	}
-	if (recopts_check(&ro))
-		return 1;
-	r->so = ro.so;
 	r->cmd = argv + optind;
 	r->cmd_argc = argc - optind;
-	if ((ro.have_a ? 1 : 0) + (r->so.nr_pids ? 1 : 0) + (r->cmd_argc ? 1 : 0) > 1)
+	if ((ro.have_a ? 1 : 0) + (ro.spec.nr_pids ? 1 : 0) + (r->cmd_argc ? 1 : 0) > 1)
 		return pm_err("give only one of -a, -p PID and -- CMD");
-	if (r->so.nr_pids || r->cmd_argc)
-		r->so.target = SESSION_TARGET_PIDS;
-	else
-		r->so.target = SESSION_TARGET_ALL;   /* as perf: no target means system-wide */
+	if (recopts_check(&ro))
+		return 1;
+	r->so.spec = ro.spec;
+	/* as perf: no target means system-wide */
+	if (r->cmd_argc)
+		r->so.spec.target = RECSPEC_TARGET_PIDS;
 	/* system-wide or -p without --duration runs until SIGINT/SIGTERM */
 	return 0;
 }
@@ -183,38 +159,19 @@ static int check_targets(struct record *r)
 {
 	size_t i;
 
-	for (i = 0; i < r->so.nr_pids; i++)
-		if (kill(r->so.pids[i], 0) && errno == ESRCH)
-			return pm_err("no such process: %d", r->so.pids[i]);
-	if (r->cmd_argc && !find_in_path(r->cmd[0]))
+	for (i = 0; i < r->so.spec.nr_pids; i++)
+		if (kill(r->so.spec.pids[i], 0) && errno == ESRCH)
+			return pm_err("no such process: %d", r->so.spec.pids[i]);
+	if (r->cmd_argc && !find_in_path(r->cmd[0], r->cmd_path, sizeof(r->cmd_path)))
 		return pm_err("%s: command not found", r->cmd[0]);
 	return 0;
 }
 
-static int open_output(struct record *r, int *fd)
+static int open_output(struct record *r)
 {
-	char old[PATH_MAX];
-	struct stat sb;
-
-	if (!strcmp(r->output, "-")) {
-		if (isatty(1))
-			return pm_err("refusing to write a perf.data stream to a terminal (use -o FILE or a pipe)");
-		r->so.pipe = true;
-		*fd = 1;
-		return 0;
-	}
-	/* keep the previous recording as FILE.old, as perf does */
-	if (!stat(r->output, &sb) && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-		snprintf(old, sizeof(old), "%s.old", r->output);
-		if (access(r->output, W_OK) == 0)
-			rename(r->output, old);
-	}
-	*fd = open(r->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (*fd < 0)
-		return pm_err("%s: %s", r->output, strerror(errno));
-	r->created_output = true;
-	if (!fstat(*fd, &sb) && S_ISFIFO(sb.st_mode))
-		r->so.pipe = true;
+	if (outfile__open(&r->out, r->output, true))
+		return 1;
+	r->so.pipe = r->out.pipe;
 	return 0;
 }
 
@@ -280,26 +237,35 @@ static void loop_signals(struct rec_loop *l, sigset_t *oldmask)
 	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+static void loop_add(struct rec_loop *l, const int *fds, int nfds)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int i;
+
+	for (i = 0; i < nfds; i++) {
+		if (fds[i] < 0)
+			continue;
+		ev.data.fd = fds[i];
+		epoll_ctl(l->ep, EPOLL_CTL_ADD, fds[i], &ev);
+	}
+}
+
 static void loop_watch(struct rec_loop *l, const int *fds, int nfds)
 {
 	struct itimerspec its = {
 		.it_interval = { 0, SESSION_DRAIN_MS * 1000000L },
 		.it_value = { 0, SESSION_DRAIN_MS * 1000000L },
 	};
-	struct epoll_event ev = { .events = EPOLLIN };
-	int watch[8] = { l->tfd, l->sfd, l->pfd }, n = 3, i;
+	int own[3];
 
 	l->ep = epoll_create1(EPOLL_CLOEXEC);
-	l->tfd = watch[0] = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	timerfd_settime(l->tfd, 0, &its, NULL);
-	for (i = 0; i < nfds && n < 8; i++)
-		watch[n++] = fds[i];
-	for (i = 0; i < n; i++) {
-		if (watch[i] < 0)
-			continue;
-		ev.data.fd = watch[i];
-		epoll_ctl(l->ep, EPOLL_CTL_ADD, watch[i], &ev);
-	}
+	own[0] = l->tfd;
+	own[1] = l->sfd;
+	own[2] = l->pfd;
+	loop_add(l, own, 3);
+	loop_add(l, fds, nfds);
 	clock_gettime(CLOCK_MONOTONIC, &l->start);
 }
 
@@ -371,34 +337,24 @@ static void status_stats(const struct session_stats *st, bool final)
 		st->bytes / 1e6, final ? "\n" : "");
 }
 
-static void status_line(const struct session *s, bool final)
-{
-	struct session_stats st;
-
-	session__stats(s, &st);
-	status_stats(&st, final);
-}
-
 /* via: " via perfmarkd" (with -v), else "" */
 static void summary_stats(const struct record *r, const struct session_stats *st, const char *via)
 {
 	char comp[64] = "";
 
-	if (r->so.zstd_level && st->bytes)
+	if (r->so.spec.zstd_level && st->bytes)
 		snprintf(comp, sizeof(comp), ", compressed %.1fx", (double)st->raw_bytes / st->bytes);
 	fprintf(stderr, "[ perfmark record: Wrote %.3f MB %s (%llu samples, %llu markers, "
 		"%llu lost samples, %llu lost markers%s)%s ]\n",
 		st->bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
 		(unsigned long long)st->samples, (unsigned long long)st->markers,
 		(unsigned long long)st->lost_samples, (unsigned long long)st->lost_markers, comp, via);
-}
+	if (r->verbose && st->unwind.cap) {
+		char line[512];
 
-static void summary(const struct record *r, const struct session *s)
-{
-	struct session_stats st;
-
-	session__stats(s, &st);
-	summary_stats(r, &st, "");
+		collector_unwind_stats_text(&st->unwind, line, sizeof(line));
+		fprintf(stderr, "[ perfmark record: unwound %s ]\n", line);
+	}
 }
 
 /*
@@ -457,430 +413,174 @@ static int release_child(struct record *r)
 	return 0;
 }
 
-/* --- through perfmarkd -------------------------------------------------------- */
-
-static const char *daemon_socket(void)
+/* The output failed: said as in-process recording says it; a reader gone ends CMD. */
+static int output_failed(struct record *r, int e, const struct rec_loop *l)
 {
-	const char *p = getenv("PERFMARK_SOCKET");
-
-	return p && p[0] ? p : DEFAULT_SOCKET;
-}
-
-static struct json_object *daemon_req(const char *cmd)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "v", json_object_new_int(PROTO_VERSION));
-	json_object_object_add(o, "cmd", json_object_new_string(cmd));
-	return o;
-}
-
-/* One frame from the daemon; NULL after the error line. */
-static struct json_object *daemon_recv(int sock)
-{
-	struct json_object *rep = NULL;
-	int fds[PROTO_MAX_FDS];
-	size_t nr = PROTO_MAX_FDS, i;
-	int e = proto_recv(sock, &rep, fds, &nr);
-
-	for (i = 0; i < nr; i++)
-		close(fds[i]);
-	if (e) {
-		pm_err("perfmarkd at %s: %s", daemon_socket(),
-		       e == -ECONNRESET ? "connection closed, recording stopped" : strerror(-e));
-		return NULL;
-	}
-	return rep;
-}
-
-static bool jbool(struct json_object *o, const char *k)
-{
-	struct json_object *x;
-
-	return json_object_object_get_ex(o, k, &x) && json_object_get_boolean(x);
-}
-
-static long long jint(struct json_object *o, const char *k)
-{
-	struct json_object *x;
-
-	return json_object_object_get_ex(o, k, &x) ? (long long)json_object_get_int64(x) : 0;
-}
-
-static const char *jstr(struct json_object *o, const char *k)
-{
-	struct json_object *x;
-
-	return json_object_object_get_ex(o, k, &x) && json_object_is_type(x, json_type_string) ?
-	       json_object_get_string(x) : NULL;
-}
-
-/* Send req (consumed) and wait for its reply (ok or not); NULL after the error line. */
-static struct json_object *daemon_call(int sock, struct json_object *req, const int *fds, size_t nfds)
-{
-	int e = proto_send(sock, req, fds, nfds);
-
-	json_object_put(req);
-	if (e) {
-		pm_err("cannot talk to perfmarkd at %s: %s", daemon_socket(), strerror(-e));
-		return NULL;
-	}
-	return daemon_recv(sock);
-}
-
-/* a refusal: the daemon's own words */
-static int daemon_refused(struct json_object *rep)
-{
-	const char *m = jstr(rep, "error");
-
-	pm_err("%s", m ? m : "perfmarkd refused the request");
-	json_object_put(rep);
-	return 1;
-}
-
-static void take_notices(struct record *r, struct json_object *rep)
-{
-	struct json_object *a;
-	size_t i;
-
-	if (!json_object_object_get_ex(rep, "notices", &a) || !json_object_is_type(a, json_type_array))
-		return;
-	for (i = 0; i < json_object_array_length(a); i++)
-		on_notice(r, json_object_get_string(json_object_array_get_idx(a, i)));
-}
-
-static void take_stats(struct json_object *rep, struct session_stats *st)
-{
-	struct json_object *o;
-
-	memset(st, 0, sizeof(*st));
-	if (!json_object_object_get_ex(rep, "stats", &o))
-		return;
-	st->samples = (uint64_t)jint(o, "samples");
-	st->markers = (uint64_t)jint(o, "markers");
-	st->lost_samples = (uint64_t)jint(o, "lost_samples");
-	st->lost_markers = (uint64_t)jint(o, "lost_markers");
-	st->bytes = (uint64_t)jint(o, "bytes");
-	st->raw_bytes = (uint64_t)jint(o, "raw_bytes");
-}
-
-/*
- * Connect and ping, within about a second.  The socket, -1 to record
- * in-process (no daemon there, PERFMARK_NO_DAEMON, or one that does not
- * answer), or -2 after an error line (the daemon refused us).
- */
-static int daemon_connect(const struct record *r)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct timeval tv = { DAEMON_ANSWER_MS / 1000, (DAEMON_ANSWER_MS % 1000) * 1000 };
-	const char *nd = getenv("PERFMARK_NO_DAEMON"), *path = daemon_socket();
-	struct json_object *rep = NULL;
-	int fds[PROTO_MAX_FDS];
-	size_t nr = PROTO_MAX_FDS, i;
-	int fd, e;
-
-	if (nd && nd[0] && strcmp(nd, "0"))
-		return -1;
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return -1;
-	memcpy(sa.sun_path, path, strlen(path));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		e = errno;
-		close(fd);
-		if (e == EACCES || e == EPERM) {
-			pm_err("cannot reach perfmarkd at %s: %s (PERFMARK_NO_DAEMON=1 records in-process)",
-			       path, strerror(e));
-			return -2;
-		}
-		if (e == EAGAIN || e == ETIMEDOUT)
-			pm_notice("perfmarkd at %s does not answer, recording in-process", path);
-		else if (r->verbose && e != ENOENT && e != ECONNREFUSED)
-			pm_notice("cannot reach perfmarkd at %s (%s), recording in-process", path, strerror(e));
-		return -1;
-	}
-	{
-		struct json_object *req = daemon_req("ping");
-
-		e = proto_send(fd, req, NULL, 0);
-		json_object_put(req);
-	}
-	if (!e)
-		e = proto_recv(fd, &rep, fds, &nr);
-	for (i = 0; !e && i < nr; i++)
-		close(fds[i]);
-	if (e) {
-		close(fd);
-		if (e == -EAGAIN || e == -EWOULDBLOCK || e == -ETIMEDOUT)
-			pm_notice("perfmarkd at %s does not answer, recording in-process", path);
-		else if (r->verbose)
-			pm_notice("perfmarkd at %s: %s, recording in-process", path, strerror(-e));
-		return -1;
-	}
-	if (!jbool(rep, "ok")) {
-		close(fd);
-		daemon_refused(rep);
-		return -2;
-	}
-	if (!jbool(rep, "record")) {
-		/* an older perfmarkd: named sessions only */
-		json_object_put(rep);
-		close(fd);
-		if (r->verbose)
-			pm_notice("perfmarkd at %s cannot record for clients, recording in-process", path);
-		return -1;
-	}
-	json_object_put(rep);
-	/* from here on the daemon takes its time (loading BPF programs) */
-	tv.tv_sec = tv.tv_usec = 0;
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
-
-/*
- * The output failed (errno from the daemon); prints as in-process.  A
- * reader gone (EPIPE) ends CMD too.
- */
-static int daemon_write_failed(struct record *r, struct json_object *rep, bool child_done, int pfd)
-{
-	int e = (int)jint(rep, "errno");
-
-	if (!e)
-		return daemon_refused(rep);
-	json_object_put(rep);
-	if (isatty(2) && !r->so.pipe)
+	if (r->status)
 		fputc('\n', stderr);
-	write_error(r, -e);
-	if (r->child > 0 && !child_done && e == EPIPE)
-		stop_child(r, pfd);
+	write_error(r, e);
+	if (r->child > 0 && !l->child_done && e == -EPIPE)
+		stop_child(r, l->pfd);
 	return 1;
 }
 
-static int record_daemon(struct record *r, int sock, int argc, char **argv)
+/* "12:00:01.234", local time */
+static void wall(char *buf, size_t len)
 {
-	struct json_object *req, *rep, *a;
-	struct session_stats st;
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "%H:%M:%S", &tm);
+	snprintf(buf + n, len - n, ".%03ld", ts.tv_nsec / 1000000);
+}
+
+/*
+ * perfmarkd went away in the middle (killed, restarted): the recording
+ * goes on in this process, in the same file after the daemon's last
+ * complete round; where that cannot be (a pipe, no rights to load BPF),
+ * nothing more is recorded, but CMD is still waited for and its status
+ * returned.  One line says which, and since when data is missing.
+ */
+static const struct record_backend *take_over(struct record *r, struct rec_loop *l,
+					      const struct record_backend *b)
+{
+	char gone[32], back[32], err[256] = "", what[PATH_MAX + 32];
+	struct timespec t0, t1;
+	int fds[4], nfds, e;
+
+	b->close(r);
+	wall(gone, sizeof(gone));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	if (r->status)
+		fputc('\n', stderr);
+	snprintf(what, sizeof(what), "%s", r->out.pipe ? "the stream" : r->output);
+	if (r->out.pipe) {
+		pm_err("perfmarkd went away at %s: the stream ends with what it wrote; nothing is recorded from then on%s",
+		       gone, r->cmd_argc ? " (waiting for the command)" : "");
+		return &record_none;
+	}
+	r->resume = true;
+	r->so.notice = NULL;
+	e = session__new(&r->s, &r->so, err, sizeof(err));
+	if (!e) {
+		fflush(stderr);
+		e = record_local.start(r);      /* its own error line, if any, says why */
+		if (e) {
+			record_local.close(r);
+			snprintf(err, sizeof(err), "%s", e < 0 ? strerror(-e) : "see above");
+		}
+	}
+	if (e) {
+		pm_err("perfmarkd went away at %s: %s holds what it wrote until then and nothing after (cannot record in-process: %s)%s",
+		       gone, what, err, r->cmd_argc ? "; waiting for the command" : "");
+		return &record_none;
+	}
+	wall(back, sizeof(back));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pm_notice("perfmarkd went away at %s; recording goes on in this process in %s since %s: nothing recorded for %.2f s in between",
+		  gone, what, back, (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
+	record_local.fds(r, fds, &nfds, 4);
+	loop_add(l, fds, nfds);
+	return &record_local;
+}
+
+static int drive(struct record *r, const struct record_backend *b)
+{
 	struct rec_loop l = { .ep = -1, .tfd = -1, .sfd = -1, .pfd = -1 };
+	struct session_stats st = { 0 };
+	int fds[4], nfds, e, ret = 1;
 	sigset_t oldmask;
-	int out = -1, ret = 1, i;
-	bool tty = isatty(2), stats_asked = false;
 
 	/* open everything before the output exists: a failure leaves nothing behind */
-	req = daemon_req("record");
-	json_object_object_add(req, "opts", proto_record_opts_to_json(&r->so));
-	a = json_object_new_array();
-	for (i = 0; i < argc; i++)
-		json_object_array_add(a, json_object_new_string(argv[i]));
-	json_object_object_add(req, "argv", a);
-	rep = daemon_call(sock, req, NULL, 0);
-	if (!rep)
+	if (b->open(r))
 		goto out;
-	if (!jbool(rep, "ok")) {
-		daemon_refused(rep);
+	if (open_output(r))
 		goto out;
-	}
-	take_notices(r, rep);
-	json_object_put(rep);
-	if (open_output(r, &out))
-		goto out;
-
+	r->status = isatty(2) && !r->so.pipe;
 	loop_signals(&l, &oldmask);
 	if (r->cmd_argc) {
 		if (spawn(r, &oldmask))
 			goto fail_unlink;
 		l.pfd = syscall(SYS_pidfd_open, r->child, 0);
 	}
-	req = daemon_req("record-start");
-	json_object_object_add(req, "pipe", json_object_new_boolean(r->so.pipe));
-	if (r->child > 0)
-		json_object_object_add(req, "pid", json_object_new_int(r->child));
-	rep = daemon_call(sock, req, &out, 1);
-	if (!rep || !jbool(rep, "ok")) {
-		if (rep)
-			daemon_refused(rep);
+	e = b->start(r);
+	if (e) {
+		if (e < 0)
+			write_error(r, e);
 		if (r->child > 0)
 			kill(r->child, SIGKILL), waitpid(r->child, NULL, 0);
 		goto fail_unlink;
 	}
-	take_notices(r, rep);
-	json_object_put(rep);
 	if (r->cmd_argc && release_child(r))
 		goto fail_unlink;
 	flush_notices(r);
 
-	loop_watch(&l, &sock, 1);
+	b->fds(r, fds, &nfds, 4);
+	loop_watch(&l, fds, nfds);
 	while (!l.stopping) {
-		int ready[1];
-		bool tick;
+		int ready[4];
+		bool tick, fresh = false;
 
-		if (loop_wait(r, &l, &tick, ready, 1)) {
-			rep = daemon_recv(sock);
-			if (!rep)
-				goto out;
-			if (!jbool(rep, "ok")) {
-				ret = daemon_write_failed(r, rep, l.child_done, l.pfd);
-				goto out;
-			}
-			if (tty && !r->so.pipe) {
-				take_stats(rep, &st);
-				status_stats(&st, false);
-			}
-			stats_asked = false;
-			json_object_put(rep);
+		e = loop_wait(r, &l, &tick, ready, 4);
+		e = b->step(r, tick, e > 0, &st, &fresh);
+		if (e == RECORD_GONE) {
+			b = take_over(r, &l, b);
+			continue;
 		}
-		if (tick && tty && !r->so.pipe && !stats_asked) {
-			req = daemon_req("record-stats");
-			i = proto_send(sock, req, NULL, 0);
-			json_object_put(req);
-			stats_asked = !i;
+		if (e) {
+			ret = e < 0 ? output_failed(r, e, &l) : 1;
+			goto out;
 		}
+		if (fresh && r->status)
+			status_stats(&st, false);
 	}
-	/* the daemon drains the rest, finishes the file and says how it went */
-	req = daemon_req("record-stop");
-	i = proto_send(sock, req, NULL, 0);
-	json_object_put(req);
-	if (i) {
-		pm_err("cannot talk to perfmarkd at %s: %s", daemon_socket(), strerror(-i));
+	e = b->stop(r, &st);
+	if (e == RECORD_GONE) {         /* gone while finishing: finish here */
+		b = take_over(r, &l, b);
+		e = b->stop(r, &st);
+	}
+	if (e) {
+		ret = e < 0 ? output_failed(r, e, &l) : 1;
 		goto out;
 	}
-	for (;;) {
-		const char *re;
-
-		rep = daemon_recv(sock);
-		if (!rep)
-			goto out;
-		if (!jbool(rep, "ok")) {
-			ret = daemon_write_failed(r, rep, l.child_done, l.pfd);
-			goto out;
-		}
-		re = jstr(rep, "re");
-		if (re && !strcmp(re, "record-stop"))
-			break;
-		json_object_put(rep);
-	}
-	take_stats(rep, &st);
-	json_object_put(rep);
-	if (tty && !r->so.pipe)
+	if (r->status)
 		status_stats(&st, true);
-	summary_stats(r, &st, r->verbose ? " via perfmarkd" : "");
+	summary_stats(r, &st, r->verbose ? b->via : "");
 	ret = exit_status(r, l.child_done, l.status);
 	goto out;
 
 fail_unlink:
-	if (r->created_output)
-		unlink(r->output);
+	outfile__discard(&r->out);
 	ret = 1;
 out:
-	close(sock);
-	if (out > 1)
-		close(out);
+	b->close(r);
+	if (r->out.fd > 1)
+		close(r->out.fd);
 	loop_close(&l);
 	return ret;
 }
 
 int cmd_record(int argc, char **argv)
 {
-	struct record r = { .go_fd = -1, .exec_err_fd = -1 };
-	struct session *s = NULL;
-	struct rec_loop l = { .ep = -1, .tfd = -1, .sfd = -1, .pfd = -1 };
-	sigset_t oldmask;
-	int out = -1, ret = 1, e, sock;
-	bool tty = isatty(2);
-	char err[256];
-	int fds[4], nfds;
+	struct record r = {
+		.go_fd = -1, .exec_err_fd = -1, .sock = -1, .so.uid_filter = (uint32_t)-1,
+		.out.fd = -1, .argc = argc, .argv = argv,
+	};
+	int e;
 
 	if (parse(&r, argc, argv))
 		return 1;
 	if (check_targets(&r))
 		return 1;
-	if (!r.verbose)
-		setenv("PERFMARK_QUIET", "1", 0);
-	else
-		setenv("PERFMARK_DEBUG", "1", 0);
-	sock = daemon_connect(&r);
-	if (sock == -2)
+	if (r.verbose) {
+		pm_verbose = true;
+		setenv("PERFMARK_DEBUG", "1", 0);   /* the unwinder's statistics */
+	}
+	e = record_daemon_connect(&r);
+	if (e > 0)
 		return 1;
-	if (sock >= 0)
-		return record_daemon(&r, sock, argc, argv);
-	r.so.notice = on_notice;
-	r.so.notice_ctx = &r;
-	r.so.argc = argc;
-	r.so.argv = argv;
-	/* open everything before the output exists: a failure leaves nothing behind */
-	e = session__new(&s, &r.so, err, sizeof(err));
-	if (e)
-		return pm_err("%s", err);
-	if (open_output(&r, &out))
-		goto out;
-	session__set_output(s, out, r.so.pipe);
-
-	loop_signals(&l, &oldmask);
-	if (r.cmd_argc) {
-		if (spawn(&r, &oldmask))
-			goto fail_unlink;
-		session__add_cmd(s, r.child);
-		l.pfd = syscall(SYS_pidfd_open, r.child, 0);
-	}
-	e = session__start(s, err, sizeof(err));
-	if (e) {
-		pm_err("%s", err);
-		if (r.child > 0)
-			kill(r.child, SIGKILL), waitpid(r.child, NULL, 0);
-		goto fail_unlink;
-	}
-	if (r.cmd_argc && release_child(&r))
-		goto fail_unlink;
-	flush_notices(&r);
-
-	nfds = session__fds(s, fds, 4);
-	loop_watch(&l, fds, nfds);
-	while (!l.stopping) {
-		int ready[4];
-		bool tick;
-
-		/* the timer, or the ring filling up: drain */
-		if (!loop_wait(&r, &l, &tick, ready, 4) && !tick)
-			continue;
-		e = session__drain(s);
-		if (e) {
-			if (tty)
-				fputc('\n', stderr);
-			write_error(&r, e);
-			if (r.child > 0 && !l.child_done && e == -EPIPE)
-				stop_child(&r, l.pfd);
-			session__stop(s);
-			goto out_err;
-		}
-		if (tty && !r.so.pipe)
-			status_line(s, false);
-	}
-	e = session__stop(s);
-	if (tty && !r.so.pipe)
-		status_line(s, true);
-	if (e) {
-		write_error(&r, e);
-		goto out_err;
-	}
-	summary(&r, s);
-	ret = exit_status(&r, l.child_done, l.status);
-	goto out;
-
-fail_unlink:
-	if (r.created_output)
-		unlink(r.output);
-	ret = 1;
-	goto out;
-out_err:
-	ret = 1;
-out:
-	session__free(s);
-	if (out > 1)
-		close(out);
-	loop_close(&l);
-	return ret;
+	return drive(&r, e == 0 ? &record_daemon : &record_local);
 }

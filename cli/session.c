@@ -17,81 +17,30 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "collector.h"
+#include "client.h"
 #include "commands.h"
+#include "outfile.h"
 #include "recopts.h"
 #include "evspec.h"
+#include "jsonf.h"
 #include "proto.h"
+#include "sessdef.h"
 
-#define DEFAULT_SOCKET "/run/perfmark/perfmarkd.sock"
-
-static const char *socket_path(void)
-{
-	const char *p = getenv("PERFMARK_SOCKET");
-
-	return p && p[0] ? p : DEFAULT_SOCKET;
-}
-
+/* connect, or NULL after one error line */
 static int connect_daemon(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	const char *path = socket_path();
-	int fd;
+	int fd = client_connect(0);
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return pm_err("cannot reach perfmarkd at %s: path too long", path), -1;
-	memcpy(sa.sun_path, path, strlen(path));
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		pm_err("cannot reach perfmarkd at %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
+	if (fd < 0)
+		pm_err("cannot reach perfmarkd at %s: %s", client_socket(), strerror(-fd));
 	return fd;
 }
 
-static struct json_object *request(const char *cmd, const char *name)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, "v", json_object_new_int(PROTO_VERSION));
-	json_object_object_add(o, "cmd", json_object_new_string(cmd));
-	if (name)
-		json_object_object_add(o, "name", json_object_new_string(name));
-	return o;
-}
-
-/* Send req (consumed) with fds, read the reply.  NULL after printing the error. */
+/* Send req (consumed) with fds; the reply when it says ok, else NULL after the error. */
 static struct json_object *call(int sock, struct json_object *req, const int *fds, size_t nfds)
 {
-	struct json_object *rep = NULL, *ok, *err;
-	int rfds[PROTO_MAX_FDS];
-	size_t nr = PROTO_MAX_FDS, i;
-	int e;
-
-	e = proto_send(sock, req, fds, nfds);
-	json_object_put(req);
-	if (e) {
-		pm_err("cannot talk to perfmarkd at %s: %s", socket_path(), strerror(-e));
-		return NULL;
-	}
-	e = proto_recv(sock, &rep, rfds, &nr);
-	for (i = 0; i < nr; i++)
-		close(rfds[i]);
-	if (e) {
-		pm_err("no reply from perfmarkd at %s: %s", socket_path(),
-		       e == -ECONNRESET ? "connection closed" : strerror(-e));
-		return NULL;
-	}
-	if (!json_object_object_get_ex(rep, "ok", &ok) || !json_object_get_boolean(ok)) {
-		if (json_object_object_get_ex(rep, "error", &err))
-			pm_err("%s", json_object_get_string(err));
-		else
-			pm_err("perfmarkd refused the request");
-		json_object_put(rep);
-		return NULL;
-	}
-	return rep;
+	return client_ok(client_call(sock, req, fds, nfds));
 }
 
 static bool name_ok(const char *name)
@@ -125,9 +74,10 @@ static int parse_rotate(const char *s, uint64_t *size, uint64_t *secs)
 	return 0;
 }
 
-static void create_usage(void)
+static void create_usage(FILE *f)
 {
-	fprintf(stderr, "usage: perfmark session create NAME [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g]\n"
+	fprintf(f, "usage: perfmark session create NAME [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD]\n"
+		"                       [-g | --call-graph fp|dwarf[,SIZE]|ehframe]\n"
 		"                       [-a | -p PID[,PID...]] [--no-markers] [-z[LEVEL]]\n"
 		"                       [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n");
 }
@@ -140,18 +90,22 @@ static int do_create(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "rotate", required_argument, NULL, 'r' },
 		{ "keep", required_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
 	struct recopts ro;
-	int c, n, t, sock, dfd = -1;
+	struct sessdef sd;
+	int c, sock, dfd = -1;
 	uint64_t ring = 0, rsize = 0, rsecs = 0, keep = 0;
 	const char *name, *out = NULL;
 	char err[256], dir[PATH_MAX];
-	struct json_object *def, *req, *rep, *arr;
+	struct json_object *def, *req, *rep;
 
+	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+		create_usage(stdout);
+		return 0;
+	}
 	if (argc < 2 || argv[1][0] == '-') {
-		create_usage();
+		create_usage(stderr);
 		return 1;
 	}
 	name = argv[1];
@@ -161,17 +115,14 @@ static int do_create(int argc, char **argv)
 	optind = 1;
 	argc--;
 	argv++;
-	while ((c = getopt_long(argc, argv, RECOPTS_SHORT "o:h", opts, NULL)) != -1) {
-		t = recopts_take(&ro, c, optarg);
-		if (t < 0)
-			return 1;
-		if (t)
-			continue;
+	while ((c = recopts_next(&ro, argc, argv, RECOPTS_SHORT "o:h", opts)) != -1) {
 		switch (c) {
+		case RECOPTS_BAD:
+			return 1;
 		case 'R':
 			if (evspec_parse_size(optarg, &ring, err, sizeof(err)))
 				return pm_err("%s", err);
-			if (ring < (64u << 10))
+			if (ring < SESSDEF_RING_MIN)
 				return pm_err("ring size must be at least 64K");
 			break;
 		case 'o':
@@ -185,15 +136,15 @@ static int do_create(int argc, char **argv)
 			char *end;
 
 			keep = strtoull(optarg, &end, 10);
-			if (*end || !keep || keep > 100000)
+			if (*end || !keep || keep > SESSDEF_KEEP_MAX)
 				return pm_err("bad --keep '%s' (1-100000)", optarg);
 			break;
 		}
 		case 'h':
-			create_usage();
+			create_usage(stdout);
 			return 0;
 		default:
-			create_usage();
+			create_usage(stderr);
 			return 1;
 		}
 	}
@@ -201,8 +152,6 @@ static int do_create(int argc, char **argv)
 		return pm_err("unexpected argument '%s' (sessions take -a or -p, not a command)", argv[optind]);
 	if (recopts_check(&ro))
 		return 1;
-	if (ro.have_a && ro.so.nr_pids)
-		return pm_err("give only one of -a and -p PID");
 	if (ring && out)
 		return pm_err("give only one of --ring and --output");
 	if ((rsize || rsecs || keep) && !out)
@@ -216,39 +165,18 @@ static int do_create(int argc, char **argv)
 			return pm_err("%s: %s", out, strerror(errno));
 		}
 	}
-	def = json_object_new_object();
-	arr = json_object_new_array();
-	for (n = 0; n < (int)ro.so.nr_events; n++)
-		json_object_array_add(arr, json_object_new_string(ro.so.events[n].name));
-	json_object_object_add(def, "events", arr);
-	if (ro.so.period)
-		json_object_object_add(def, "period", json_object_new_int64((int64_t)ro.so.period));
-	else
-		json_object_object_add(def, "freq", json_object_new_int64((int64_t)ro.so.freq));
-	json_object_object_add(def, "callchain", json_object_new_boolean(ro.so.callchain));
-	json_object_object_add(def, "markers", json_object_new_boolean(ro.so.markers));
-	json_object_object_add(def, "zstd", json_object_new_int(ro.so.zstd_level));
-	json_object_object_add(def, "target", json_object_new_string(ro.so.nr_pids ? "pids" : "all"));
-	if (ro.so.nr_pids) {
-		arr = json_object_new_array();
-		for (n = 0; n < (int)ro.so.nr_pids; n++)
-			json_object_array_add(arr, json_object_new_int(ro.so.pids[n]));
-		json_object_object_add(def, "pids", arr);
-	}
+	sessdef_init(&sd);
+	sd.spec = ro.spec;
 	if (out) {
-		json_object_object_add(def, "sink", json_object_new_string("file"));
-		json_object_object_add(def, "dir", json_object_new_string(dir));
-		if (rsize)
-			json_object_object_add(def, "rotate_size", json_object_new_int64((int64_t)rsize));
-		if (rsecs)
-			json_object_object_add(def, "rotate_secs", json_object_new_int64((int64_t)rsecs));
-		if (keep)
-			json_object_object_add(def, "keep", json_object_new_int64((int64_t)keep));
-	} else {
-		json_object_object_add(def, "sink", json_object_new_string("ring"));
-		if (ring)
-			json_object_object_add(def, "ring_size", json_object_new_int64((int64_t)ring));
+		sd.sink = SESSDEF_SINK_FILE;
+		snprintf(sd.dir, sizeof(sd.dir), "%s", dir);
+		sd.rotate_size = rsize;
+		sd.rotate_secs = rsecs;
+		sd.keep = (uint32_t)keep;
+	} else if (ring) {
+		sd.ring_size = ring;
 	}
+	def = sessdef_to_json(&sd, false);
 	sock = connect_daemon();
 	if (sock < 0) {
 		json_object_put(def);
@@ -256,7 +184,7 @@ static int do_create(int argc, char **argv)
 			close(dfd);
 		return 1;
 	}
-	req = request("create", name);
+	req = client_request("create", name);
 	json_object_object_add(req, "def", def);
 	rep = call(sock, req, &dfd, dfd >= 0 ? 1 : 0);
 	if (dfd >= 0)
@@ -268,18 +196,12 @@ static int do_create(int argc, char **argv)
 	return 0;
 }
 
+/* a string of a reply, "" when absent */
 static const char *jstr(struct json_object *o, const char *k)
 {
-	struct json_object *x;
+	const char *s = jsonf_get_str(o, k);
 
-	return json_object_object_get_ex(o, k, &x) ? json_object_get_string(x) : "";
-}
-
-static long long jint(struct json_object *o, const char *k)
-{
-	struct json_object *x;
-
-	return json_object_object_get_ex(o, k, &x) ? (long long)json_object_get_int64(x) : 0;
+	return s ? s : "";
 }
 
 static void human(char *buf, size_t len, long long v)
@@ -306,7 +228,7 @@ static int simple(const char *cmd, int argc, char **argv, struct json_object **o
 	sock = connect_daemon();
 	if (sock < 0)
 		return 1;
-	rep = call(sock, request(cmd, argv[1]), NULL, 0);
+	rep = call(sock, client_request(cmd, argv[1]), NULL, 0);
 	close(sock);
 	if (!rep)
 		return 1;
@@ -348,7 +270,7 @@ static int do_list(int argc, char **argv)
 	sock = connect_daemon();
 	if (sock < 0)
 		return 1;
-	rep = call(sock, request("list", NULL), NULL, 0);
+	rep = call(sock, client_request("list", NULL), NULL, 0);
 	close(sock);
 	if (!rep)
 		return 1;
@@ -365,14 +287,41 @@ static int do_list(int argc, char **argv)
 			struct json_object *sk;
 
 			json_object_object_get_ex(s, "sink", &sk);
-			human(b, sizeof(b), jint(s, "bytes"));
+			human(b, sizeof(b), jsonf_get_int(s, "bytes"));
 			printf("%-24s %-8s %6lld %-5s %10lld %10lld %8lld %8s\n", jstr(s, "name"),
-			       jstr(s, "state"), jint(s, "owner"), jstr(sk, "type"), jint(s, "samples"),
-			       jint(s, "markers"), jint(s, "lost"), b);
+			       jstr(s, "state"), jsonf_get_int(s, "owner"), jstr(sk, "type"), jsonf_get_int(s, "samples"),
+			       jsonf_get_int(s, "markers"), jsonf_get_int(s, "lost"), b);
 		}
 	}
 	json_object_put(rep);
 	return 0;
+}
+
+/* events, rate, call graph and target, read back through the one schema */
+static void print_spec(struct json_object *s)
+{
+	struct sessdef d;
+	char err[256], cg[32];
+	size_t i;
+
+	if (sessdef_from_json(s, &d, true, err, sizeof(err))) {
+		printf("? (%s)\n", err);
+		return;
+	}
+	for (i = 0; i < (d.nr_resolved ? d.nr_resolved : d.spec.nr_events ? d.spec.nr_events : 1); i++)
+		printf("%s%s", i ? "," : "", d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i));
+	if (d.spec.period)
+		printf(" (period %llu", (unsigned long long)d.spec.period);
+	else
+		printf(" (%llu Hz", (unsigned long long)d.spec.freq);
+	if (d.spec.call_graph != RECSPEC_CG_NONE)
+		printf(", call graph %s", recspec_call_graph_name(&d.spec, cg, sizeof(cg)));
+	printf(")\ntarget:   ");
+	if (d.spec.target == RECSPEC_TARGET_ALL)
+		printf("all (system-wide)");
+	for (i = 0; i < d.spec.nr_pids; i++)
+		printf("%s%d", i ? "," : "pids ", d.spec.pids[i]);
+	printf("\n");
 }
 
 static int do_show(int argc, char **argv)
@@ -395,146 +344,182 @@ static int do_show(int argc, char **argv)
 	if (json_object_object_get_ex(s, "message", &x))
 		printf(" (%s)", json_object_get_string(x));
 	printf("\nevents:   ");
-	json_object_object_get_ex(s, "events", &x);
-	for (size_t i = 0; x && i < json_object_array_length(x); i++)
-		printf("%s%s", i ? "," : "", json_object_get_string(json_object_array_get_idx(x, i)));
-	if (jint(s, "period"))
-		printf(" (period %lld)", jint(s, "period"));
-	else
-		printf(" (%lld Hz)", jint(s, "freq"));
-	json_object_object_get_ex(s, "target", &x);
-	printf("\ntarget:   %s\n", json_object_is_type(x, json_type_string) ? "all (system-wide)" :
-	       json_object_to_json_string_ext(x, JSON_C_TO_STRING_PLAIN));
-	printf("owner:    uid %lld\n", jint(s, "owner"));
-	printf("samples:  %lld\n", jint(s, "samples"));
-	printf("markers:  %lld\n", jint(s, "markers"));
-	printf("lost:     %lld\n", jint(s, "lost"));
-	printf("bytes:    %lld\n", jint(s, "bytes"));
+	print_spec(s);
+	printf("owner:    uid %lld\n", jsonf_get_int(s, "owner"));
+	printf("samples:  %lld\n", jsonf_get_int(s, "samples"));
+	printf("markers:  %lld\n", jsonf_get_int(s, "markers"));
+	printf("lost:     %lld\n", jsonf_get_int(s, "lost"));
+	printf("late:     %lld (%lld older than what perf had already sorted)\n",
+	       jsonf_get_int(s, "late"), jsonf_get_int(s, "late_unordered"));
+	printf("bytes:    %lld\n", jsonf_get_int(s, "bytes"));
 	if (!strcmp(jstr(sk, "type"), "ring")) {
-		human(b, sizeof(b), jint(sk, "size"));
-		printf("sink:     ring %s, used %lld bytes (%.1f%%), evicted %lld records\n", b,
-		       jint(sk, "used"), jint(sk, "size") ? 100.0 * jint(sk, "used") / jint(sk, "size") : 0.0,
-		       jint(sk, "evicted"));
+		human(b, sizeof(b), jsonf_get_int(sk, "size"));
+		printf("sink:     ring %s, used %lld bytes (%.1f%%), evicted %lld records", b,
+		       jsonf_get_int(sk, "used"), jsonf_get_int(sk, "size") ? 100.0 * jsonf_get_int(sk, "used") / jsonf_get_int(sk, "size") : 0.0,
+		       jsonf_get_int(sk, "evicted"));
+		if (jsonf_get_int(sk, "torn"))
+			printf(", %lld torn by a crash", jsonf_get_int(sk, "torn"));
+		printf("\n");
 	} else {
 		printf("sink:     files in %s, %lld written, current %s (%lld bytes)", jstr(sk, "dir"),
-		       jint(sk, "files"), jstr(sk, "current"), jint(sk, "current_bytes"));
-		if (jint(sk, "rotate_size"))
-			printf(", rotate at %lld bytes", jint(sk, "rotate_size"));
-		if (jint(sk, "rotate_secs"))
-			printf(", rotate every %lld s", jint(sk, "rotate_secs"));
-		if (jint(sk, "keep"))
-			printf(", keep %lld", jint(sk, "keep"));
+		       jsonf_get_int(sk, "files"), jstr(sk, "current"), jsonf_get_int(sk, "current_bytes"));
+		if (jsonf_get_int(sk, "rotate_size"))
+			printf(", rotate at %lld bytes", jsonf_get_int(sk, "rotate_size"));
+		if (jsonf_get_int(sk, "rotate_secs"))
+			printf(", rotate every %lld s", jsonf_get_int(sk, "rotate_secs"));
+		if (jsonf_get_int(sk, "keep"))
+			printf(", keep %lld", jsonf_get_int(sk, "keep"));
 		printf("\n");
 	}
-	printf("readers:  %lld (%lld records dropped for slow readers)\n", jint(s, "readers"),
-	       jint(s, "reader_lost"));
+	printf("readers:  %lld (%lld records dropped for slow readers)\n", jsonf_get_int(s, "readers"),
+	       jsonf_get_int(s, "reader_lost"));
+	if (json_object_object_get_ex(s, "unwind", &x)) {
+		struct collector_unwind_stats us;
+		char line[512];
+
+		collector_unwind_stats_from_json(x, &us);
+		collector_unwind_stats_text(&us, line, sizeof(line));
+		printf("unwind:   %s\n", line);
+	}
 	json_object_put(rep);
 	return 0;
 }
 
 /* -o FILE|- for snapshot and attach: the fd to pass */
-static int open_out(int argc, char **argv, const char *cmd, const char **name, int *fd)
+/* NAME and -o FILE|- of snapshot and attach */
+static int parse_out(int argc, char **argv, const char *cmd, const char **name, const char **out)
 {
-	const char *out = NULL;
 	int i;
 
-	*name = NULL;
+	*name = *out = NULL;
 	for (i = 1; i < argc; i++) {
 		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
-			out = argv[++i];
+			*out = argv[++i];
 		else if (!strncmp(argv[i], "-o", 2) && argv[i][2])
-			out = argv[i] + 2;
+			*out = argv[i] + 2;
 		else if (argv[i][0] != '-' && !*name)
 			*name = argv[i];
 		else
 			return pm_err("usage: perfmark session %s NAME -o FILE|-", cmd);
 	}
-	if (!*name || !out)
+	if (!*name || !*out)
 		return pm_err("usage: perfmark session %s NAME -o FILE|-", cmd);
-	if (!name_ok(*name))
+	return name_ok(*name) ? 0 : 1;
+}
+
+/*
+ * The daemon first (reachable?), then the output, through a temporary that
+ * takes its place only once the daemon accepted (outfile.h): a failed
+ * snapshot or attach leaves FILE as it was.
+ */
+static int start_out(int argc, char **argv, const char *cmd, struct outfile *o, int *sock,
+		     struct json_object **rep)
+{
+	const char *name, *out;
+
+	*sock = -1;
+	*rep = NULL;
+	if (parse_out(argc, argv, cmd, &name, &out))
 		return 1;
-	if (!strcmp(out, "-")) {
-		if (isatty(1))
-			return pm_err("refusing to write a perf.data stream to a terminal (use -o FILE or a pipe)");
-		*fd = 1;
-		return 0;
+	*sock = connect_daemon();
+	if (*sock < 0 || outfile__open_atomic(o, out))
+		return 1;
+	*rep = call(*sock, client_request(cmd, name), &o->fd, 1);
+	if (!*rep) {
+		outfile__discard(o);
+		return 1;
 	}
-	*fd = open(out, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (*fd < 0)
-		return pm_err("%s: %s", out, strerror(errno));
-	return 0;
+	return outfile__commit(o);
 }
 
 static int do_snapshot(int argc, char **argv)
 {
 	struct json_object *rep;
-	const char *name;
-	int fd = -1, sock;
+	struct outfile o = { .fd = -1 };
+	int sock, ret = start_out(argc, argv, "snapshot", &o, &sock, &rep);
 
-	if (open_out(argc, argv, "snapshot", &name, &fd))
-		return 1;
-	sock = connect_daemon();
-	if (sock < 0)
-		return 1;
-	rep = call(sock, request("snapshot", name), &fd, 1);
-	close(sock);
-	if (fd > 1)
-		close(fd);
-	if (!rep)
-		return 1;
+	if (sock >= 0)
+		close(sock);
+	if (o.fd > 1)
+		close(o.fd);
 	json_object_put(rep);
-	return 0;
+	return ret;
 }
 
+/*
+ * Stay until the daemon ends the stream: its last message says why (the
+ * session ended: 0; the output failed: its error, 1).  Nothing else writes
+ * the stream, so the reader sees its end when the daemon's copy closes.
+ */
 static int do_attach(int argc, char **argv)
 {
 	struct json_object *rep;
-	const char *name;
-	int fd = -1, sock, dn;
-	char b[256];
+	struct outfile o = { .fd = -1 };
+	int sock, ret = start_out(argc, argv, "attach", &o, &sock, &rep), dn;
 
-	if (open_out(argc, argv, "attach", &name, &fd))
-		return 1;
-	sock = connect_daemon();
-	if (sock < 0)
-		return 1;
-	rep = call(sock, request("attach", name), &fd, 1);
-	/* only the daemon writes the stream: the reader sees its end when it ends */
-	if (fd > 1) {
-		close(fd);
-	} else {
-		dn = open("/dev/null", O_WRONLY | O_CLOEXEC);
-		if (dn >= 0) {
-			dup2(dn, 1);
-			close(dn);
-		}
-	}
-	if (!rep) {
-		close(sock);
-		return 1;
+	if (o.fd > 1) {
+		close(o.fd);
+	} else if (o.fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+		dup2(dn, 1);
+		close(dn);
 	}
 	json_object_put(rep);
-	/* stay until the daemon ends the stream (reader gone, session stopped) or a signal */
-	while (read(sock, b, sizeof(b)) > 0)
-		;
+	if (ret) {
+		if (sock >= 0)
+			close(sock);
+		return ret;
+	}
+	client_untimed(sock);
+	for (;;) {
+		int fds[PROTO_MAX_FDS];
+		size_t nr = PROTO_MAX_FDS;
+
+		rep = NULL;
+		if (proto_recv(sock, &rep, fds, &nr))
+			break;               /* closed: the end */
+		while (nr)
+			close(fds[--nr]);
+		if (!jsonf_get_bool(rep, "ok")) {
+			ret = client_refused(rep);
+			break;
+		}
+		json_object_put(rep);
+	}
 	close(sock);
-	return 0;
+	return ret;
 }
 
 static const struct subcmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
+	const char *args;            /* for --help (create prints its own) */
 } subcmds[] = {
-	{ "create", do_create },
-	{ "list", do_list },
-	{ "show", do_show },
-	{ "snapshot", do_snapshot },
-	{ "attach", do_attach },
-	{ "stop", do_stop },
-	{ "start", do_start },
-	{ "delete", do_delete },
-	{ NULL, NULL },
+	{ "create", do_create, NULL },
+	{ "list", do_list, "[--json]" },
+	{ "show", do_show, "NAME [--json]" },
+	{ "snapshot", do_snapshot, "NAME -o FILE|-" },
+	{ "attach", do_attach, "NAME -o FILE|-" },
+	{ "stop", do_stop, "NAME" },
+	{ "start", do_start, "NAME" },
+	{ "delete", do_delete, "NAME" },
+	{ NULL, NULL, NULL },
 };
+
+static bool is_help(const char *a)
+{
+	return !strcmp(a, "--help") || !strcmp(a, "-h");
+}
+
+static void session_usage(FILE *f)
+{
+	fprintf(f, "usage: perfmark session create NAME [record options] [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n"
+		   "       perfmark session list [--json]\n"
+		   "       perfmark session show NAME [--json]\n"
+		   "       perfmark session snapshot NAME -o FILE|-\n"
+		   "       perfmark session attach NAME -o FILE|-\n"
+		   "       perfmark session stop|start|delete NAME\n"
+		   "Named sessions run in perfmarkd with no client attached; each command takes --help.\n");
+}
 
 int cmd_session(int argc, char **argv)
 {
@@ -542,12 +527,22 @@ int cmd_session(int argc, char **argv)
 
 	signal(SIGPIPE, SIG_IGN);
 	if (argc < 2) {
-		fprintf(stderr, "usage: perfmark session create|list|show|snapshot|attach|stop|start|delete ...\n");
+		session_usage(stderr);
 		return 1;
 	}
-	for (s = subcmds; s->name; s++)
-		if (!strcmp(argv[1], s->name))
-			return s->fn(argc - 1, argv + 1);
+	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+		session_usage(stdout);
+		return 0;
+	}
+	for (s = subcmds; s->name; s++) {
+		if (strcmp(argv[1], s->name))
+			continue;
+		if (argc > 2 && is_help(argv[2]) && s->args) {
+			printf("usage: perfmark session %s %s\n", s->name, s->args);
+			return 0;
+		}
+		return s->fn(argc - 1, argv + 1);
+	}
 	return pm_err("unknown session command '%s' (create, list, show, snapshot, attach, stop, start, delete)",
 		      argv[1]);
 }

@@ -1,0 +1,357 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * perfmark export [-i FILE|-] --format chrome|pprof|collapsed [-o FILE]
+ *
+ *   collapsed  Brendan Gregg's folded stacks: "comm;outer;...;leaf COUNT"
+ *   chrome     Trace Event JSON (Perfetto UI, chrome://tracing, speedscope):
+ *              process/thread names (M), ranges as complete slices (X, open
+ *              ones flagged in args), counters (C), strings and application
+ *              markers as instant events (i) with their payload in args, and
+ *              the samples of each thread as a sampled profile (Profile +
+ *              ProfileChunk).  ts and dur in µs, the nanoseconds kept as
+ *              fractions (the profile's own times are whole µs).
+ *   pprof      gzip'd profile.proto (pprof.c)
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "commands.h"
+#include "uevent.h"
+
+/* ---- collapsed ------------------------------------------------------------------ */
+
+int pm_export_collapsed(const struct profile *p, FILE *out)
+{
+	size_t nn, nf, ns;
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	const struct profile_frame *frames = profile__frames(p, &nf);
+	const struct profile_sample *sv = profile__samples(p, &ns);
+	uint64_t *count = calloc(nn ? nn : 1, sizeof(*count));
+	uint32_t path[4096];
+
+	if (!count)
+		return pm_err("out of memory");
+	for (size_t i = 0; i < ns; i++)
+		count[sv[i].node]++;
+	for (size_t i = 1; i < nn; i++) {
+		size_t depth = 0;
+
+		if (!count[i])
+			continue;
+		for (uint32_t k = (uint32_t)i; k && depth < 4096; k = nodes[k].parent)
+			path[depth++] = frames[nodes[k].frame].name;
+		while (depth--) {
+			const char *s = profile__str(p, path[depth]);
+
+			/* ';' separates frames and ' ' ends the stack: keep them out of names */
+			for (; *s; s++)
+				putc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
+			putc(depth ? ';' : ' ', out);
+		}
+		fprintf(out, "%" PRIu64 "\n", count[i]);
+	}
+	free(count);
+	return 0;
+}
+
+/* ---- chrome --------------------------------------------------------------------- */
+
+static void ev_head(FILE *f, bool *first, const char *ph, const char *cat,
+		    const struct profile_thread *t)
+{
+	fputs(*first ? "\n" : ",\n", f);
+	*first = false;
+	fprintf(f, "{\"ph\":\"%s\",\"cat\":\"%s\",\"pid\":%u,\"tid\":%u", ph, cat, t->pid, t->tid);
+}
+
+static void ev_name(FILE *f, const char *s, size_t n)
+{
+	fputs(",\"name\":", f);
+	pm_json_str(f, s, n, false);
+}
+
+static void ev_ts(FILE *f, const char *key, uint64_t ns)
+{
+	fprintf(f, ",\"%s\":", key);
+	pm_json_us(f, ns);
+}
+
+static void chrome_names(const struct profile *p, FILE *f, bool *first)
+{
+	size_t nt;
+	const struct profile_thread *tv = profile__threads(p, &nt);
+
+	for (size_t i = 0; i < nt; i++) {
+		const char *comm = profile__str(p, tv[i].comm);
+
+		if (tv[i].tid == tv[i].pid) {
+			ev_head(f, first, "M", "__metadata", &tv[i]);
+			fputs(",\"name\":\"process_name\",\"args\":{\"name\":", f);
+			pm_json_str(f, comm, strlen(comm), false);
+			fputs("}}", f);
+		}
+		ev_head(f, first, "M", "__metadata", &tv[i]);
+		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", f);
+		pm_json_str(f, comm, strlen(comm), false);
+		fputs("}}", f);
+	}
+}
+
+static void chrome_ranges(const struct profile *p, FILE *f, bool *first)
+{
+	size_t nr, nt;
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	const struct profile_thread *tv = profile__threads(p, &nt);
+
+	for (size_t i = 0; i < nr; i++) {
+		const char *name = profile__str(p, rv[i].name);
+
+		ev_head(f, first, "X", "range", &tv[rv[i].thread]);
+		ev_name(f, name, strlen(name));
+		ev_ts(f, "ts", rv[i].start);
+		ev_ts(f, "dur", rv[i].end - rv[i].start);
+		fprintf(f, ",\"args\":{\"depth\":%u%s}}", rv[i].depth, rv[i].open ? ",\"open\":true" : "");
+	}
+}
+
+static void chrome_marks(const struct profile *p, FILE *f, bool *first)
+{
+	size_t nm, nt;
+	const struct profile_mark *mv = profile__marks(p, &nm);
+	const struct profile_thread *tv = profile__threads(p, &nt);
+	const uint8_t *data = profile__mark_data(p);
+
+	for (size_t i = 0; i < nm; i++) {
+		const struct profile_mark *m = &mv[i];
+		const uint8_t *d = data + m->off;
+		int64_t v;
+
+		if (m->type == PERFMARK_TYPE_RANGE_BEGIN || m->type == PERFMARK_TYPE_RANGE_END)
+			continue;   /* slices */
+		if (m->type == PERFMARK_TYPE_COUNTER) {
+			const char *name = (const char *)d + 8;
+
+			memcpy(&v, d, 8);
+			ev_head(f, first, "C", "counter", &tv[m->thread]);
+			ev_name(f, name, strlen(name));
+			ev_ts(f, "ts", m->time);
+			fputs(",\"args\":{", f);
+			pm_json_str(f, name, strlen(name), false);
+			fprintf(f, ":%" PRId64 "}}", v);
+			continue;
+		}
+		ev_head(f, first, "i", "marker", &tv[m->thread]);
+		ev_ts(f, "ts", m->time);
+		fputs(",\"s\":\"t\"", f);
+		if (m->type == PERFMARK_TYPE_STRING) {
+			size_t n = strnlen((const char *)d, m->len);
+
+			ev_name(f, (const char *)d, n < 80 ? n : 80);
+			fputs(",\"args\":{\"text\":", f);
+			pm_json_str(f, (const char *)d, n, false);
+		} else {
+			fprintf(f, ",\"name\":\"marker type %u\",\"args\":{\"data\":\"", m->type);
+			for (uint32_t k = 0; k < m->len; k++)
+				fprintf(f, "%02x", d[k]);
+			putc('"', f);
+		}
+		fprintf(f, ",\"type\":%u%s}}", m->type,
+			m->flags & PERFMARK_UEVENT_F_TRUNCATED ? ",\"truncated\":true" : "");
+	}
+}
+
+/* Sample indexes grouped by thread (time order kept): by[at[t] .. at[t + 1]). */
+static int by_thread(const struct profile *p, size_t **by, size_t **at)
+{
+	size_t ns, nt;
+	const struct profile_sample *sv = profile__samples(p, &ns);
+
+	profile__threads(p, &nt);
+	*by = malloc((ns ? ns : 1) * sizeof(**by));
+	*at = calloc(nt + 2, sizeof(**at));
+	if (!*by || !*at)
+		return -1;
+	for (size_t i = 0; i < ns; i++)
+		(*at)[sv[i].thread + 2]++;
+	for (size_t t = 2; t < nt + 2; t++)
+		(*at)[t] += (*at)[t - 1];
+	for (size_t i = 0; i < ns; i++)
+		(*by)[(*at)[sv[i].thread + 1]++] = i;
+	return 0;
+}
+
+/* The node id in a thread's profile: comm frames fold into the root (id 1). */
+static uint32_t chrome_node(const struct profile_node *nodes, uint32_t k)
+{
+	return k == 0 || nodes[k].parent == 0 ? 1 : k + 1;
+}
+
+static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp, uint32_t mark)
+{
+	size_t nn, nf, nm;
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	const struct profile_frame *frames = profile__frames(p, &nf);
+	const struct profile_mapping *maps = profile__mappings(p, &nm);
+
+	fputs(",\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[{\"id\":1,\"callFrame\":"
+	      "{\"functionName\":\"(root)\",\"url\":\"\"}}", f);
+	for (size_t k = 1; k < nn; k++) {
+		const struct profile_frame *fr = &frames[nodes[k].frame];
+		const char *name, *file;
+
+		if (stamp[k] != mark || fr->kind == PROFILE_FRAME_COMM)
+			continue;
+		name = profile__str(p, fr->name);
+		file = profile__str(p, maps[fr->mapping].file);
+		fprintf(f, ",\n{\"id\":%zu,\"parent\":%u,\"callFrame\":{\"functionName\":", k + 1,
+			chrome_node(nodes, nodes[k].parent));
+		pm_json_str(f, name, strlen(name), false);
+		fputs(",\"url\":", f);
+		pm_json_str(f, file, strlen(file), false);
+		fputs("}}", f);
+	}
+}
+
+/*
+ * One sampled profile per thread: the call-tree nodes its samples use, then
+ * its samples as node ids and time deltas (the first from startTime).
+ * startTime and the deltas are whole microseconds, as Chrome writes them
+ * (Perfetto's importer reads them as integers); each delta is taken between
+ * truncated absolute times, so they add up without drift.
+ */
+static int chrome_profiles(const struct profile *p, FILE *f, bool *first)
+{
+	size_t nn, ns, nt, *by = NULL, *at = NULL;
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	const struct profile_sample *sv = profile__samples(p, &ns);
+	const struct profile_thread *tv = profile__threads(p, &nt);
+	uint32_t *stamp = calloc(nn ? nn : 1, sizeof(*stamp));
+
+	if (!stamp || by_thread(p, &by, &at) < 0) {
+		free(stamp);
+		free(by);
+		free(at);
+		return pm_err("out of memory");
+	}
+	for (size_t t = 0; t < nt; t++) {
+		size_t lo = at[t], hi = at[t + 1];
+		uint64_t prev;
+
+		if (lo == hi)
+			continue;
+		prev = sv[by[lo]].time;
+		for (size_t i = lo; i < hi; i++)
+			for (uint32_t k = sv[by[i]].node; k && stamp[k] != t + 1; k = nodes[k].parent)
+				stamp[k] = (uint32_t)t + 1;
+		ev_head(f, first, "P", "profile", &tv[t]);
+		fprintf(f, ",\"name\":\"Profile\",\"id\":\"0x%zx\"", t + 1);
+		ev_ts(f, "ts", prev);
+		fprintf(f, ",\"args\":{\"data\":{\"startTime\":%" PRIu64 "}}}", prev / 1000);
+		ev_head(f, first, "P", "profile", &tv[t]);
+		fprintf(f, ",\"name\":\"ProfileChunk\",\"id\":\"0x%zx\"", t + 1);
+		ev_ts(f, "ts", prev);
+		chrome_nodes(p, f, stamp, (uint32_t)t + 1);
+		fputs("],\"samples\":[", f);
+		for (size_t i = lo; i < hi; i++)
+			fprintf(f, "%s%u", i > lo ? "," : "", chrome_node(nodes, sv[by[i]].node));
+		fputs("]},\"timeDeltas\":[", f);
+		for (size_t i = lo; i < hi; i++) {
+			fprintf(f, "%s%" PRIu64, i > lo ? "," : "", sv[by[i]].time / 1000 - prev / 1000);
+			prev = sv[by[i]].time;
+		}
+		fputs("]}}}", f);
+	}
+	free(stamp);
+	free(by);
+	free(at);
+	return 0;
+}
+
+int pm_export_chrome(const struct profile *p, FILE *f)
+{
+	bool first = true;
+	int r;
+
+	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"perfmark " PERFMARK_VERSION
+	      "\"},\"traceEvents\":[", f);
+	chrome_names(p, f, &first);
+	chrome_ranges(p, f, &first);
+	chrome_marks(p, f, &first);
+	r = chrome_profiles(p, f, &first);
+	fputs("\n]}\n", f);
+	return r;
+}
+
+/* ---- command ----------------------------------------------------------------------- */
+
+static const struct format {
+	const char *name;
+	int (*fn)(const struct profile *p, FILE *out);
+	bool marks;     /* needs every marker kept */
+} formats[] = {
+	{ "chrome", pm_export_chrome, true },
+	{ "pprof", pm_export_pprof, false },
+	{ "collapsed", pm_export_collapsed, false },
+	{ NULL, NULL, false },
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: perfmark export [-i FILE|-] --format chrome|pprof|collapsed [-o FILE]\n");
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *input = "perf.data", *output = NULL, *fmt = NULL;
+	const struct format *fm;
+	struct profile_opts po = { 0 };
+	struct profile *p = NULL;
+	FILE *out;
+	int c, r;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:i:o:f:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': input = optarg; break;
+		case 'o': output = optarg; break;
+		case 'f': fmt = optarg; break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return pm_getopt_error("export", c, argv);
+		}
+	}
+	if (optind < argc)
+		return pm_err("unexpected argument '%s'", argv[optind]);
+	if (!fmt)
+		return pm_err("--format is required (chrome, pprof or collapsed)");
+	for (fm = formats; fm->name && strcmp(fm->name, fmt); fm++)
+		;
+	if (!fm->name)
+		return pm_err("unknown format '%s' (chrome, pprof or collapsed)", fmt);
+	po.keep_marks = fm->marks;
+	if (pm_load(input, &po, &p))
+		return 1;
+	out = pm_output(output);
+	if (!out) {
+		profile__free(p);
+		return 1;
+	}
+	r = fm->fn(p, out);
+	profile__free(p);
+	if (out != stdout || !r)
+		r = pm_output_close(out, output) || r;
+	return r;
+}

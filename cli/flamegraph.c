@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [--range NAME]
+ *
+ * HTML (the default, and for any name not ending in .svg): one self-contained
+ * page, its CSS and JS (cli/flamegraph/) embedded in this binary, the data
+ * as JSON in <script id="pm-data">:
+ *
+ *   title, event, range    strings (range: --range NAME or null)
+ *   start, end             0 and the recording's length in µs
+ *   names                  strings; frames: [name index, kind] pairs
+ *                          (kind 0 command, 1 kernel, 2 user)
+ *   nodes                  [parent, frame] pairs, node 0 the root (parent -1);
+ *                          a parent always comes before its children
+ *   threads                [{tid, pid, comm}]
+ *   samples                [time µs, thread index, node] triples
+ *   ranges                 [thread, name index, start µs, end µs, depth, open]
+ *
+ * SVG (-o FILE.svg): the flame graph alone, one <g> per frame with a
+ * <title> (samples and %) for hover, click to zoom and a search button.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "analysis.h"
+#include "commands.h"
+#include "flamegraph-assets.h"
+
+#define SVG_WIDTH 1200
+#define SVG_ROW 17
+
+struct fg_opts {
+	const char *input, *output, *range;
+};
+
+/* ---- HTML ----------------------------------------------------------------------- */
+
+static void json_key_str(FILE *f, const char *key, const char *s)
+{
+	fprintf(f, "\"%s\":", key);
+	if (s)
+		pm_json_str(f, s, strlen(s), true);
+	else
+		fputs("null", f);
+	fputs(",\n", f);
+}
+
+static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
+		      sample_pred keep, void *ctx)
+{
+	size_t nn, nf, nt, ns, nr;
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	const struct profile_frame *frames = profile__frames(p, &nf);
+	const struct profile_thread *tv = profile__threads(p, &nt);
+	const struct profile_sample *sv = profile__samples(p, &ns);
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	const struct strtab *st = profile__strings(p);
+	uint64_t t0 = profile__start(p);
+	char title[512];
+
+	snprintf(title, sizeof(title), "%s: %s", pm_input_name(o->input), profile__event_name(p));
+	fputs("{", f);
+	json_key_str(f, "title", title);
+	json_key_str(f, "event", profile__event_name(p));
+	json_key_str(f, "range", o->range);
+	fputs("\"start\":0,\"end\":", f);
+	pm_json_us(f, profile__end(p) - t0);
+	fputs(",\n\"names\":[", f);
+	for (uint32_t i = 0; i < st->n; i++) {
+		const char *s = strtab__str(st, i);
+
+		fputs(i ? ",\n" : "", f);
+		pm_json_str(f, s, strlen(s), true);
+	}
+	fputs("],\n\"frames\":[", f);
+	for (size_t i = 0; i < nf; i++)
+		fprintf(f, "%s%u,%u", i ? "," : "", frames[i].name, frames[i].kind);
+	fputs("],\n\"nodes\":[-1,-1", f);
+	for (size_t i = 1; i < nn; i++)
+		fprintf(f, ",%u,%u", nodes[i].parent, nodes[i].frame);
+	fputs("],\n\"threads\":[", f);
+	for (size_t i = 0; i < nt; i++) {
+		const char *c = profile__str(p, tv[i].comm);
+
+		fprintf(f, "%s{\"tid\":%u,\"pid\":%u,\"comm\":", i ? ",\n" : "", tv[i].tid, tv[i].pid);
+		pm_json_str(f, c, strlen(c), true);
+		fputs("}", f);
+	}
+	fputs("],\n\"samples\":[", f);
+	for (size_t i = 0, k = 0; i < ns; i++) {
+		if (keep && !keep(p, &sv[i], ctx))
+			continue;
+		fputs(k++ ? "," : "", f);
+		pm_json_us(f, sv[i].time - t0);
+		fprintf(f, ",%u,%u", sv[i].thread, sv[i].node);
+	}
+	fputs("],\n\"ranges\":[", f);
+	for (size_t i = 0; i < nr; i++) {
+		fprintf(f, "%s%u,%u,", i ? ",\n" : "", rv[i].thread, rv[i].name);
+		pm_json_us(f, rv[i].start - t0);
+		putc(',', f);
+		pm_json_us(f, rv[i].end - t0);
+		fprintf(f, ",%u,%d", rv[i].depth, rv[i].open);
+	}
+	fputs("]}", f);
+}
+
+static void write_html(const struct profile *p, const struct fg_opts *o, FILE *f,
+		       sample_pred keep, void *ctx)
+{
+	fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+	      "<title>perfmark flame graph</title>\n<style>\n", f);
+	fputs(fg_css, f);
+	fputs("</style></head>\n<body><div id=\"app\"></div>\n"
+	      "<script id=\"pm-data\" type=\"application/json\">", f);
+	html_data(p, o, f, keep, ctx);
+	fputs("</script>\n<script>\n", f);
+	fputs(fg_js, f);
+	fputs("</script></body></html>\n", f);
+}
+
+/* ---- SVG ------------------------------------------------------------------------ */
+
+struct svg_ctx {
+	const struct profile *p;
+	const struct weights *w;
+	uint64_t *total;        /* per node, children included */
+	uint32_t **kids;        /* per node */
+	size_t *nkids;
+	FILE *f;
+	int height;
+};
+
+static unsigned name_hash(const char *s)
+{
+	unsigned h = 0;
+
+	while (*s)
+		h = h * 31 + (unsigned char)*s++;
+	return h;
+}
+
+static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
+{
+	size_t nf;
+	const struct profile_frame *fr = &profile__frames(c->p, &nf)[profile__nodes(c->p, &nf)[n].frame];
+	const char *name = profile__str(c->p, fr->name);
+	double w = (double)c->total[n] / (double)c->w->total_count * SVG_WIDTH;
+	unsigned v = name_hash(name) % 100;
+	int y = c->height - (depth + 1) * SVG_ROW;
+
+	if (w < 0.3)
+		return;
+	fprintf(c->f, "<g class=\"f\"><title>");
+	for (const char *s = name; *s; s++) {
+		if (*s == '<')
+			fputs("&lt;", c->f);
+		else if (*s == '&')
+			fputs("&amp;", c->f);
+		else if (*s == '>')
+			fputs("&gt;", c->f);
+		else
+			putc(*s, c->f);
+	}
+	fprintf(c->f, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+		"height=\"%d\" fill=\"rgb(%u,%u,%u)\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		c->total[n], 100.0 * (double)c->total[n] / (double)c->w->total_count, x, y,
+		w > 0.5 ? w - 0.5 : w, SVG_ROW - 1,
+		fr->kind == PROFILE_FRAME_COMM ? 180 : 205 + v / 2,
+		fr->kind == PROFILE_FRAME_COMM ? 180 : fr->kind == PROFILE_FRAME_KERNEL ? 110 + v / 2 : 90 + v,
+		fr->kind == PROFILE_FRAME_COMM ? 190 : 40 + v / 3, x + 3, y + SVG_ROW - 5);
+	for (size_t k = 0; k < c->nkids[n]; k++) {
+		uint32_t ch = c->kids[n][k];
+
+		svg_node(c, ch, x, depth + 1);
+		x += (double)c->total[ch] / (double)c->w->total_count * SVG_WIDTH;
+	}
+}
+
+static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
+{
+	size_t nn;
+	const struct profile_node *nodes = profile__nodes(p, &nn);
+	struct svg_ctx c = { .p = p, .w = w, .f = f };
+	int maxdepth = 0, err = -1;
+	int *depth = calloc(nn ? nn : 1, sizeof(*depth));
+	uint32_t *store = malloc((nn ? nn : 1) * sizeof(*store));
+
+	c.total = calloc(nn ? nn : 1, sizeof(*c.total));
+	c.kids = calloc(nn ? nn : 1, sizeof(*c.kids));
+	c.nkids = calloc(nn ? nn : 1, sizeof(*c.nkids));
+	if (!depth || !store || !c.total || !c.kids || !c.nkids)
+		goto out;
+	for (size_t n = 0; n < nn; n++)
+		c.total[n] = w->count[n];
+	for (size_t n = nn; n-- > 1;)
+		c.total[nodes[n].parent] += c.total[n];
+	for (size_t n = 1; n < nn; n++) {
+		depth[n] = depth[nodes[n].parent] + 1;
+		if ((double)c.total[n] * SVG_WIDTH >= 0.3 * (double)w->total_count && depth[n] > maxdepth)
+			maxdepth = depth[n];
+		c.nkids[nodes[n].parent]++;
+	}
+	/* children lists, in node order, carved out of one array */
+	for (size_t n = 0, at = 0; n < nn; n++) {
+		c.kids[n] = store + at;
+		at += c.nkids[n];
+		c.nkids[n] = 0;
+	}
+	for (size_t n = 1; n < nn; n++)
+		c.kids[nodes[n].parent][c.nkids[nodes[n].parent]++] = (uint32_t)n;
+	c.height = maxdepth * SVG_ROW + 40;
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+		"viewBox=\"0 0 %d %d\" onload=\"pmInit(evt)\">\n<style>\n%s</style>\n"
+		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: %" PRIu64 " samples of %s "
+		"(click: zoom, double-click: reset)</text>\n"
+		"<text x=\"%d\" y=\"14\" class=\"hdr btn\" id=\"search\">Search</text>\n"
+		"<text x=\"%d\" y=\"30\" class=\"hdr\" id=\"matched\"></text>\n",
+		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css, w->total_count,
+		profile__event_name(p), SVG_WIDTH - 60, SVG_WIDTH - 200);
+	if (w->total_count)
+		for (size_t k = 0, x = 0; k < c.nkids[0]; k++) {
+			svg_node(&c, c.kids[0][k], (double)x, 0);
+			x += (size_t)((double)c.total[c.kids[0][k]] / (double)w->total_count * SVG_WIDTH);
+		}
+	fprintf(f, "<script><![CDATA[\n%s]]></script>\n</svg>\n", fg_svg_js);
+	err = 0;
+out:
+	free(depth);
+	free(store);
+	free(c.total);
+	free(c.kids);
+	free(c.nkids);
+	return err ? pm_err("out of memory") : 0;
+}
+
+/* ---- command ----------------------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [--range NAME]\n");
+}
+
+static bool is_svg(const char *path)
+{
+	size_t n = path ? strlen(path) : 0;
+
+	return n >= 4 && !strcasecmp(path + n - 4, ".svg");
+}
+
+int cmd_flamegraph(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "range", required_argument, NULL, 'r' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct fg_opts o = { .input = "perf.data" };
+	struct range_pred_ctx rc;
+	struct profile *p = NULL;
+	struct weights w = { 0 };
+	FILE *out = NULL;
+	int c, r = 1;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:i:o:h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i': o.input = optarg; break;
+		case 'o': o.output = optarg; break;
+		case 'r': o.range = optarg; break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		default:
+			return pm_getopt_error("flamegraph", c, argv);
+		}
+	}
+	if (optind < argc)
+		return pm_err("unexpected argument '%s'", argv[optind]);
+	if (pm_load(o.input, NULL, &p))
+		return 1;
+	if (o.range && pm_range_id(p, o.input, o.range, &rc.name))
+		goto out;
+	if (weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
+		pm_err("out of memory");
+		goto out;
+	}
+	if (!w.total_count) {
+		pm_err("%s: no samples%s%s", pm_input_name(o.input), o.range ? " inside range " : "",
+		       o.range ? o.range : "");
+		goto out;
+	}
+	out = pm_output(o.output);
+	if (!out)
+		goto out;
+	if (is_svg(o.output))
+		r = write_svg(p, out, &w);
+	else
+		write_html(p, &o, out, o.range ? aggregate__in_range : NULL, &rc), r = 0;
+	r = pm_output_close(out, o.output) || r;
+out:
+	weights__free(&w);
+	profile__free(p);
+	return r;
+}

@@ -1,0 +1,371 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * export --format pprof: gzip'd profile.proto (cli/profile.proto, encoded
+ * by protobuf-c), as go tool pprof, Pyroscope and Parca read it.
+ *
+ *   sample types   samples/count and cpu/nanoseconds (the default)
+ *   mappings       one per file seen (has_functions: frames come named)
+ *   locations      one per frame (function in a file), at its first address
+ *   functions      one per name
+ *   samples        one per (call stack, enclosing ranges); labels:
+ *                  "range" for every range the samples were inside (innermost
+ *                  first), so `-tagfocus range=render` keeps them; "comm".
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "analysis.h"
+#include "commands.h"
+#include "profile.pb-c.h"
+#include "grow.h"
+
+typedef Perftools__Profiles__Profile PbProfile;
+typedef Perftools__Profiles__Sample PbSample;
+typedef Perftools__Profiles__Label PbLabel;
+typedef Perftools__Profiles__Mapping PbMapping;
+typedef Perftools__Profiles__Location PbLocation;
+typedef Perftools__Profiles__Line PbLine;
+typedef Perftools__Profiles__Function PbFunction;
+typedef Perftools__Profiles__ValueType PbValueType;
+
+#define MAX_LABELS 32
+
+struct pb {
+	const struct profile *p;
+	PbProfile prof;
+	struct idmap str_ids;       /* profile string id + 1 -> pprof string index */
+	char **strs;
+	size_t nstrs, capstrs;
+	uint32_t *chain;            /* range instance -> chain id (names up to the root) */
+	struct idmap chains;        /* name << 32 | parent chain -> chain id */
+	size_t nchains;
+	bool clock_ns;              /* the period is nanoseconds (cpu-clock, task-clock) */
+	uint64_t ns_per_sample;     /* else: 1e9 / frequency, or 0 */
+};
+
+/* pprof string index of s (0 is ""). */
+static int64_t pb_str(struct pb *b, const char *s)
+{
+	if (grow_to(&b->strs, &b->capstrs, b->nstrs + 1, sizeof(*b->strs), 1024))
+		return -1;
+	b->strs[b->nstrs] = (char *)s;
+	return (int64_t)b->nstrs++;
+}
+
+static int64_t pb_sid(struct pb *b, uint32_t id)
+{
+	uint32_t i = idmap__get(&b->str_ids, (uint64_t)id + 1);
+	int64_t k;
+
+	if (i != TABLE_NONE)
+		return i;
+	k = pb_str(b, profile__str(b->p, id));
+	if (k < 0 || idmap__put(&b->str_ids, (uint64_t)id + 1, (uint32_t)k) < 0)
+		return -1;
+	return k;
+}
+
+/* Chain ids: two range instances with the same names up to the root share one. */
+static int pb_chains(struct pb *b)
+{
+	size_t nr;
+	const struct profile_range *rv = profile__ranges(b->p, &nr);
+
+	b->chain = malloc((nr ? nr : 1) * sizeof(*b->chain));
+	if (!b->chain)
+		return -ENOMEM;
+	for (size_t i = 0; i < nr; i++) {
+		uint32_t up = rv[i].parent == PROFILE_NONE ? 0 : b->chain[rv[i].parent] + 1;
+		uint64_t key = (uint64_t)rv[i].name << 32 | up;
+		uint32_t c = idmap__get(&b->chains, key);
+
+		if (c == TABLE_NONE) {
+			c = (uint32_t)b->nchains++;
+			if (idmap__put(&b->chains, key, c) < 0)
+				return -ENOMEM;
+		}
+		b->chain[i] = c;
+	}
+	return 0;
+}
+
+/*
+ * pprof takes the first mapping for the main binary: the user file holding
+ * the most sampled leaves goes first, the others keep their order.
+ */
+static uint32_t *pb_mapping_ids(struct pb *b, size_t nm)
+{
+	size_t ns, nn, nf;
+	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	const struct profile_node *nodes = profile__nodes(b->p, &nn);
+	const struct profile_frame *fv = profile__frames(b->p, &nf);
+	uint64_t *hits = calloc(nm + 1, sizeof(*hits));
+	uint32_t *id = malloc((nm + 1) * sizeof(*id)), main_map = 0;
+
+	if (!hits || !id) {
+		free(hits);
+		free(id);
+		return NULL;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		const struct profile_frame *f = &fv[nodes[sv[i].node].frame];
+
+		if (f->kind == PROFILE_FRAME_USER)
+			hits[f->mapping]++;
+	}
+	for (uint32_t m = 1; m < nm; m++)
+		if (hits[m] > hits[main_map])
+			main_map = m;
+	for (uint32_t m = 0; m < nm; m++)
+		id[m] = m == main_map ? 1 : m < main_map ? m + 2 : m + 1;
+	free(hits);
+	return id;
+}
+
+static int pb_tables(struct pb *b)
+{
+	size_t nm, nf;
+	const struct profile_mapping *mv = profile__mappings(b->p, &nm);
+	const struct profile_frame *fv = profile__frames(b->p, &nf);
+	uint32_t *map_id = pb_mapping_ids(b, nm);
+	struct idmap fn_ids = { 0 };
+	PbProfile *pr = &b->prof;
+	int err = -ENOMEM;
+
+	pr->mapping = calloc(nm + 1, sizeof(*pr->mapping));
+	pr->location = calloc(nf + 1, sizeof(*pr->location));
+	pr->function = calloc(nf + 1, sizeof(*pr->function));
+	if (!map_id || !pr->mapping || !pr->location || !pr->function)
+		goto out;
+	for (size_t i = 0; i < nm; i++) {
+		PbMapping *m = calloc(1, sizeof(*m));
+
+		if (!m)
+			goto out;
+		perftools__profiles__mapping__init(m);
+		pr->mapping[map_id[i] - 1] = m;
+		pr->n_mapping++;
+		m->id = map_id[i];
+		m->memory_start = mv[i].start;
+		m->memory_limit = mv[i].end;
+		m->file_offset = mv[i].pgoff;
+		m->filename = pb_sid(b, mv[i].file);
+		m->build_id = mv[i].build_id == PROFILE_NONE ? 0 : pb_sid(b, mv[i].build_id);
+		m->has_functions = true;
+	}
+	for (size_t i = 0; i < nf; i++) {
+		uint32_t fid;
+		PbLocation *l;
+
+		if (fv[i].kind == PROFILE_FRAME_COMM)
+			continue;
+		fid = idmap__get(&fn_ids, fv[i].name);
+		if (fid == TABLE_NONE) {
+			PbFunction *f = calloc(1, sizeof(*f));
+
+			if (!f)
+				goto out;
+			perftools__profiles__function__init(f);
+			pr->function[pr->n_function++] = f;
+			f->id = pr->n_function;
+			f->name = f->system_name = pb_sid(b, fv[i].name);
+			f->filename = pb_sid(b, mv[fv[i].mapping].file);
+			fid = (uint32_t)f->id;
+			if (idmap__put(&fn_ids, fv[i].name, fid) < 0)
+				goto out;
+		}
+		l = calloc(1, sizeof(*l) + sizeof(PbLine) + sizeof(PbLine *));
+		if (!l)
+			goto out;
+		perftools__profiles__location__init(l);
+		pr->location[pr->n_location++] = l;
+		l->id = i + 1;
+		l->mapping_id = map_id[fv[i].mapping];
+		l->address = fv[i].addr;
+		/* one line, stored in the same block */
+		l->line = (PbLine **)(l + 1);
+		l->line[0] = (PbLine *)((char *)(l + 1) + sizeof(PbLine *));
+		perftools__profiles__line__init(l->line[0]);
+		l->line[0]->function_id = fid;
+		l->n_line = 1;
+	}
+	err = 0;
+out:
+	free(map_id);
+	idmap__free(&fn_ids);
+	return err;
+}
+
+/* One pprof sample per (node, range chain), its values summed. */
+static int pb_samples(struct pb *b)
+{
+	size_t ns, nn, nf, nr;
+	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	const struct profile_node *nodes = profile__nodes(b->p, &nn);
+	const struct profile_frame *fv = profile__frames(b->p, &nf);
+	const struct profile_range *rv = profile__ranges(b->p, &nr);
+	int64_t k_range = pb_str(b, "range"), k_comm = pb_str(b, "comm");
+	struct idmap ids = { 0 };
+	PbProfile *pr = &b->prof;
+	int err = -ENOMEM;
+
+	pr->sample = calloc(ns + 1, sizeof(*pr->sample));
+	if (!pr->sample || k_range < 0 || k_comm < 0)
+		goto out;
+	for (size_t i = 0; i < ns; i++) {
+		uint32_t ch = sv[i].range == PROFILE_NONE ? 0 : b->chain[sv[i].range] + 1;
+		uint64_t key = (uint64_t)sv[i].node << 32 | ch;
+		uint32_t at = idmap__get(&ids, key);
+		int64_t ns_val = b->clock_ns ? (int64_t)sv[i].period : (int64_t)b->ns_per_sample;
+		PbSample *s;
+
+		if (at != TABLE_NONE) {
+			pr->sample[at]->value[0]++;
+			pr->sample[at]->value[1] += ns_val;
+			continue;
+		}
+		/* stack, labels and values in one block */
+		size_t depth = 0, nl = 0;
+
+		for (uint32_t k = sv[i].node; k && nodes[k].parent; k = nodes[k].parent)
+			depth++;
+		s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + 2 * sizeof(int64_t) +
+			   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
+		if (!s || idmap__put(&ids, key, (uint32_t)pr->n_sample) < 0) {
+			free(s);
+			goto out;
+		}
+		perftools__profiles__sample__init(s);
+		pr->sample[pr->n_sample++] = s;
+		s->value = (int64_t *)(s + 1);
+		s->n_value = 2;
+		s->value[0] = 1;
+		s->value[1] = ns_val;
+		s->location_id = (uint64_t *)(s->value + 2);
+		for (uint32_t k = sv[i].node; k && nodes[k].parent; k = nodes[k].parent)
+			s->location_id[s->n_location_id++] = nodes[k].frame + 1;
+		s->label = (PbLabel **)(s->location_id + depth);
+		PbLabel *lab = (PbLabel *)(s->label + MAX_LABELS);
+		for (uint32_t r = sv[i].range; r != PROFILE_NONE && nl < MAX_LABELS - 1; r = rv[r].parent) {
+			perftools__profiles__label__init(&lab[nl]);
+			lab[nl].key = k_range;
+			lab[nl].str = pb_sid(b, rv[r].name);
+			s->label[nl] = &lab[nl];
+			nl++;
+		}
+		for (uint32_t k = sv[i].node; k; k = nodes[k].parent) {
+			if (nodes[k].parent != 0)
+				continue;
+			perftools__profiles__label__init(&lab[nl]);
+			lab[nl].key = k_comm;
+			lab[nl].str = pb_sid(b, fv[nodes[k].frame].name);
+			s->label[nl] = &lab[nl];
+			nl++;
+		}
+		s->n_label = nl;
+	}
+	err = 0;
+out:
+	idmap__free(&ids);
+	return err;
+}
+
+static int pb_write_gzip(const uint8_t *buf, size_t len, FILE *out)
+{
+	uint8_t chunk[65536];
+	z_stream z = { 0 };
+	int zr;
+
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	z.next_in = (Bytef *)buf;
+	z.avail_in = (uInt)len;
+	do {
+		z.next_out = chunk;
+		z.avail_out = sizeof(chunk);
+		zr = deflate(&z, Z_FINISH);
+		fwrite(chunk, 1, sizeof(chunk) - z.avail_out, out);
+	} while (zr == Z_OK);
+	deflateEnd(&z);
+	return zr == Z_STREAM_END ? 0 : -EIO;
+}
+
+static void pb_free(struct pb *b)
+{
+	PbProfile *pr = &b->prof;
+
+	for (size_t i = 0; i < pr->n_mapping; i++)
+		free(pr->mapping[i]);
+	for (size_t i = 0; i < pr->n_location; i++)
+		free(pr->location[i]);
+	for (size_t i = 0; i < pr->n_function; i++)
+		free(pr->function[i]);
+	for (size_t i = 0; i < pr->n_sample; i++)
+		free(pr->sample[i]);
+	free(pr->mapping);
+	free(pr->location);
+	free(pr->function);
+	free(pr->sample);
+	free(pr->sample_type);
+	free(b->strs);
+	free(b->chain);
+	idmap__free(&b->str_ids);
+	idmap__free(&b->chains);
+}
+
+int pm_export_pprof(const struct profile *p, FILE *out)
+{
+	struct pb b = { .p = p };
+	PbValueType types[3];
+	const char *ev = profile__event_name(p);
+	uint64_t freq = profile__sample_freq(p);
+	uint8_t *buf = NULL;
+	size_t len;
+	int err;
+
+	perftools__profiles__profile__init(&b.prof);
+	b.clock_ns = !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
+	b.ns_per_sample = freq ? 1000000000u / freq : 0;
+	err = pb_str(&b, "") < 0 ? -ENOMEM : 0;
+	for (int i = 0; i < 3 && !err; i++) {
+		perftools__profiles__value_type__init(&types[i]);
+		types[i].type = pb_str(&b, i == 0 ? "samples" : "cpu");
+		types[i].unit = pb_str(&b, i == 0 ? "count" : "nanoseconds");
+	}
+	b.prof.sample_type = calloc(2, sizeof(*b.prof.sample_type));
+	if (!err && !b.prof.sample_type)
+		err = -ENOMEM;
+	if (!err) {
+		b.prof.sample_type[0] = &types[0];
+		b.prof.sample_type[1] = &types[1];
+		b.prof.n_sample_type = 2;
+		b.prof.period_type = &types[2];
+		b.prof.period = b.clock_ns ? (int64_t)b.ns_per_sample : 1;
+		b.prof.duration_nanos = (int64_t)(profile__end(p) - profile__start(p));
+		b.prof.default_sample_type = types[1].type;
+		err = pb_chains(&b);
+	}
+	if (!err)
+		err = pb_tables(&b);
+	if (!err)
+		err = pb_samples(&b);
+	if (!err) {
+		b.prof.string_table = b.strs;
+		b.prof.n_string_table = b.nstrs;
+		len = perftools__profiles__profile__get_packed_size(&b.prof);
+		buf = malloc(len ? len : 1);
+		if (!buf)
+			err = -ENOMEM;
+	}
+	if (!err) {
+		perftools__profiles__profile__pack(&b.prof, buf);
+		err = pb_write_gzip(buf, len, out);
+	}
+	b.prof.string_table = NULL;
+	b.prof.period_type = NULL;
+	pb_free(&b);
+	free(buf);
+	return err ? pm_err("pprof: %s", strerror(-err)) : 0;
+}

@@ -1,0 +1,504 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * perfmark script's output: samples, markers and losses as text (like
+ * `perf script`) or one JSON object per line (INTERFACE.md), to sc->out.
+ */
+#include <inttypes.h>
+#include <limits.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "callchain.h"
+#include "script.h"
+#include "uevent.h"
+
+static void fputc_out(struct script *sc, int c)
+{
+	fputc(c, sc->out);
+}
+
+/* ---- output helpers -------------------------------------------------------------- */
+
+static char *hexstr(const uint8_t *d, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char *s = malloc(2 * n + 1);
+
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		s[2 * i] = digits[d[i] >> 4];
+		s[2 * i + 1] = digits[d[i] & 15];
+	}
+	s[2 * n] = '\0';
+	return s;
+}
+
+/* Length of a valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
+static size_t utf8_len(const uint8_t *p, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if ((p[0] & 0xe0) == 0xc0)
+		len = 2, cp = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		len = 3, cp = p[0] & 0x0f;
+	else if ((p[0] & 0xf8) == 0xf0)
+		len = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = (cp << 6) | (p[i] & 0x3f);
+	}
+	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return len;
+}
+
+/* A JSON-safe copy: invalid UTF-8 bytes become U+FFFD. */
+static char *utf8_clean(const uint8_t *s, size_t n)
+{
+	char *out = malloc(3 * n + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < n;) {
+		size_t l = utf8_len(s + i, n - i);
+
+		if (l) {
+			memcpy(o, s + i, l);
+			o += l;
+			i += l;
+		} else {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			i++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+/* Text mode: a C-escaped, quoted string. */
+static void put_quoted(FILE *f, const uint8_t *s, size_t n)
+{
+	fputc('"', f);
+	for (size_t i = 0; i < n; i++) {
+		uint8_t c = s[i];
+
+		switch (c) {
+		case '"': fputs("\\\"", f); break;
+		case '\\': fputs("\\\\", f); break;
+		case '\n': fputs("\\n", f); break;
+		case '\t': fputs("\\t", f); break;
+		case '\r': fputs("\\r", f); break;
+		default:
+			if (c < 0x20 || c == 0x7f)
+				fprintf(f, "\\x%02x", c);
+			else
+				fputc(c, f);
+		}
+	}
+	fputc('"', f);
+}
+
+static const char *event_name(const struct perfread_event *e, char *buf, size_t size)
+{
+	static const char *const hw[] = {
+		[PERF_COUNT_HW_CPU_CYCLES] = "cycles",
+		[PERF_COUNT_HW_INSTRUCTIONS] = "instructions",
+		[PERF_COUNT_HW_CACHE_REFERENCES] = "cache-references",
+		[PERF_COUNT_HW_CACHE_MISSES] = "cache-misses",
+		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = "branches",
+		[PERF_COUNT_HW_BRANCH_MISSES] = "branch-misses",
+	};
+	static const char *const sw[] = {
+		[PERF_COUNT_SW_CPU_CLOCK] = "cpu-clock",
+		[PERF_COUNT_SW_TASK_CLOCK] = "task-clock",
+		[PERF_COUNT_SW_PAGE_FAULTS] = "page-faults",
+		[PERF_COUNT_SW_CONTEXT_SWITCHES] = "context-switches",
+	};
+
+	if (!e)
+		return "unknown";
+	if (e->name && *e->name)
+		return e->name;
+	if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config < sizeof(hw) / sizeof(hw[0]) &&
+	    hw[e->attr.config])
+		return hw[e->attr.config];
+	if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config < sizeof(sw) / sizeof(sw[0]) &&
+	    sw[e->attr.config])
+		return sw[e->attr.config];
+	snprintf(buf, size, "%u:%llu", e->attr.type, (unsigned long long)e->attr.config);
+	return buf;
+}
+
+static const char *comm_of(struct script *sc, uint32_t tid, char *buf, size_t size)
+{
+	const char *c = symbolizer__comm(sc->sym, tid);
+
+	if (c)
+		return c;
+	snprintf(buf, size, ":%u", tid);
+	return buf;
+}
+
+static void text_prefix(struct script *sc, uint32_t pid, uint32_t tid, uint32_t cpu,
+			uint64_t time)
+{
+	char cb[24];
+
+	fprintf(sc->out, "%16s %6u/%-6u [%03u] %" PRIu64 ".%09" PRIu64 ": ",
+	       comm_of(sc, tid, cb, sizeof(cb)), pid, tid, cpu,
+	       time / 1000000000U, time % 1000000000U);
+}
+
+static struct json_object *json_common(uint64_t time, uint32_t pid, uint32_t tid, uint32_t cpu,
+				       const char *event)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "time", json_object_new_uint64(time));
+	json_object_object_add(o, "pid", json_object_new_int64(pid));
+	json_object_object_add(o, "tid", json_object_new_int64(tid));
+	json_object_object_add(o, "cpu", json_object_new_int64(cpu));
+	json_object_object_add(o, "event", json_object_new_string(event));
+	return o;
+}
+
+static void json_emit(struct script *sc, struct json_object *o)
+{
+	if (!o)
+		return;
+	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+					     JSON_C_TO_STRING_NOSLASHESCAPE), sc->out);
+	fputc('\n', sc->out);
+	json_object_put(o);
+}
+
+static void json_add_string(struct json_object *o, const char *key, const uint8_t *s, size_t n)
+{
+	char *c = utf8_clean(s, n);
+
+	if (c) {
+		json_object_object_add(o, key, json_object_new_string(c));
+		free(c);
+	}
+}
+
+/* ---- samples -------------------------------------------------------------------- */
+
+static int cpumode_kernel(uint16_t misc)
+{
+	uint16_t m = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return m == PERF_RECORD_MISC_KERNEL || m == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/*
+ * What to print for ip: its symbol, or, like perf script, "[unknown]" with
+ * the file it is in: "[unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)", or
+ * "[unknown] ([unknown])" outside any mapping.  *dso: the file, NULL if none.
+ */
+static const char *sym_text(struct script *sc, uint32_t pid, uint64_t ip, int kernel,
+			    char *buf, size_t size, const char **dso)
+{
+	struct symbolizer_loc loc;
+
+	symbolizer__lookup(sc->sym, pid, ip, kernel, &loc);
+	*dso = loc.dso;
+	if (strcmp(loc.name, "[unknown]"))
+		return loc.name;
+	snprintf(buf, size, "[unknown] (%s)", loc.dso ? loc.dso : "[unknown]");
+	return buf;
+}
+
+void script__print_sample(struct script *sc, const struct perfread_sample *s)
+{
+	char nb[48], sb[PATH_MAX + 16];
+	const char *ev = event_name(s->event, nb, sizeof(nb)), *dso;
+	int kernel = cpumode_kernel(s->misc);
+	const char *sym = sym_text(sc, s->pid, s->ip, kernel, sb, sizeof(sb), &dso);
+	struct json_object *o = NULL, *chain = NULL;
+	static struct callchain_ip ips[CALLCHAIN_MAX];
+	size_t n;
+
+	if (sc->o.json) {
+		o = json_common(s->time, s->pid, s->tid, s->cpu, ev);
+		if (!o)
+			return;
+		json_object_object_add(o, "ip", json_object_new_uint64(s->ip));
+		json_object_object_add(o, "sym", json_object_new_string(
+			symbolizer__name(sc->sym, s->pid, s->ip, kernel)));
+		if (dso)
+			json_object_object_add(o, "dso", json_object_new_string(dso));
+		if (s->period)
+			json_object_object_add(o, "period", json_object_new_uint64(s->period));
+		chain = json_object_new_array();
+	} else {
+		text_prefix(sc, s->pid, s->tid, s->cpu, s->time);
+		fprintf(sc->out, "%s: %16" PRIx64 " %s\n", ev, s->ip, sym);
+	}
+	/* the chain as report has it (dwarf samples unwound there) */
+	n = (s->nr_ips || s->stack_size) ? callchain__get(sc->sym, sc->r, s, ips, CALLCHAIN_MAX) : 0;
+	for (size_t i = 0; i < n; i++) {
+		if (chain)
+			json_object_array_add(chain, json_object_new_string(
+				symbolizer__name(sc->sym, s->pid, ips[i].ip, ips[i].kernel)));
+		else if (!sc->o.json)
+			fprintf(sc->out, "\t%16" PRIx64 " %s\n", ips[i].ip,
+				sym_text(sc, s->pid, ips[i].ip, ips[i].kernel, sb, sizeof(sb), &dso));
+	}
+	if (sc->o.json) {
+		json_object_object_add(o, "callchain", chain ? chain : json_object_new_array());
+		json_emit(sc, o);
+	} else if (n) {
+		fputc_out(sc, '\n');
+	}
+}
+
+/* ---- markers -------------------------------------------------------------------- */
+
+struct marker {
+	uint32_t type, size, orig_size, version;
+	bool truncated, fault, uevent, valid;
+	const uint8_t *data;
+	size_t data_len;   /* bytes of data present */
+};
+
+static void decode_marker(const struct perfread_sample *s, bool uevent, struct marker *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->uevent = uevent;
+	if (!uevent) {
+		size_t n = s->raw ? strnlen(s->raw, s->raw_size) : 0;
+
+		m->type = PERFMARK_TYPE_STRING;
+		m->data = s->raw;
+		m->data_len = n;
+		m->size = m->orig_size = (uint32_t)(n < s->raw_size ? n + 1 : n);
+		m->version = PERFMARK_UEVENT_VERSION;
+		m->valid = true;
+		return;
+	}
+	const struct perfmark_uevent_hdr *h = script__uevent_hdr(s, &m->data);
+	if (!h) {
+		/* a raw field too short for its header: show what is there */
+		m->data = s->raw;
+		m->data_len = s->raw ? s->raw_size : 0;
+		m->type = UINT32_MAX;
+		return;
+	}
+	m->version = h->version;
+	m->type = h->type;
+	m->size = h->size;
+	m->orig_size = h->orig_size;
+	m->truncated = h->flags & PERFMARK_UEVENT_F_TRUNCATED;
+	m->fault = h->flags & PERFMARK_UEVENT_F_FAULT;
+	m->data_len = h->size;
+	m->valid = h->version == PERFMARK_UEVENT_VERSION;
+}
+
+/* A NUL-terminated name at d (within n bytes), or NULL. */
+static const char *payload_name(const uint8_t *d, size_t n)
+{
+	return n && memchr(d, '\0', n) ? (const char *)d : NULL;
+}
+
+void script__print_marker(struct script *sc, const struct perfread_sample *s, bool uevent)
+{
+	const char *ev = uevent ? EV_UEVENT : EV_PRINTF;
+	const char *name = NULL;
+	struct marker m;
+	struct json_object *o = NULL;
+	uint64_t dur = 0;
+	bool have_dur = false;
+
+	decode_marker(s, uevent, &m);
+
+	/* range bookkeeping happens whatever --type shows */
+	if (m.valid && m.type == PERFMARK_TYPE_RANGE_BEGIN) {
+		name = payload_name(m.data, m.data_len);
+		if (name)
+			script__range_begin(sc, s->tid, name, s->time);
+	} else if (m.valid && m.type == PERFMARK_TYPE_RANGE_END) {
+		name = payload_name(m.data, m.data_len);
+		if (name)
+			have_dur = script__range_end(sc, s->tid, name, s->time, &dur);
+	}
+	if (sc->o.filter_type && (!m.valid || m.type != sc->o.type))
+		return;
+
+	if (sc->o.json) {
+		o = json_common(s->time, s->pid, s->tid, s->cpu, ev);
+		if (!o)
+			return;
+		if (m.type != UINT32_MAX)
+			json_object_object_add(o, "type", json_object_new_int64(m.type));
+		json_object_object_add(o, "size", json_object_new_int64(m.size));
+		json_object_object_add(o, "truncated", json_object_new_boolean(m.truncated));
+		json_object_object_add(o, "fault", json_object_new_boolean(m.fault));
+		if (m.uevent && m.version != PERFMARK_UEVENT_VERSION)
+			json_object_object_add(o, "version", json_object_new_int64(m.version));
+		if (m.truncated)
+			json_object_object_add(o, "orig_size", json_object_new_int64(m.orig_size));
+		if (m.valid && m.type == PERFMARK_TYPE_STRING) {
+			json_add_string(o, "text", m.data, m.data ? strnlen((const char *)m.data, m.data_len) : 0);
+		} else {
+			char *hex = hexstr(m.data, m.data_len);
+
+			if (hex) {
+				json_object_object_add(o, "data", json_object_new_string(hex));
+				free(hex);
+			}
+		}
+		if (m.valid) {
+			switch (m.type) {
+			case PERFMARK_TYPE_RANGE_BEGIN:
+			case PERFMARK_TYPE_RANGE_END:
+				if (name)
+					json_add_string(o, "name", (const uint8_t *)name, strlen(name));
+				if (have_dur)
+					json_object_object_add(o, "duration_ns", json_object_new_uint64(dur));
+				break;
+			case PERFMARK_TYPE_COUNTER:
+				if (m.data_len >= 8) {
+					int64_t v;
+					const char *cn = payload_name(m.data + 8, m.data_len - 8);
+
+					memcpy(&v, m.data, 8);
+					if (cn)
+						json_add_string(o, "name", (const uint8_t *)cn, strlen(cn));
+					json_object_object_add(o, "value", json_object_new_int64(v));
+				}
+				break;
+			case PERFMARK_TYPE_JIT_CODE:
+				if (m.data_len >= 16) {
+					uint64_t a, sz;
+					const char *jn = payload_name(m.data + 16, m.data_len - 16);
+
+					memcpy(&a, m.data, 8);
+					memcpy(&sz, m.data + 8, 8);
+					json_object_object_add(o, "addr", json_object_new_uint64(a));
+					json_object_object_add(o, "code_size", json_object_new_uint64(sz));
+					if (jn)
+						json_add_string(o, "name", (const uint8_t *)jn, strlen(jn));
+				}
+				break;
+			default:
+				break;
+			}
+		}
+		json_emit(sc, o);
+		return;
+	}
+
+	text_prefix(sc, s->pid, s->tid, s->cpu, s->time);
+	if (!uevent) {
+		fprintf(sc->out, "%s: ", ev);
+		put_quoted(sc->out, m.data, m.data_len);
+		fputc_out(sc, '\n');
+		return;
+	}
+	fprintf(sc->out, "%s", ev);
+	if (m.type != UINT32_MAX)
+		fprintf(sc->out, " type=%u", m.type);
+	fprintf(sc->out, " size=%u", m.size);
+	if (m.truncated)
+		fprintf(sc->out, " truncated");
+	if (m.fault)
+		fprintf(sc->out, " fault");
+	if (m.uevent && m.version != PERFMARK_UEVENT_VERSION)
+		fprintf(sc->out, " version=%u", m.version);
+	fprintf(sc->out, ":");
+	if (m.valid) {
+		switch (m.type) {
+		case PERFMARK_TYPE_STRING:
+			fputc_out(sc, ' ');
+			put_quoted(sc->out, m.data, m.data ? strnlen((const char *)m.data, m.data_len) : 0);
+			fputc_out(sc, '\n');
+			return;
+		case PERFMARK_TYPE_RANGE_BEGIN:
+		case PERFMARK_TYPE_RANGE_END:
+			if (!name)
+				break;
+			fprintf(sc->out, " range %s ", m.type == PERFMARK_TYPE_RANGE_BEGIN ? "begin" : "end");
+			put_quoted(sc->out, (const uint8_t *)name, strlen(name));
+			if (have_dur)
+				fprintf(sc->out, " duration=%" PRIu64 ".%09" PRIu64 "s (%" PRIu64 " ns)",
+				       dur / 1000000000U, dur % 1000000000U, dur);
+			fputc_out(sc, '\n');
+			return;
+		case PERFMARK_TYPE_COUNTER:
+			if (m.data_len >= 8) {
+				const char *cn = payload_name(m.data + 8, m.data_len - 8);
+				int64_t v;
+
+				if (!cn)
+					break;
+				memcpy(&v, m.data, 8);
+				fprintf(sc->out, " counter %s=%" PRId64 "\n", cn, v);
+				return;
+			}
+			break;
+		case PERFMARK_TYPE_JIT_CODE:
+			if (m.data_len >= 16) {
+				const char *jn = payload_name(m.data + 16, m.data_len - 16);
+				uint64_t a, sz;
+
+				if (!jn)
+					break;
+				memcpy(&a, m.data, 8);
+				memcpy(&sz, m.data + 8, 8);
+				fprintf(sc->out, " jit code addr=0x%" PRIx64 " size=%" PRIu64 " %s\n", a, sz, jn);
+				return;
+			}
+			break;
+		default:
+			break;
+		}
+	}
+	/* unknown type, or a payload its decoder cannot read: hex */
+	{
+		char *hex = hexstr(m.data, m.data_len);
+
+		fprintf(sc->out, " %s\n", hex ? hex : "");
+		free(hex);
+	}
+}
+
+void script__print_lost(struct script *sc, const struct perf_event_header *rec)
+{
+	struct perfread_sample_id sid;
+	uint64_t lost;
+	size_t off = rec->type == PERF_RECORD_LOST ? 16 : 8;
+
+	if (rec->size < off + 8)
+		return;
+	if (sc->o.filter_type)
+		return;
+	memcpy(&lost, (const uint8_t *)rec + off, 8);
+	if (sc->o.json) {
+		struct json_object *o;
+
+		perfread__sample_id(sc->r, rec, &sid);   /* zeros when it has none */
+		o = json_common(sid.time, sid.pid, sid.tid, sid.cpu, "lost");
+		if (o) {
+			json_object_object_add(o, "lost", json_object_new_uint64(lost));
+			json_emit(sc, o);
+		}
+	} else {
+		fprintf(sc->out, "LOST %" PRIu64 " samples\n", lost);
+	}
+}
