@@ -3,6 +3,8 @@
 PERFMARKD=${PERFMARKD:-$PERFMARK_BUILD/perfmarkd}
 DEMO=$PERFMARK_BUILD/examples/markers-demo
 export PERFMARK_SOCKET=$T/pmd.sock
+# the daemon path: `perfmark record` talks to this test's own perfmarkd
+export PERFMARK_NO_DAEMON=0
 PMD_STATE=$T/state
 PMD_PINS=/sys/fs/bpf/perfmark-test-$$
 PMD_PID=
@@ -17,7 +19,8 @@ need_daemon() {
 }
 
 daemon_start() {
-	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$PMD_STATE" \
+	# shellcheck disable=SC2086  # PMD_ARGS: more options, split on spaces
+	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$PMD_STATE" ${PMD_ARGS:-} \
 		--pin-dir "$PMD_PINS" >>"$T/pmd.log" 2>&1 &
 	PMD_PID=$!
 	_bg_pids+=("$PMD_PID")
@@ -27,6 +30,12 @@ daemon_start() {
 		sleep 0.1
 	done
 	die "perfmarkd did not start" -- "$T/pmd.log"
+}
+
+# daemon_start, then the socket open to every user: the daemon decides who gets in
+daemon_start_shared() {
+	daemon_start
+	chmod 0666 "$PERFMARK_SOCKET"
 }
 
 daemon_kill9() {

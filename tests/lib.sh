@@ -19,6 +19,9 @@ PERFMARK=${PERFMARK:-$PERFMARK_BUILD/perfmark}
 PROGS=$PERFMARK_BUILD/tests
 PM_RECORDER=${PM_RECORDER:-perfmark}
 PERFPARSER=${PERFPARSER:-/usr/lib/x86_64-linux-gnu/libexec/hotspot-perfparser}
+# `perfmark record` in-process: a perfmarkd running on this machine must not
+# be what a test tests.  The daemon-path tests (daemon-lib.sh) say otherwise.
+export PERFMARK_NO_DAEMON=1
 
 T=$(mktemp -d /tmp/perfmark-t.XXXXXX)
 chmod 755 "$T"

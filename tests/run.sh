@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Run every test: unit tests (normal and sanitizer builds), then the
-# integration scripts tests/t-*.sh.  A script exits 0 (pass), 77 (skip, with
-# a printed reason) or anything else (fail).  Last line: "N passed, N failed".
+# integration scripts tests/t-*.sh.  A script exits 0 (pass), 77 (skip, its
+# last line the reason) or anything else (fail); a unit test's case that
+# cannot run here prints "skipped: REASON" (skip_because in test-util.h).
+# Every skip is listed with its reason and counted.  No test reads the
+# terminal: stdin is /dev/null.
+# The last two lines: "N skipped", then "N passed, N failed".
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
@@ -9,16 +13,24 @@ asan=${2:-}
 [ -n "$asan" ] && asan=$(cd "$asan" && pwd)
 export PERFMARK_BUILD=$build PERFMARK_SRC=$(dirname "$here")
 logdir=$(mktemp -d /tmp/perfmark-tests.XXXXXX)
-pass=0 fail=0 skip=0 failed=()
+pass=0 fail=0 skip=0 failed=() skipped=()
+
+# the cases of a cmocka program that said "skipped: REASON", one "CASE: REASON" a line
+unit_skips() {
+	awk '/^\[ RUN      \] / { name = $4 } /^skipped: / { sub(/^skipped: /, ""); print name ": " $0 }' "$1"
+}
 
 run() {   # name, command...
 	local name=$1; shift
-	local log=$logdir/${name//\//_}.log start=$SECONDS rc
-	timeout -k 10 "${TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1; rc=$?
+	local log=$logdir/${name//\//_}.log start=$SECONDS rc s
+	timeout -k 10 "${TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1 </dev/null; rc=$?
 	local took=$((SECONDS - start))
 	case $rc in
-	0)  pass=$((pass + 1)); echo "PASS $name (${took}s)";;
-	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")";;
+	0)  pass=$((pass + 1)); echo "PASS $name (${took}s)"
+	    while IFS= read -r s; do
+		skip=$((skip + 1)); skipped+=("$name/$s"); echo "SKIP $name/$s"
+	    done < <(unit_skips "$log");;
+	77) skip=$((skip + 1)); s="$name: $(tail -n 1 "$log")"; skipped+=("$s"); echo "SKIP $s";;
 	*)  fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (rc=$rc, ${took}s)"
 	    sed 's/^/    | /' "$log" | tail -n 40;;
 	esac
@@ -42,9 +54,9 @@ done
 
 echo "logs in $logdir"
 [ ${#failed[@]} -gt 0 ] && echo "failed: ${failed[*]}"
-if [ "$skip" -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
+for s in "${skipped[@]}"; do
+	echo "skipped: $s"
+done
+echo "$skip skipped"
+echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -14,6 +14,15 @@ pm session create keep1 -F 199 --ring 16M || die "create failed" -- "$T/pmd.log"
 [ -d "$PMD_PINS/keep1" ] || die "nothing pinned under $PMD_PINS/keep1"
 
 daemon_kill9
+# an upgrade: the definition as perfmark 0.1 stored it (the events it resolved
+# kept); the new daemon reads it, adopts the pins and stores the current form
+resolved=$(python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["resolved"]))' \
+	"$PMD_STATE/sessions/keep1.json") || die "cannot read the stored definition"
+cat >"$PMD_STATE/sessions/keep1.json" <<EOF
+{ "name": "keep1", "events": [ ], "freq": 199, "callchain": false, "markers": true, "zstd": 0,
+  "target": "all", "sink": "ring", "ring_size": 16777216, "owner": 0,
+  "resolved": $resolved, "seq": 0, "stopped": false, "error": false }
+EOF
 "$DEMO" 0.5 >/dev/null 2>&1 &
 demo=$!; wait $demo
 # an orphan pin dir the new daemon must remove
@@ -21,6 +30,10 @@ mkdir -p "$PMD_PINS/ghost"
 daemon_start
 pm session list | grep -q '^keep1 .*running' || die "keep1 not restored" -- "$T/pmd.log"
 grep -q "adopted" "$T/pmd.log" || die "the restarted daemon did not adopt the pins" -- "$T/pmd.log"
+grep -q '"spec"' "$PMD_STATE/sessions/keep1.json" ||
+	die "the old definition was not stored again in the current form" -- "$PMD_STATE/sessions/keep1.json"
+pm session show keep1 | grep -q '(199 Hz)' || die "the old definition's rate was lost"
+ok "a definition stored by perfmark 0.1 is read, adopted and stored anew"
 [ -e "$PMD_PINS/ghost" ] && die "orphan pins not removed"
 sleep 0.3
 pm session snapshot keep1 -o "$T/snap" || die "snapshot failed"

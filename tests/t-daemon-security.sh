@@ -5,54 +5,42 @@
 # the other sessions alone.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/users-lib.sh"
 need_daemon
-command -v setpriv >/dev/null || skip "setpriv missing"
-command -v useradd >/dev/null || skip "useradd missing"
-u1=pmt1_$$ u2=pmt2_$$
-made_group=
-getent group perfmark >/dev/null || { groupadd perfmark && made_group=1; }
-useradd -M -N -s /bin/false "$u1" || skip "cannot add users"
-useradd -M -N -s /bin/false -G perfmark "$u2" || { userdel "$u1"; skip "cannot add users"; }
-trap 'userdel "$u1" 2>/dev/null; userdel "$u2" 2>/dev/null; [ -n "$made_group" ] && groupdel perfmark; daemon_cleanup' EXIT
-daemon_start
-chmod 0666 "$PERFMARK_SOCKET"   # the test socket: let the kernel let them connect; the daemon decides
-gid_pm=$(getent group perfmark | cut -d: -f3)
-uid1=$(id -u "$u1") uid2=$(id -u "$u2")
-as1() { setpriv --reuid="$uid1" --regid=65534 --clear-groups "$@"; }
-as2() { setpriv --reuid="$uid2" --regid=65534 --groups="$gid_pm" "$@"; }
+test_users pm10
+daemon_start_shared
 
 pm session create rootsess -F 99 || die "root create failed"
 
-out=$(as1 "$PERFMARK" session list 2>&1) && die "outsider allowed: $out"
+out=$(as_outsider "$PERFMARK" session list 2>&1) && die "outsider allowed: $out"
 echo "$out" | grep -q '^perfmark: permission denied' || die "unclear refusal: $out"
 ok "outsider refused: $out"
 
-as2 "$PERFMARK" session create usersess -F 99 --ring 1M || die "member create failed" -- "$T/pmd.log"
-out=$(as2 "$PERFMARK" session list)
+as_member "$PERFMARK" session create usersess -F 99 --ring 1M || die "member create failed" -- "$T/pmd.log"
+out=$(as_member "$PERFMARK" session list)
 echo "$out" | grep -q usersess || die "member does not see own session"
 echo "$out" | grep -q rootsess && die "member sees root's session"
-out=$(as2 "$PERFMARK" session show rootsess 2>&1) && die "member can show root's session"
+out=$(as_member "$PERFMARK" session show rootsess 2>&1) && die "member can show root's session"
 echo "$out" | grep -q "no such session 'rootsess'" || die "unexpected: $out"
-as2 "$PERFMARK" session stop rootsess 2>/dev/null && die "member stopped root's session"
-as2 "$PERFMARK" session show usersess --json | grep -q "\"owner\":$uid2" || die "owner not the member"
-out=$(as2 "$PERFMARK" session create big --ring 512M 2>&1) && die "member got a 512M ring"
+as_member "$PERFMARK" session stop rootsess 2>/dev/null && die "member stopped root's session"
+as_member "$PERFMARK" session show usersess --json | grep -q "\"owner\":$MEMBER_UID" || die "owner not the member"
+out=$(as_member "$PERFMARK" session create big --ring 512M 2>&1) && die "member got a 512M ring"
 echo "$out" | grep -q 'too large' || die "unexpected: $out"
-out=$(as2 "$PERFMARK" session create pid1 -p 1 2>&1) && die "member traced pid 1"
+out=$(as_member "$PERFMARK" session create pid1 -p 1 2>&1) && die "member traced pid 1"
 echo "$out" | grep -q 'not yours' || die "unexpected: $out"
 pm session list | grep -q usersess || die "root does not see the member's session"
 ok "member limited to own sessions"
 
 # the member's session sees the member's processes only: markers of a
 # process of theirs are in its snapshot, those of root's process are not
-chmod 0755 "$T"
 mkdir -m 0777 "$T/u2"
-as2 "$DEMO" 0.2 >"$T/u2/demo-own.out" 2>&1 || die "markers-demo as the member failed"
+as_member "$DEMO" 0.2 >"$T/u2/demo-own.out" 2>&1 || die "markers-demo as the member failed"
 "$DEMO" 0.2 >"$T/demo-root.out" 2>&1 || die "markers-demo as root failed"
 own=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$T/u2/demo-own.out")
 other=$(sed -n 's/.*pid \([0-9]*\),.*/\1/p' "$T/demo-root.out")
 n=0
 for i in $(seq 30); do
-	as2 "$PERFMARK" session snapshot usersess -o "$T/u2/snap.data" 2>/dev/null
+	as_member "$PERFMARK" session snapshot usersess -o "$T/u2/snap.data" 2>/dev/null
 	# perf reads only files of its own user: look at a copy
 	cp "$T/u2/snap.data" "$T/snap.data"
 	n=$(marker_lines "$T/snap.data" | grep -c "^$own ")

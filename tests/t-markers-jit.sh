@@ -35,7 +35,9 @@ pct=$(pct_of "$T/self" jitted_loop)
 fcmp "$pct >= 80" || die "perf report: jitted_loop has $pct% of the samples, want >= 80%" -- "$T/self"
 ok "perf report: jitted_loop $pct%"
 perf report -i "$F" --stdio --no-children --sort dso,sym 2>/dev/null | grep -a 'jitted_loop' | head -n 1 >"$T/dso"
-grep -q "\[JIT\] tid $pid" "$T/dso" || echo "note: perf report's dso for jitted_loop: $(cat "$T/dso")"
+grep -q "\[JIT\] tid $pid" "$T/dso" ||
+	die "perf report does not put jitted_loop in the JIT dso of pid $pid ([JIT] tid $pid)" -- "$T/dso"
+ok "perf report: jitted_loop in [JIT] tid $pid"
 
 # and perfmark script too
 n=$("$PERFMARK" script -i "$F" --json 2>/dev/null | grep -a '"event":"cpu-clock"\|"event":"cycles"' | grep -ac '"sym":"jitted_loop"')

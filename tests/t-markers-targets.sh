@@ -51,7 +51,8 @@ pb=$(count_perf "before$tag" "$F"); pa=$(count_perf "after$tag" "$F")
 	die "-a: perf script sees $pb/$pa markers, perfmark script $nb/$na"
 # the one started before had emitted for a while already: its first recorded n > 0
 first=$("$PERFMARK" script -i "$F" --json 2>/dev/null | grep -a "loop tag=before$tag n=" | head -n 1 | sed 's/.* n=\([0-9]*\)".*/\1/')
-[ "${first:-0}" -gt 0 ] || echo "note: first marker of the early process is n=$first"
+[ "${first:-0}" -gt 0 ] ||
+	die "-a: the first recorded marker of the process started before is n=${first:-none}, want > 0 (it had emitted already)"
 ok "-a: $nb markers from the process started before (first n=$first), all $na from the one started during"
 
 # --- -- CMD: an outside process is not covered ------------------------------------

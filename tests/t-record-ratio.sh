@@ -92,7 +92,7 @@ if [ -x "$PERFPARSER" ]; then
 		die "hotspot-perfparser reports samples out of time order" -- "$T/pp"
 	ok "perfparser: $pn samples, in time order"
 else
-	echo "note: $PERFPARSER missing, perfparser check skipped"
+	die "$PERFPARSER missing: the independent reader is part of the check (make check installs hotspot)"
 fi
 
 # --- the cycles fallback notice ------------------------------------------------

@@ -8,15 +8,25 @@ need_root; need_perf; need_perfmark; need_bpffs
 # samples_flat lines: "COMM PID/TID IP SYM"; print "COMM PID TID SYM".
 flat() { samples_flat "$1" | awk '{ split($2, a, "/"); print $1, a[1], a[2], $NF }'; }
 
+# record_flat NAME ARGS...: pm_record -o $T/NAME.data ARGS (output in
+# $T/NAME.out and .err), which must succeed; the samples in $T/NAME.flat
+record_flat() {
+	local name=$1 rc; shift
+	pm_record -o "$T/$name.data" "$@" >"$T/$name.out" 2>"$T/$name.err"
+	rc=$?
+	[ "$rc" -eq 0 ] || die "record $* exited $rc" -- "$T/$name.err"
+	flat "$T/$name.data" >"$T/$name.flat"
+}
+
+# spins FLAT PID: spin_loop samples of prog-spin with that pid
+spins() { awk -v p="$2" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$1" | wc -l; }
+
 # --- -p PID --------------------------------------------------------------------
 bg "$PROGS/prog-spin" 8; target=$BG_PID
 bg "$PROGS/prog-spin" 8; outsider=$BG_PID
 sleep 0.3
-pm_record -g -p "$target" --duration 2 -o "$T/p.data" >"$T/p.out" 2>"$T/p.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record -p exited $rc" -- "$T/p.err"
-flat "$T/p.data" >"$T/p.flat"
-n=$(awk -v p="$target" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$T/p.flat" | wc -l)
+record_flat p -g -p "$target" --duration 2
+n=$(spins "$T/p.flat" "$target")
 [ "$n" -ge 1000 ] || die "-p $target: $n spin_loop samples of prog-spin/$target in 2 s (want >= 1000)" -- "$T/p.flat" "$T/p.err"
 other=$(awk -v p="$target" '$2 != p' "$T/p.flat" | wc -l)
 [ "$other" -eq 0 ] || die "-p $target: $other samples of other pids" -- "$T/p.flat"
@@ -24,23 +34,17 @@ ok "-p: $n samples, all of pid $target"
 
 # --- -a ------------------------------------------------------------------------
 # the two prog-spins are still running (8 s)
-pm_record -g -a --duration 2 -o "$T/a.data" >"$T/a.out" 2>"$T/a.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record -a exited $rc" -- "$T/a.err"
-flat "$T/a.data" >"$T/a.flat"
+record_flat a -g -a --duration 2
 for p in "$target" "$outsider"; do
-	n=$(awk -v p="$p" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$T/a.flat" | wc -l)
+	n=$(spins "$T/a.flat" "$p")
 	[ "$n" -ge 500 ] || die "-a: $n spin_loop samples with comm prog-spin for pid $p (want >= 500)" -- "$T/a.flat" "$T/a.err"
 	ok "-a: $n samples for prog-spin/$p"
 done
 
 # --- -p PID,PID ------------------------------------------------------------------
-pm_record -p "$target,$outsider" --duration 1 -o "$T/p2.data" >/dev/null 2>"$T/p2.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record -p $target,$outsider exited $rc" -- "$T/p2.err"
-flat "$T/p2.data" >"$T/p2.flat"
+record_flat p2 -p "$target,$outsider" --duration 1
 for p in "$target" "$outsider"; do
-	n=$(awk -v p="$p" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$T/p2.flat" | wc -l)
+	n=$(spins "$T/p2.flat" "$p")
 	[ "$n" -ge 300 ] || die "-p $target,$outsider: $n spin_loop samples for $p (want >= 300)" -- "$T/p2.flat" "$T/p2.err"
 done
 other=$(awk -v a="$target" -v b="$outsider" '$2 != a && $2 != b' "$T/p2.flat" | wc -l)
@@ -49,27 +53,21 @@ ok "-p PID,PID: both pids, nothing else"
 bg_kill "$target" "$outsider"
 
 # --- -p PID of a multi-threaded process: every thread ---------------------------
-bg "$PROGS/prog-threads" 4 >"$T/pt.out"; mt=$BG_PID
-wait_lines "$T/pt.out" 3 || die "prog-threads did not start" -- "$T/pt.out"
+bg "$PROGS/prog-threads" 4 >"$T/threads.out"; mt=$BG_PID
+wait_lines "$T/threads.out" 3 || die "prog-threads did not start" -- "$T/threads.out"
 sleep 0.2
-pm_record -g -p "$mt" --duration 1.5 -o "$T/pt.data" >/dev/null 2>"$T/pt.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record -p $mt (threads) exited $rc" -- "$T/pt.err"
-flat "$T/pt.data" >"$T/pt.flat"
+record_flat pt -g -p "$mt" --duration 1.5
 while read -r name tid fn; do
 	n=$(awk -v p="$mt" -v t="$tid" -v f="$fn" -v c="$name" '$2 == p && $3 == t && $4 == f && $1 == c' "$T/pt.flat" | wc -l)
 	[ "$n" -ge 300 ] || die "-p $mt: $n samples for thread $name/$tid in $fn (want >= 300)" -- "$T/pt.flat"
 	ok "-p $mt: thread $name/$tid has $n samples in $fn"
-done <"$T/pt.out"
+done <"$T/threads.out"
 bg_kill "$mt"
 
 # --- multi-threaded CMD, with an outsider running ------------------------------
 bg "$PROGS/prog-spin" 5; outsider=$BG_PID
-pm_record -g -o "$T/t.data" -- "$PROGS/prog-threads" 2 >"$T/t.out" 2>"$T/t.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record -- prog-threads exited $rc" -- "$T/t.err"
+record_flat t -g -- "$PROGS/prog-threads" 2
 [ "$(wc -l <"$T/t.out")" -eq 3 ] || die "prog-threads did not print its three threads" -- "$T/t.out"
-flat "$T/t.data" >"$T/t.flat"
 while read -r name tid fn; do
 	total=$(awk -v t="$tid" '$3 == t' "$T/t.flat" | wc -l)
 	mine=$(awk -v t="$tid" -v f="$fn" '$3 == t && $4 == f' "$T/t.flat" | wc -l)
@@ -89,13 +87,10 @@ ok "-- CMD: no samples of the outsider $outsider"
 bg_kill "$outsider"
 
 # --- fork + exec ---------------------------------------------------------------
-pm_record -g -o "$T/f.data" -- "$PROGS/prog-forkexec" 2 >"$T/f.out" 2>"$T/f.err"
-rc=$?
-[ "$rc" -eq 0 ] || die "record -- prog-forkexec exited $rc" -- "$T/f.err"
+record_flat f -g -- "$PROGS/prog-forkexec" 2
 parent=$(sed -n 's/^parent //p' "$T/f.out")
 child=$(sed -n 's/^child //p' "$T/f.out")
 [ -n "$parent" ] && [ -n "$child" ] || die "prog-forkexec did not print its pids" -- "$T/f.out"
-flat "$T/f.data" >"$T/f.flat"
 n=$(awk '$4 == "spin_loop"' "$T/f.flat" | wc -l)
 good=$(awk -v p="$child" '$4 == "spin_loop" && $2 == p && $1 == "prog-spin"' "$T/f.flat" | wc -l)
 [ "$n" -ge 1000 ] || die "fork+exec: only $n spin_loop samples from the exec'd child" -- "$T/f.flat"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # perfmark script: text output names work_a/work_b; --json prints one object
-# per line with the keys of INTERFACE.md, in time order, whose samples agree
+# per line with the keys perfmark(1) documents, in time order, whose samples agree
 # with what stock perf reads from the same file.  Run on a perfmark recording
 # and on a file written by perf record itself.
 . "$(dirname "$0")/lib.sh"

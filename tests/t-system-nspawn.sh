@@ -39,14 +39,12 @@
 #             NRestarts=1) and the session is running again.
 #   delete    `perfmark session delete sys` removes the pins.
 #
-# The container: a debootstrap'ed bookworm minbase + systemd, dbus, perf and
-# the run-time libraries, cached in /var/cache/perfmark-nspawn/rootfs (built
-# once, about 80 s, from the Debian mirror in this machine's apt sources;
-# rebuilt when missing or when its key file does not match) and copied to a
-# fresh directory per run.  It gets its own bpffs instance (mounted by this
-# script, bound on the container's /sys/fs/bpf), so its pins never touch the
-# host's /sys/fs/bpf and disappear with it; its own network namespace; the
-# host's BTF read-only.
+# The container: tests/nspawn-rootfs.sh's cached Debian 12 root (make check
+# builds it before the tests, showing progress; this test builds it only when
+# run alone without one), overlaid or copied to a fresh directory per run.
+# It gets its own bpffs instance (mounted by this script, bound on the
+# container's /sys/fs/bpf), so its pins never touch the host's /sys/fs/bpf
+# and disappear with it; its own network namespace; the host's BTF read-only.
 #
 # Entering it: systemd is not PID 1 on the host, so there is no machined and
 # no `machinectl shell` / `systemd-run -M`.  nspawn runs with --register=no
@@ -55,10 +53,9 @@
 # systemd-nspawn process); systemctl inside talks to that init over
 # /run/systemd/private.  The same works on hosts that do run systemd.
 #
-# Known limit (printed as NOTE, not a failure): the container has its own pid
-# namespace, and BPF reports pids of the initial namespace, so perfmarkd inside
-# cannot open /proc/PID of what it traces: samples have no comm/symbols and JIT
-# markers write no /tmp/perf-PID.map.  A daemon on a real host has no such gap.
+# Pids: the container has its own pid namespace and BPF sees the initial one's
+# numbers; perfmarkd reports them as its own namespace numbers them, so comm
+# and symbols resolve inside (checked under "collect").
 #
 # Environment: PERFMARK_BUILD (meson build dir), PM_KEEP=1 (keep the container
 # directory), PM_NSPAWN_CACHE (default /var/cache/perfmark-nspawn),
@@ -74,52 +71,18 @@ DEMO=$PERFMARK_BUILD/examples/markers-demo
 [ -r /sys/kernel/btf/vmlinux ] || skip "kernel has no BTF (/sys/kernel/btf/vmlinux)"
 grep -qw bpf /proc/filesystems || skip "kernel has no bpffs"
 
-CACHE=${PM_NSPAWN_CACHE:-/var/cache/perfmark-nspawn}
-SUITE=bookworm
-PKGS=systemd,systemd-sysv,dbus,libbpf1,libelf1,libdw1,libzstd1,libjson-c5,zlib1g,linux-perf,util-linux,procps
-CACHE_KEY="perfmark-nspawn v1 $SUITE minbase $PKGS"
+. "$(dirname "$0")/nspawn-rootfs.sh"   # CACHE, SUITE, PKGS, cache_ok, nspawn_build
 MACHINE=pmtest$$
 started=$SECONDS
 
 step() { echo "== $* ($((SECONDS - started))s)"; }
 
 # ---- host tools ---------------------------------------------------------------
-if ! command -v systemd-nspawn >/dev/null || ! command -v debootstrap >/dev/null; then
-	step "installing systemd-container debootstrap"
-	{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq systemd-container debootstrap; } >"$T/apt.log" 2>&1 ||
-		skip "cannot install systemd-container/debootstrap: $(tail -n 1 "$T/apt.log")"
-fi
+command -v systemd-nspawn >/dev/null && command -v debootstrap >/dev/null ||
+	die "systemd-nspawn or debootstrap missing: make check installs systemd-container and debootstrap"
 command -v nsenter >/dev/null || skip "nsenter (util-linux) missing"
 
-# The bookworm mirror apt uses here (deb822 .sources and one-line .list).
-apt_mirror() {
-	local f
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v s="$SUITE" 'BEGIN { RS = ""; FS = "\n" }
-			{ uri = ""; ok = 0; deb = 0
-			  for (i = 1; i <= NF; i++) {
-				if ($i ~ /^URIs:/) { uri = $i; sub(/^URIs:[ \t]*/, "", uri); sub(/[ \t].*/, "", uri) }
-				if ($i ~ /^Types:.*deb([ \t]|$)/) deb = 1
-				if ($i ~ /^Suites:/ && (" " substr($i, 8) " ") ~ ("[ \t]" s "[ \t]")) ok = 1
-			  }
-			  if (ok && deb && uri != "") print uri }' "$f"
-	done
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v s="$SUITE" '$1 == "deb" { for (i = 2; i < NF; i++) if ($i ~ /^[a-z+]+:\/\//) { if ($(i + 1) == s) print $i; break } }' "$f"
-	done
-}
-
-# ---- the cached root file system -------------------------------------------------
-cache_ok() {
-	[ -f "$CACHE/rootfs/.perfmark-cache-key" ] &&
-		[ "$(cat "$CACHE/rootfs/.perfmark-cache-key")" = "$CACHE_KEY" ] &&
-		[ -x "$CACHE/rootfs/lib/systemd/systemd" ] && [ -x "$CACHE/rootfs/usr/bin/perf" ] &&
-		[ -x "$CACHE/rootfs/usr/bin/dbus-daemon" ]
-}
-
+# ---- the cached root file system (make check builds it first) -------------------
 mkdir -p "$CACHE"
 exec 9>"$CACHE/lock"
 # shared while the cache is in use, exclusive to (re)build it
@@ -128,22 +91,13 @@ if [ -n "${PM_NSPAWN_REBUILD:-}" ] || ! cache_ok; then
 	flock -x -w 600 9 || die "cannot lock $CACHE/lock"
 fi
 if [ -n "${PM_NSPAWN_REBUILD:-}" ] || ! cache_ok; then
-	mirror=${PM_NSPAWN_MIRROR:-$(apt_mirror | head -n 1)}
-	mirror=${mirror:-http://deb.debian.org/debian}
-	step "bootstrapping $SUITE from $mirror into $CACHE/rootfs (cached for later runs)"
-	rm -rf "$CACHE/rootfs.new"
-	if ! debootstrap --variant=minbase --include="$PKGS" "$SUITE" "$CACHE/rootfs.new" "$mirror" \
-		>"$T/debootstrap.log" 2>&1; then
-		rm -rf "$CACHE/rootfs.new"
-		if grep -qiE "Failed getting release file|Couldn't download|Temporary failure resolving|Could not resolve" "$T/debootstrap.log"; then
-			skip "the Debian mirror $mirror is unreachable: $(grep -m 1 -iE 'fail|resolv' "$T/debootstrap.log")"
-		fi
-		die "debootstrap failed" -- "$T/debootstrap.log"
-	fi
-	echo "$CACHE_KEY" >"$CACHE/rootfs.new/.perfmark-cache-key"
-	rm -rf "$CACHE/rootfs"
-	mv "$CACHE/rootfs.new" "$CACHE/rootfs"
-	cache_ok || die "the fresh root file system lacks systemd, dbus or perf" -- "$T/debootstrap.log"
+	step "bootstrapping $SUITE from $(nspawn_mirror) into $CACHE/rootfs (cached for later runs)"
+	nspawn_build "$T/debootstrap.log"
+	case $? in
+	0) ;;
+	2) skip "the Debian mirror $(nspawn_mirror) is unreachable: $(grep -m 1 -iE 'fail|resolv' "$T/debootstrap.log")";;
+	*) die "debootstrap failed, or its root file system lacks systemd, dbus or perf" -- "$T/debootstrap.log";;
+	esac
 fi
 
 # ---- a fresh copy with the project installed ------------------------------------
@@ -376,6 +330,18 @@ grep -q 'BPF string: "round 0: checksum' "$T/s1.txt" || die "no 'round 0' marker
 [ "$uevents" -ge 6 ] || die "only $uevents perfmark:uevent markers" -- "$T/s1.txt"
 [ "$samples" -ge 100 ] || die "only $samples samples" -- "$T/s1.txt"
 ok "snapshot read by perf inside: $printfs printf markers, $uevents typed markers, $samples samples"
+ct test -f /run/perfmark/rings/sys.ring || fail "the ring is not in /run/perfmark/rings"
+# markers of one markers-demo run in a snapshot: "RUN PID COUNT" -> count
+demo_pid() {       # NAME SECS: the pid of the markers-demo run of SECS in snapshot NAME
+	grep -B8 "BPF string: \"markers-demo start: $2 s of work\"" "$T/$1.txt" |
+		awk '/perfmark:printf/ { print $2 }' | tail -n 1
+}
+markers_of() {     # NAME PID
+	grep -c "^ *markers-demo *$2 .*perfmark:\(printf\|uevent\)" "$T/$1.txt"
+}
+run1=$(demo_pid s1 0.5)
+n1=$(markers_of s1 "$run1")
+[ -n "$run1" ] && [ "$n1" -gt 0 ] || fail "cannot find the markers of the first markers-demo run"
 
 # File sessions: a user's in its home, root's in /srv (the sandbox must leave
 # both writable, also for the daemon that reopens them after a restart).
@@ -432,6 +398,11 @@ wait_newer /home/pmuser/traces ||
 wait_newer /srv/traces ||
 	fail "root's file session in /srv wrote nothing after the restart ($(ct perfmark session list | grep '^rf'))"
 ok "after restart (pid $pid1 -> $pid2) the sessions are listed, running, and collect; file sessions go on writing"
+n=$(markers_of s2 "$run1")
+[ "$n" -eq "$n1" ] || fail "after systemctl restart the ring holds $n of the $n1 markers of the first run (pid $run1)"
+grep -q 'ring taken over' <(ct journalctl --no-pager -u perfmarkd.service) ||
+	fail "the restarted daemon did not take the ring over"
+ok "systemctl restart: the ring kept all $n1 markers of the run before it (persistent ring in /run/perfmark)"
 ct runuser -u pmuser -- perfmark session delete uf >"$T/del-uf.out" 2>&1 || die "delete uf failed" -- "$T/del-uf.out"
 ct perfmark session delete rf >"$T/del-rf.out" 2>&1 || die "delete rf failed" -- "$T/del-rf.out"
 
@@ -466,6 +437,10 @@ grep -qi 'watchdog timeout' "$T/journal.txt" && die "watchdog timeout in the jou
 ok "watchdog pings arrive, no restarts by systemd"
 
 # ---- crash: Restart=on-failure -------------------------------------------------------
+run2=$(demo_pid s3 0.4)
+run3=$(demo_pid s3 0.2)
+before=""
+for r in "$run1" "$run2" "$run3"; do before="$before $(markers_of s3 "$r")"; done
 pid3=$(ct systemctl show -p MainPID --value perfmarkd.service)
 ct kill -KILL "$pid3" || fail "cannot kill perfmarkd ($pid3)"
 for i in $(seq 100); do
@@ -479,6 +454,11 @@ nr=$(ct systemctl show -p NRestarts --value perfmarkd.service)
 ct perfmark session list >"$T/list5.out" 2>&1 || die "session list after the crash failed" -- "$T/list5.out"
 grep -Eq '^sys[[:space:]]+running' "$T/list5.out" || die "session sys not running after the crash restart" -- "$T/list5.out"
 ok "a killed daemon is restarted by systemd (pid $pid3 -> $pid4) and takes its session back"
+snapshot s5
+after=""
+for r in "$run1" "$run2" "$run3"; do after="$after $(markers_of s5 "$r")"; done
+[ "$after" = "$before" ] || fail "after kill -9 the ring holds markers$after of the three runs, before it:$before"
+ok "kill -9 under systemd: the ring kept the markers of all three runs ($before)"
 
 # ---- delete ------------------------------------------------------------------------
 ct perfmark session delete sys >"$T/delete.out" 2>&1 || die "session delete failed" -- "$T/delete.out"

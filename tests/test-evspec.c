@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for daemon/evspec.c */
+/* Unit tests for lib/collect/evspec.c */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>

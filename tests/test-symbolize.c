@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests for daemon/symbolize.c: feed it our own synthesized sideband
+ * Unit tests for lib/analyze/symbolize.c: feed it our own synthesized sideband
  * and resolve addresses of this program, of libc and of the kernel.
  */
 #include <dlfcn.h>
@@ -106,7 +106,7 @@ static void test_kernel(void **state)
 
 	(void)state;
 	if (geteuid() != 0 || !kallsyms_lookup("schedule", &a))
-		skip();
+		skip_because("no kernel addresses in /proc/kallsyms (not root, or kptr_restrict)");
 	assert_int_equal(symbolizer__new(&s), 0);
 	assert_string_equal(symbolizer__name(s, 0, a, 1), "schedule");
 	assert_string_equal(symbolizer__name(s, 1234, a + 4, 0), "schedule");  /* by address */
@@ -128,7 +128,7 @@ static void test_jit_perf_map(void **state)
 	anon = mmap(NULL, 8192, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS,
 		    -1, 0);
 	if (anon == MAP_FAILED)
-		skip();
+		skip_because("no anonymous executable mapping: %s", strerror(errno));
 	base = (uintptr_t)anon;
 	symbolizer__free(s);
 	s = new_fed();

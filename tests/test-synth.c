@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* Unit tests for daemon/synth.c: synthesize ourselves and check the records. */
+/* Unit tests for lib/collect/synth.c: synthesize ourselves and check the records. */
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -356,7 +356,7 @@ static void test_kernel(void **state)
 
 	(void)state;
 	if (!kallsyms_lookup("_text", &text))
-		skip();   /* kptr_restrict or no kallsyms: not root */
+		skip_because("no kernel addresses in /proc/kallsyms (not root, or kptr_restrict)");
 	assert_int_equal(synth_kernel(&o, collect, &rs), 0);
 	assert_true(rs.n >= 1);
 	const struct rec *r = &rs.v[0];

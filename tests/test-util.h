@@ -8,6 +8,20 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+/*
+ * A case that cannot run here: the reason is printed as "skipped: ..." and
+ * cmocka marks the case skipped; tests/run.sh counts it with its reason.
+ * Use it only where the machine truly lacks something, never to go green.
+ */
+#define skip_because(...) do { \
+		printf("skipped: " __VA_ARGS__); \
+		printf("\n"); \
+		skip(); \
+	} while (0)
 
 /* The address of kernel symbol `want` in /proc/kallsyms (its first entry).
  * False when it is not there or shows as 0 (kptr_restrict, not root). */
@@ -31,6 +45,25 @@ static inline bool kallsyms_lookup(const char *want, uint64_t *addr)
 	}
 	fclose(f);
 	return found;
+}
+
+/* A private directory for a test: its path in dir, an fd on it in *dfd. */
+static inline int test_tmpdir(char *dir, size_t len, const char *name, int *dfd)
+{
+	snprintf(dir, len, "/tmp/%s.XXXXXX", name);
+	if (!mkdtemp(dir))
+		return -1;
+	*dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	return *dfd < 0 ? -1 : 0;
+}
+
+static inline int test_tmpdir_remove(const char *dir, int dfd)
+{
+	char cmd[256];
+
+	close(dfd);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) == 0 ? 0 : -1;
 }
 
 #endif

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * libFuzzer target: the unwind table builder (lib/collect/unwind_table.c)
+ * on hostile call frame information.  Every file a traced process maps
+ * reaches it, so its .eh_frame may be anything.
+ *
+ * Input: { u8 flags, u64 section address (little endian), bytes }.  The
+ * bytes become the .eh_frame (flags bit 0: .debug_frame) of a small ELF
+ * built here, at that address, next to a .text section, so the seeds (real
+ * sections, taken at their own addresses) keep their pc-relative FDEs.
+ * Whatever the bytes:
+ *   - building returns (bounded time and memory) and never touches memory
+ *     it should not (ASan);
+ *   - a table it returns has rows in strictly rising order, ends with a
+ *     PM_UW_NONE row, and has only rule types the unwinder knows;
+ *   - unwind_step() on each row, from registers that point into a stack
+ *     buffer, only reads through its callback and always stops or moves up.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "fuzz-check.h"
+#include "unwind_table.h"
+
+#define MAX_CFI   (1u << 20)
+#define TEXT_ADDR 0x1000ull
+#define TEXT_SIZE 0x100000ull
+
+/* .shstrtab: "", ".text", ".eh_frame" / ".debug_frame", ".shstrtab" */
+static const char strtab_eh[] = "\0.text\0.eh_frame\0.shstrtab";
+static const char strtab_dbg[] = "\0.text\0.debug_frame\0.shstrtab";
+
+struct image {
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[4];
+	char strtab[32];
+	uint8_t cfi[];
+};
+
+static uint8_t buf[sizeof(struct image) + MAX_CFI];
+
+static size_t build(const uint8_t *cfi, size_t len, uint64_t addr, bool debug)
+{
+	struct image *im = (struct image *)buf;
+	const char *st = debug ? strtab_dbg : strtab_eh;
+	size_t stlen = debug ? sizeof(strtab_dbg) : sizeof(strtab_eh);
+	size_t cfi_name = 7, shstr_name = debug ? 20 : 17;
+
+	memset(im, 0, sizeof(*im));
+	memcpy(im->eh.e_ident, ELFMAG, SELFMAG);
+	im->eh.e_ident[EI_CLASS] = ELFCLASS64;
+	im->eh.e_ident[EI_DATA] = ELFDATA2LSB;
+	im->eh.e_ident[EI_VERSION] = EV_CURRENT;
+	im->eh.e_type = ET_DYN;
+	im->eh.e_machine = EM_X86_64;
+	im->eh.e_version = EV_CURRENT;
+	im->eh.e_ehsize = sizeof(Elf64_Ehdr);
+	im->eh.e_shoff = offsetof(struct image, sh);
+	im->eh.e_shentsize = sizeof(Elf64_Shdr);
+	im->eh.e_shnum = 4;
+	im->eh.e_shstrndx = 3;
+	im->sh[1] = (Elf64_Shdr){ .sh_name = 1, .sh_type = SHT_NOBITS,
+				  .sh_flags = SHF_ALLOC | SHF_EXECINSTR,
+				  .sh_addr = TEXT_ADDR, .sh_size = TEXT_SIZE, .sh_addralign = 16 };
+	im->sh[2] = (Elf64_Shdr){ .sh_name = (Elf64_Word)cfi_name, .sh_type = SHT_PROGBITS,
+				  .sh_flags = debug ? 0 : SHF_ALLOC, .sh_addr = debug ? 0 : addr,
+				  .sh_offset = offsetof(struct image, cfi), .sh_size = len,
+				  .sh_addralign = 8 };
+	im->sh[3] = (Elf64_Shdr){ .sh_name = (Elf64_Word)shstr_name, .sh_type = SHT_STRTAB,
+				  .sh_offset = offsetof(struct image, strtab), .sh_size = stlen,
+				  .sh_addralign = 1 };
+	memcpy(im->strtab, st, stlen);
+	memcpy(im->cfi, cfi, len);
+	return sizeof(*im) + len;
+}
+
+/* a stack of 4 KiB the registers point into; reads outside it fail */
+static uint64_t stack[512];
+#define STACK_BASE 0x7ff000000000ull
+
+static bool read_stack(void *ctx, uint64_t addr, uint64_t *val)
+{
+	uint64_t off = addr - STACK_BASE;
+
+	CHECK(ctx == stack, "callback context");
+	if (addr < STACK_BASE || off > sizeof(stack) - sizeof(*val) || (off & 7))
+		return false;
+	*val = stack[off / 8];
+	return true;
+}
+
+static void check_table(const struct unwind_table *t)
+{
+	uint64_t regs[20];
+
+	CHECK(t->nr_rows > 0 && t->nr_rows <= UNWIND_TABLE_MAX_ROWS, "%zu rows", t->nr_rows);
+	CHECK(PM_UW_TYPE(t->rows[t->nr_rows - 1].rule) == PM_UW_NONE, "last row not a gap");
+	for (size_t i = 0; i < t->nr_rows; i++) {
+		struct unwind_regs r;
+		int end;
+
+		CHECK(i == 0 || t->rows[i].pc > t->rows[i - 1].pc, "row %zu out of order", i);
+		CHECK(PM_UW_TYPE(t->rows[i].rule) <= PM_UW_UNSUPPORTED, "row %zu type %u", i,
+		      PM_UW_TYPE(t->rows[i].rule));
+		for (size_t k = 0; k < 20; k++)
+			regs[k] = STACK_BASE + 8 * (i + k) % sizeof(stack);
+		r = (struct unwind_regs){ .pc = t->rows[i].pc, .sp = STACK_BASE + 64,
+					  .bp = STACK_BASE + 128, .regs = regs, .exact = true };
+		end = unwind_step(t->rows[i].rule, &r, read_stack, stack);
+		CHECK(end >= 0 && end <= PM_UW_END_NR, "step returned %d", end);
+		CHECK(end || r.sp > STACK_BASE + 64 || PM_UW_TYPE(t->rows[i].rule) == PM_UW_SIGNAL,
+		      "row %zu: a step that went on without moving up", i);
+	}
+	CHECK(unwind_table__find(t, t->rows[t->nr_rows - 1].pc) == NULL, "found in the end gap");
+}
+
+int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
+{
+	struct unwind_table *t = NULL;
+	uint64_t addr = 0;
+	size_t len;
+	Elf *e;
+	int r;
+
+	if (size < 9 || size - 9 > MAX_CFI)
+		return 0;
+	memcpy(&addr, data + 1, 8);
+	for (size_t i = 0; i < sizeof(stack) / 8; i++)
+		stack[i] = STACK_BASE + (i * 0x9e3779b97f4a7c15ull) % sizeof(stack);
+	elf_version(EV_CURRENT);
+	len = build(data + 9, size - 9, addr, data[0] & 1);
+	e = elf_memory((char *)buf, len);
+	CHECK(e != NULL, "elf_memory: %s", elf_errmsg(-1));
+	r = unwind_table__build(e, &t);
+	CHECK(r == 0 || r == -ENOENT || r == -EINVAL || r == -E2BIG || r == -ENOMEM, "build: %d", r);
+	CHECK((r == 0) == (t != NULL), "table %p with %d", (void *)t, r);
+	if (t)
+		check_table(t);
+	unwind_table__free(t);
+	elf_end(e);
+	return 0;
+}

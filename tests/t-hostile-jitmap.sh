@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Issue 8 case 3: a traced process cannot hang perfmarkd, nor make it write
+# as root, through /tmp/perf-PID.map.  Before: a member's process that made
+# its map a FIFO and called perfmark_jit_code() while an -a session ran left
+# the daemon blocked in open(): every client timed out.  Here: a FIFO, a
+# symlink to a root-only file, and (the control) a plain map, which is
+# written, owned by the member.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/hostile-lib.sh"
+need_daemon
+test_users pm8
+build_suid helper && chmod u-s "$T/helper"
+daemon_start_shared
+maps=()
+unblock_and_clean() {
+	local m
+	for m in "${maps[@]}"; do   # a daemon stuck in open() (the old bug) gets its reader
+		[ -p "$m" ] && timeout 1 cat "$m" >/dev/null 2>&1
+		rm -f "$m"
+	done
+	users_cleanup
+}
+trap unblock_and_clean EXIT
+pm session create jsess -a -F 99 --ring 4M || die "create failed" -- "$T/pmd.log"
+
+mkdir -m 0777 "$T/m"
+as_member "$T/helper" jit fifo 2 >"$T/m/fifo.out" 2>&1 &
+hpid=$!
+_bg_pids+=("$hpid")
+sleep 0.5
+map=/tmp/perf-$(sed -n 's/^pid //p' "$T/m/fifo.out").map
+maps+=("$map")
+for i in 1 2 3; do
+	timeout 5 "$PERFMARK" session list >/dev/null 2>"$T/list.err" ||
+		die "CASE 3: perfmarkd stopped answering while a traced process's perf map is a FIFO" -- "$T/list.err"
+	sleep 0.3
+done
+wait "$hpid" || die "the FIFO helper failed" -- "$T/m/fifo.out"
+[ -p "$map" ] || die "the FIFO at $map was replaced"
+ok "daemon answered throughout; FIFO left alone"
+
+echo "root-only" >"$T/rootfile" && chmod 0644 "$T/rootfile"
+before=$(md5sum <"$T/rootfile")
+as_member "$T/helper" jit "link:$T/rootfile" 1 >"$T/m/link.out" 2>&1 || die "link helper failed" -- "$T/m/link.out"
+maps+=("/tmp/perf-$(sed -n 's/^pid //p' "$T/m/link.out").map")
+[ "$(md5sum <"$T/rootfile")" = "$before" ] || die "perfmarkd wrote through a symlink into a root-owned file"
+ok "symlinked map: the root-owned target is untouched"
+
+as_member "$T/helper" jit none 1 >"$T/m/plain.out" 2>&1 || die "plain helper failed" -- "$T/m/plain.out"
+map=/tmp/perf-$(sed -n 's/^pid //p' "$T/m/plain.out").map
+maps+=("$map")
+sleep 0.5
+[ -f "$map" ] && grep -q pm8_jit_code "$map" || die "a member's plain JIT map was not written"
+[ "$(stat -c %u "$map")" = "$MEMBER_UID" ] || die "the member's map is owned by $(stat -c %U "$map"), not the member"
+ok "plain map written, owned by the member"
+pm session delete jsess

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# File sessions across kill -9: every file in the directory is read by stock
+# perf report (the one being written up to its last complete round), and
+# the restarted daemon goes on in a new file.  --rotate TIME rotates by
+# time; -z compresses ring snapshots and every rotated file; `perfmark
+# session --help` and each subcommand's --help print their usage.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
+need_daemon
+[ -x "$PROGS/prog-emit" ] || skip "no $PROGS/prog-emit"
+
+pm session --help >"$T/help" || die "session --help failed"
+for c in create list show snapshot attach stop start delete; do
+	grep -q "perfmark session $c" "$T/help" || grep -q "session stop|start|delete" "$T/help" ||
+		die "session --help does not show $c" -- "$T/help"
+	pm session "$c" --help | grep -q "^usage: perfmark session $c" || die "session $c --help"
+done
+ok "perfmark session --help and every subcommand's --help"
+
+daemon_start
+mkdir "$T/out" "$T/tm" "$T/zf"
+
+# --- kill -9 in the middle of writing a file -------------------------------
+pm session create f9 -F 999 -g --output "$T/out" --rotate 256K || die "create failed" -- "$T/pmd.log"
+bg "$PROGS/prog-spin" 4
+spin=$BG_PID
+sleep 1.5
+daemon_kill9
+ls "$T"/out/f9-*.perf.data >"$T/before.txt" || die "no files written"
+last=$(tail -n 1 "$T/before.txt")
+md5sum $(cat "$T/before.txt") >"$T/md5.before"
+for f in $(cat "$T/before.txt"); do
+	perf report -i "$f" --stdio --sort comm 2>/dev/null | grep -q '%.*prog-spin' ||
+		die "perf report shows no prog-spin samples in $f (killed daemon)" -- "$T/pmd.log"
+done
+ok "kill -9: $(wc -l <"$T/before.txt") files, each read by perf report, the last one ($(basename "$last")) too"
+daemon_start
+wait "$spin" 2>/dev/null
+sleep 0.5
+pm session show f9 >"$T/show.txt"
+cur=$(awk '/^sink:/ { for (i = 1; i <= NF; i++) if ($i == "current") print $(i + 1) }' "$T/show.txt")
+[ -n "$cur" ] || die "no current file after the restart" -- "$T/show.txt"
+grep -qx "$T/out/$cur" "$T/before.txt" && die "the restarted daemon writes into $cur again"
+[ "$cur" \> "$(basename "$last")" ] || die "the new file $cur does not come after $(basename "$last")"
+md5sum -c --quiet "$T/md5.before" || die "the files written before the kill changed"
+pm session stop f9
+perf report -i "$T/out/$cur" --stdio 2>/dev/null | grep -q '%' || die "the new file $cur is unreadable"
+ok "restart: goes on in a new file ($cur); the old files untouched"
+
+# --- --rotate TIME ---------------------------------------------------------
+pm session create tm -F 99 --output "$T/tm" --rotate 1s || die "create --rotate 1s failed"
+for i in 1 2 3 4; do "$PROGS/prog-emit" 50 "tm$i" >/dev/null; sleep 0.8; done
+pm session stop tm
+n=$(ls "$T"/tm/tm-*.perf.data | wc -l)
+[ "$n" -ge 3 ] || die "--rotate 1s over 3.2 s made $n files"
+total=0
+for f in "$T"/tm/tm-*.perf.data; do
+	m=$(markers_in "$f" 'tm[0-9] seq=')
+	total=$((total + m))
+done
+[ "$total" -eq 200 ] || die "the time-rotated files hold $total of 200 markers"
+pm session show tm | grep -q 'rotate every 1 s' || die "show does not say the rotation"
+ok "--rotate 1s: $n files, together all 200 markers"
+
+# --- -z on a ring and on files -----------------------------------------------
+pm session create zr -z -F 99 --ring 16M || die "create -z ring failed"
+pm session create zf -z3 -F 99 --output "$T/zf" --rotate 64K || die "create -z file failed"
+pid=$("$PROGS/prog-emit" 500 zz | awk '/^pid/ { print $2 }')
+bg "$PROGS/prog-spin" 1; wait "$BG_PID"
+pm session snapshot zr -o "$T/zr.data" || die "snapshot of the -z ring failed"
+perf report -i "$T/zr.data" --header-only 2>/dev/null | grep -qi 'compressed *: *Zstd' ||
+	die "the ring snapshot is not zstd-compressed"
+[ "$(markers_in "$T/zr.data" 'zz seq=')" -eq 500 ] || die "the compressed ring snapshot lacks markers"
+pm session stop zf
+n=0
+for f in "$T"/zf/zf-*.perf.data; do
+	perf report -i "$f" --header-only 2>/dev/null | grep -qi 'compressed *: *Zstd, level = 3' ||
+		die "$f is not compressed at level 3"
+	perf report -i "$f" --stdio 2>/dev/null | grep -q '%' || die "perf report cannot read $f"
+	n=$((n + 1))
+done
+total=0
+for f in "$T"/zf/zf-*.perf.data; do total=$((total + $(markers_in "$f" 'zz seq='))); done
+[ "$total" -eq 500 ] || die "the compressed files hold $total of 500 markers"
+ok "-z: ring snapshot and $n rotated files zstd-compressed, all read by perf, all 500 markers"

@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# A ring session keeps everything it saw when perfmarkd dies: kill -9, a
+# clean restart (SIGTERM, as systemctl restart does), and a daemon killed in
+# the middle of writing a record into its ring (PERFMARK_TEST_TEAR_AT: the
+# torn record is dropped at the next start, the rest kept).  The ring lives
+# in a file (--ring-dir); the next snapshot holds what the old daemon had
+# plus what the BPF ring held while no daemon ran.  Also: a second perfmarkd on the same state is refused and
+# the first goes on undisturbed.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
+need_daemon
+[ -x "$PROGS/prog-emit" ] || skip "no $PROGS/prog-emit"
+daemon_start
+
+pm session create r9 -a -F 99 --ring 64M || die "create failed" -- "$T/pmd.log"
+ls "$T"/rings/r9.ring >/dev/null 2>&1 || die "no ring file under $T/rings" -- "$T/pmd.log"
+
+count() {   # file pid tag
+	marker_lines "$1" | grep -c "^$2 .*\"$3 seq="
+}
+
+# 1. kill -9 once the workload's markers sit in the ring: none is lost.
+# (Not at once: markers of the fast lane that no drain has read yet die
+# with the daemon that mapped the process's area: markers, issue 13.)
+p1=$("$PROGS/prog-emit" 2000 before | awk '/^pid/ { print $2 }')
+sleep 0.3
+daemon_kill9
+p2=$("$PROGS/prog-emit" 500 down | awk '/^pid/ { print $2 }')     # while no daemon runs
+daemon_start
+grep -q "ring taken over" "$T/pmd.log" || die "the restarted daemon did not take the ring over" -- "$T/pmd.log"
+pm session snapshot r9 -o "$T/s1" || die "snapshot after kill -9 failed" -- "$T/pmd.log"
+n1=$(count "$T/s1" "$p1" before); n2=$(count "$T/s1" "$p2" down)
+[ "$n1" -eq 2000 ] || die "after kill -9: $n1 of 2000 markers emitted before it" -- "$T/pmd.log"
+[ "$n2" -eq 500 ] || die "after kill -9: $n2 of 500 markers emitted while down" -- "$T/pmd.log"
+n=$(perf script -i "$T/s1" -F comm,pid,event 2>/dev/null | grep -c "prog-emit *$p1 .*perfmark:printf")
+[ "$n" -eq 2000 ] || die "after kill -9: only $n markers of pid $p1 named prog-emit"
+ok "kill -9: 2000/2000 markers from before, 500/500 from while down"
+
+# 1b. a process that runs across kill -9 and the restart keeps every marker
+# (what the old daemon drained is in the ring, the rest waits in the
+# process's fast-lane ring or the pinned BPF ring for the next daemon)
+"$PROGS/prog-emit" 1500 across 2 >"$T/across.txt" &
+pa=$!
+sleep 1
+daemon_kill9
+sleep 0.5
+daemon_start
+wait "$pa"
+pa=$(awk '/^pid/ { print $2 }' "$T/across.txt")
+pm session snapshot r9 -o "$T/s1b" || die "snapshot failed"
+n=$(count "$T/s1b" "$pa" across)
+[ "$n" -eq 1500 ] || die "a process running across kill -9 and a restart: $n of 1500 markers" -- "$T/pmd.log"
+ok "a process running across kill -9 and the restart: 1500/1500 markers"
+
+# 2. a clean restart (SIGTERM then start), as systemctl restart does
+p3=$("$PROGS/prog-emit" 1000 restart | awk '/^pid/ { print $2 }')
+kill "$PMD_PID"; wait "$PMD_PID"; PMD_PID=
+daemon_start
+pm session snapshot r9 -o "$T/s2" || die "snapshot after restart failed"
+for x in "$p1 before 2000" "$p2 down 500" "$p3 restart 1000"; do
+	set -- $x
+	n=$(count "$T/s2" "$1" "$2")
+	[ "$n" -eq "$3" ] || die "after a restart: $n of $3 '$2' markers" -- "$T/pmd.log"
+done
+ok "restart: all 3500 markers of the three runs"
+
+# 3. killed while writing a record into its ring: the torn record is found
+# at the next start and dropped, everything before it kept
+kill "$PMD_PID"; wait "$PMD_PID"; PMD_PID=
+PERFMARK_TEST_TEAR_AT=300 daemon_start
+p4=$("$PROGS/prog-emit" 1000 torn | awk '/^pid/ { print $2 }')
+for i in $(seq 100); do kill -0 "$PMD_PID" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$PMD_PID" 2>/dev/null && die "the daemon did not die inside its 300th ring record"
+wait "$PMD_PID"; PMD_PID=
+daemon_start
+grep -q "dropped a record torn" "$T/pmd.log" || die "the torn record was not reported" -- "$T/pmd.log"
+pm session snapshot r9 -o "$T/s3" || die "snapshot after a torn record failed" -- "$T/pmd.log"
+for x in "$p1 before 2000" "$p2 down 500" "$p3 restart 1000"; do
+	set -- $x
+	n=$(count "$T/s3" "$1" "$2")
+	[ "$n" -eq "$3" ] || die "after a torn record: $n of $3 '$2' markers" -- "$T/pmd.log"
+done
+marker_lines "$T/s3" | grep "^$p4 " | sed 's/.*seq=\([0-9]*\).*/\1/' >"$T/seqs"
+[ -s "$T/seqs" ] || die "none of the markers read before the crash are there"
+sort -n -c "$T/seqs" 2>/dev/null || die "markers out of order after recovery"
+[ "$(sort -u "$T/seqs" | wc -l)" -eq "$(wc -l <"$T/seqs")" ] || die "duplicated markers after recovery"
+perf report -i "$T/s3" --stdio 2>/dev/null | grep -q '^# Samples' || die "perf report reads nothing"
+pm session show r9 | grep -q '^sink: .*1 torn by a crash' || die "session show does not count the torn record"
+ok "torn record: reported and dropped; all 3500 older markers and $(wc -l <"$T/seqs") of the crash run's kept, once each, in order"
+
+# 4. a second daemon on the same state is refused; the first is undisturbed
+"$PERFMARKD" --foreground --socket "$T/other.sock" --state-dir "$PMD_STATE" --pin-dir "$PMD_PINS" \
+	>"$T/second.log" 2>&1 && die "a second perfmarkd on the same state started"
+grep -q "another perfmarkd (pid $PMD_PID) is running" "$T/second.log" ||
+	die "the second perfmarkd did not say why" -- "$T/second.log"
+[ "$(wc -l <"$T/second.log")" -eq 1 ] || die "more than one line from the refused daemon" -- "$T/second.log"
+"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$T/state2" --pin-dir "$PMD_PINS" \
+	>"$T/third.log" 2>&1 && die "a second perfmarkd on the same pins started"
+grep -q "another perfmarkd.* is running with pin directory $PMD_PINS" "$T/third.log" || die "no reason given" -- "$T/third.log"
+p5=$("$PROGS/prog-emit" 100 after | awk '/^pid/ { print $2 }')
+pm session snapshot r9 -o "$T/s4" || die "the first daemon stopped answering"
+[ "$(count "$T/s4" "$p5" after)" -eq 100 ] || die "the first daemon stopped collecting"
+[ -e "$PMD_PINS/r9" ] || die "the pins of the first daemon are gone"
+ok "a second perfmarkd is refused in one line; the first goes on"
+
+# stop, restart, still there; delete removes the ring file
+pm session stop r9
+kill "$PMD_PID"; wait "$PMD_PID"; PMD_PID=
+daemon_start
+pm session snapshot r9 -o "$T/s5" || die "snapshot of a stopped session after a restart failed"
+[ "$(count "$T/s5" "$p5" after)" -eq 100 ] || die "a stopped ring lost its content over a restart"
+pm session delete r9
+[ -e "$T/rings/r9.ring" ] && die "delete left the ring file"
+ok "a stopped ring survives a restart; delete removes it"

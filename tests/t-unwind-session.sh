@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# --call-graph ehframe in a perfmarkd session: `session create` takes it, a
+# program started after the session (built without frame pointers) has
+# whole stacks in a snapshot, and `session show` reports the unwinder: the
+# stacks, those that ended early, the table memory and its cap (set small
+# here with PERFMARK_UNWIND_CAP: tables are evicted under it, and counted).
+# After kill -9 and a restart the daemon adopts the pinned programs and fills
+# their maps again: a program started then has whole stacks too.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/unwind-lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
+need_daemon
+[ -x "$PROGS/prog-unwind" ] || skip "no prog-unwind"
+command -v xz >/dev/null || die "xz not installed (xz-utils)"
+PERFMARK_UNWIND_CAP=1M daemon_start
+
+pm session create uw1 --call-graph ehframe --no-markers --ring 64M || die "create failed" -- "$T/pmd.log"
+pm session show uw1 | grep -q "call graph ehframe" || die "show does not say ehframe" -- "$T/pmd.log"
+"$PROGS/prog-unwind" tree 1.5 >/dev/null
+# more ELF files than a 1 MiB cap holds at once: python3 alone is 0.5 MiB of rows
+/usr/bin/python3 -c 'sum(i * i for i in range(3000000))'
+head -c 300000 /dev/urandom | xz -6 -T1 >/dev/null
+sleep 0.3
+pm session snapshot uw1 -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
+read -r m n < <(chains_with "$T/snap" prog-unwind main t1)
+[ "$n" -ge 1000 ] || die "snapshot: $n samples through t1" -- "$T/pmd.log"
+fcmp "$m / $n >= 0.95" || die "snapshot: $m of $n samples through t1 reach main"
+ok "session snapshot: $m of $n samples of prog-unwind (no frame pointers) reach main"
+
+pm session show uw1 >"$T/show"
+grep -q "^unwind: .* user stacks" "$T/show" || die "session show has no unwind line" -- "$T/show"
+grep -q "cap 1 MiB" "$T/show" || die "session show does not give the 1 MiB cap" -- "$T/show"
+ev=$(sed -n 's/.* \([0-9]\+\) evicted.*/\1/p' "$T/show")
+[ "${ev:-0}" -ge 1 ] || die "no table evicted under a 1 MiB cap" -- "$T/show"
+pm session show uw1 --json >"$T/show.json"
+/usr/bin/python3 - "$T/show.json" <<'PY' || die "session show --json lacks the unwind figures" -- "$T/show.json"
+import json, sys
+u = json.load(open(sys.argv[1]))["unwind"]
+assert u["cap"] == 1 << 20 and u["stacks"] > 0 and u["pool_bytes"] <= u["cap"], u
+assert set(u["ends"]) == {"complete", "depth", "no_table", "unreadable", "unsupported"}, u
+PY
+ok "session show: $(sed -n 's/^unwind: *//p' "$T/show")"
+
+daemon_kill9
+PERFMARK_UNWIND_CAP=1M daemon_start
+grep -q "adopted" "$T/pmd.log" || die "the restarted daemon did not adopt uw1" -- "$T/pmd.log"
+"$PROGS/prog-unwind" tree 1.5 >/dev/null &
+tree=$!; wait $tree
+sleep 0.3
+pm session snapshot uw1 -o "$T/snap2" || die "snapshot after the restart failed" -- "$T/pmd.log"
+perf script -i "$T/snap2" -F comm,pid,ip,sym 2>/dev/null | awk -v p="$tree" '
+	BEGIN { RS = "" } { split($0, l, "\n"); split(l[1], h, " "); if (h[2] != p) next
+	n++; if ($0 ~ /\n[^\n]* t1\n/ && $0 ~ /\n[^\n]* main(\n|$)/) m++ } END { print m + 0, n + 0 }' >"$T/after"
+read -r m n <"$T/after"
+[ "$n" -ge 1000 ] || die "after the restart: $n samples of prog-unwind pid $tree" -- "$T/pmd.log"
+fcmp "$m / $n >= 0.9" || die "after the restart: $m of $n samples reach main through t1"
+ok "after kill -9 and a restart: $m of $n samples of a new prog-unwind reach main"
+pm session delete uw1 >/dev/null 2>&1

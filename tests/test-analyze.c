@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Unit tests of lib/analyze's model: the tables, and profile__load() on a
+ * recording written by perfdata_writer whose records are out of time order
+ * inside rounds: samples must be attributed to the ranges open on their
+ * thread at their time, nested ranges counted self/total, counters kept.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "aggregate.h"
+#include "perfdata.h"
+#include "profile.h"
+#include "table.h"
+#include "uevent.h"
+
+static void test_idmap(void **state)
+{
+	struct idmap m = { 0 };
+
+	(void)state;
+	for (uint64_t k = 0; k < 20000; k++)
+		assert_int_equal(idmap__put(&m, k * 7919, (uint32_t)k), 0);
+	for (uint64_t k = 0; k < 20000; k++)
+		assert_int_equal(idmap__get(&m, k * 7919), (uint32_t)k);
+	assert_int_equal(idmap__get(&m, 3), TABLE_NONE);
+	assert_int_equal(idmap__put(&m, 7919, 5), 0);
+	assert_int_equal(idmap__get(&m, 7919), 5);
+	assert_int_equal(m.n, 20000);
+	idmap__clear(&m);
+	assert_int_equal(idmap__get(&m, 7919), TABLE_NONE);
+	idmap__free(&m);
+}
+
+static void test_strtab(void **state)
+{
+	struct strtab t = { 0 };
+	char buf[32];
+	uint32_t a, b;
+
+	(void)state;
+	a = strtab__intern(&t, "render", 6);
+	b = strtab__intern(&t, "render_scene", 6);   /* a prefix: the same string */
+	assert_int_equal(a, b);
+	for (int i = 0; i < 50000; i++) {
+		snprintf(buf, sizeof(buf), "fn_%d", i);
+		assert_int_equal(strtab__intern(&t, buf, strlen(buf)), (uint32_t)i + 1);
+	}
+	assert_string_equal(strtab__str(&t, a), "render");
+	assert_string_equal(strtab__str(&t, 12346), "fn_12345");
+	assert_int_equal(strtab__intern(&t, "fn_49999", 8), 50000);
+	strtab__free(&t);
+}
+
+/* ---- a recording --------------------------------------------------------------- */
+
+#define ID_CLOCK 11
+#define ID_UEVENT 12
+#define ST_CLOCK (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
+		  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
+#define ST_UEVENT (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
+		   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+
+static const uint64_t clock_ids[] = { ID_CLOCK }, uevent_ids[] = { ID_UEVENT };
+
+static void add_sample(struct perfdata_writer *w, uint32_t tid, uint64_t time)
+{
+	uint8_t rec[256];
+	struct perfdata_sample s = { .id = ID_CLOCK, .ip = 0x1234, .pid = 500, .tid = tid,
+				     .time = time, .period = 1000, .misc = PERF_RECORD_MISC_USER };
+
+	assert_int_equal(perfdata_writer__add(w, rec, perfdata_encode_sample(rec, ST_CLOCK, &s)), 0);
+}
+
+static void add_marker(struct perfdata_writer *w, uint32_t tid, uint64_t time, uint32_t type,
+		       const char *name, int64_t value)
+{
+	uint8_t raw[128], rec[256];
+	struct perfmark_uevent_hdr h = { .version = PERFMARK_UEVENT_VERSION, .type = type };
+	size_t n = 0;
+
+	if (type == PERFMARK_TYPE_COUNTER) {
+		memcpy(raw + sizeof(h), &value, 8);
+		n = 8;
+	}
+	memcpy(raw + sizeof(h) + n, name, strlen(name) + 1);
+	h.size = h.orig_size = (uint32_t)(n + strlen(name) + 1);
+	memcpy(raw, &h, sizeof(h));
+	struct perfdata_sample s = { .id = ID_UEVENT, .pid = 500, .tid = tid, .time = time,
+				     .period = 1, .raw = raw, .raw_size = (uint32_t)sizeof(h) + h.size,
+				     .misc = PERF_RECORD_MISC_USER };
+
+	assert_int_equal(perfdata_writer__add(w, rec, perfdata_encode_sample(rec, ST_UEVENT, &s)), 0);
+}
+
+/* PERF_RECORD_LOST_SAMPLES: u64 lost, then the sample_id trailer */
+static void add_lost(struct perfdata_writer *w, uint64_t time, uint64_t lost)
+{
+	uint8_t rec[16 + PERFDATA_SAMPLE_ID_SIZE];
+	struct perf_event_header h = { .type = 13, .size = sizeof(rec) };
+	struct perfdata_sample_id sid = { .pid = 500, .tid = 501, .time = time, .id = ID_CLOCK };
+
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + 8, &lost, 8);
+	perfdata_encode_sample_id(rec + 16, &sid);
+	assert_int_equal(perfdata_writer__add(w, rec, sizeof(rec)), 0);
+}
+
+/*
+ * Thread 501: outer [100, 400] holds inner [200, 300]; samples at 150 (outer),
+ * 250 (inner), 350 (outer), 450 (none).  Thread 502: a sample at 260 in no
+ * range, and "lone" opened at 270 and never closed.  Counter c: 5, -2, 9.
+ * 7 samples lost at 480.
+ * Within each round the records are written in reverse time order.
+ */
+static int write_recording(void)
+{
+	struct perfdata_event ev[2] = { 0 };
+	struct perfdata_writer_opts o = { .pipe = true, .clock_ref_mono_ns = 1,
+					  .clock_ref_real_ns = 1 };
+	struct perfdata_writer *w;
+	int fd = memfd_create("analyze", 0);
+
+	assert_true(fd >= 0);
+	o.fd = fd;
+	ev[0].attr.type = PERF_TYPE_SOFTWARE;
+	ev[0].attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	ev[0].attr.sample_type = ST_CLOCK;
+	ev[0].attr.sample_id_all = 1;
+	ev[0].attr.freq = 1;
+	ev[0].attr.sample_freq = 1000;
+	ev[0].name = "cpu-clock";
+	ev[0].ids = clock_ids;
+	ev[0].nr_ids = 1;
+	ev[1].attr.type = PERF_TYPE_SOFTWARE;
+	ev[1].attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	ev[1].attr.sample_type = ST_UEVENT;
+	ev[1].attr.sample_id_all = 1;
+	ev[1].name = "perfmark:uevent";
+	ev[1].ids = uevent_ids;
+	ev[1].nr_ids = 1;
+	assert_int_equal(perfdata_writer__new(&w, &o, ev, 2), 0);
+	/* round 1: up to 260 (perf's rule: final once the next round ends) */
+	add_sample(w, 502, 260);
+	add_sample(w, 501, 250);
+	add_marker(w, 501, 200, PERFMARK_TYPE_RANGE_BEGIN, "inner", 0);
+	add_sample(w, 501, 150);
+	add_marker(w, 501, 120, PERFMARK_TYPE_COUNTER, "c", 5);
+	add_marker(w, 501, 100, PERFMARK_TYPE_RANGE_BEGIN, "outer", 0);
+	assert_int_equal(perfdata_writer__round(w), 0);
+	/* round 2 */
+	add_sample(w, 501, 450);
+	add_marker(w, 501, 400, PERFMARK_TYPE_RANGE_END, "outer", 0);
+	add_sample(w, 501, 350);
+	add_marker(w, 501, 310, PERFMARK_TYPE_COUNTER, "c", -2);
+	add_marker(w, 501, 300, PERFMARK_TYPE_RANGE_END, "inner", 0);
+	add_marker(w, 502, 270, PERFMARK_TYPE_RANGE_BEGIN, "lone", 0);
+	assert_int_equal(perfdata_writer__round(w), 0);
+	add_marker(w, 502, 500, PERFMARK_TYPE_COUNTER, "c", 9);
+	add_lost(w, 480, 7);
+	add_marker(w, 501, 460, PERFMARK_TYPE_RANGE_END, "never-begun", 0);
+	assert_int_equal(perfdata_writer__finish(w), 0);
+	perfdata_writer__free(w);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	return fd;
+}
+
+static const char *range_of(const struct profile *p, const struct profile_sample *s)
+{
+	size_t n;
+	const struct profile_range *rv = profile__ranges(p, &n);
+
+	return s->range == PROFILE_NONE ? "-" : profile__str(p, rv[s->range].name);
+}
+
+static void test_profile(void **state)
+{
+	int fd = write_recording();
+	struct profile *p = NULL;
+	struct rangestats rs;
+	char err[200];
+	size_t ns, nr, nc;
+	const struct profile_sample *sv;
+	const struct profile_range *rv;
+	const struct profile_counter *cv;
+
+	(void)state;
+	assert_int_equal(profile__load(&p, fd, NULL, err, sizeof(err)), 0);
+	close(fd);
+	sv = profile__samples(p, &ns);
+	assert_int_equal(ns, 5);
+	/* time order restored, each sample in the range open on its thread then */
+	uint64_t want_t[] = { 150, 250, 260, 350, 450 };
+	const char *want_r[] = { "outer", "inner", "-", "outer", "-" };
+	for (size_t i = 0; i < ns; i++) {
+		assert_int_equal(sv[i].time, want_t[i]);
+		assert_string_equal(range_of(p, &sv[i]), want_r[i]);
+	}
+	rv = profile__ranges(p, &nr);
+	assert_int_equal(nr, 3);
+	assert_string_equal(profile__str(p, rv[0].name), "outer");
+	assert_int_equal(rv[0].end - rv[0].start, 300);
+	assert_int_equal(rv[1].parent, 0);
+	assert_int_equal(rv[1].depth, 1);
+	assert_true(rv[2].open);
+	assert_int_equal(rv[2].end, 500);     /* open: to its thread's last time */
+	assert_true(profile__range_within(p, sv[1].range, rv[0].name));
+
+	assert_int_equal(rangestats__build(&rs, p), 0);
+	assert_int_equal(rs.n, 3);
+	assert_string_equal(profile__str(p, rs.v[0].name), "outer");
+	assert_int_equal(rs.v[0].count, 1);
+	assert_int_equal(rs.v[0].self_samples, 2);
+	assert_int_equal(rs.v[0].total_samples, 3);
+	assert_int_equal(rs.v[1].total_ns, 100);
+	assert_int_equal(rs.v[1].p99_ns, 100);
+	assert_int_equal(rs.v[2].open, 1);
+	assert_int_equal(rs.v[2].count, 0);
+	rangestats__free(&rs);
+
+	cv = profile__counters(p, &nc);
+	assert_int_equal(nc, 1);
+	assert_int_equal(cv[0].count, 3);
+	assert_int_equal(cv[0].min, -2);
+	assert_int_equal(cv[0].max, 9);
+	assert_int_equal(cv[0].last, 9);
+	assert_int_equal(profile__sample_freq(p), 1000);
+	assert_int_equal(profile__lost(p), 7);
+	profile__free(p);
+}
+
+static void test_bad_input(void **state)
+{
+	struct profile *p = (void *)1;
+	char err[200];
+	int fd = memfd_create("bad", 0);
+
+	(void)state;
+	assert_int_equal(write(fd, "not a perf file at all", 22), 22);
+	lseek(fd, 0, SEEK_SET);
+	assert_true(profile__load(&p, fd, NULL, err, sizeof(err)) < 0);
+	assert_null(p);
+	assert_string_equal(err, "not a perf.data file (bad magic)");
+	close(fd);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_idmap),
+		cmocka_unit_test(test_strtab),
+		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_bad_input),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests for lib/collect/unwind.c and unwind_pool.c, with BPF maps of
+ * the collector's shapes made here (root): sideband in, tables and LPM
+ * entries out, the walk of a copied stack against backtrace(), and the
+ * memory cap evicting the tables nobody maps.
+ */
+#include <errno.h>
+#include <execinfo.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+
+#include "synth.h"
+#include "unwind.h"
+#include "unwind_wire.h"
+
+struct maps {
+	int pools, lpm, pids;
+};
+
+static int make_maps(struct maps *m)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
+	LIBBPF_OPTS(bpf_map_create_opts, lo, .map_flags = BPF_F_NO_PREALLOC);
+	int proto = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_proto", 4, sizeof(struct pm_uw_row), 1, &io);
+	LIBBPF_OPTS(bpf_map_create_opts, oo, .inner_map_fd = proto);
+
+	if (proto < 0)
+		return -errno;
+	m->pools = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_pools", 4, 4, PM_UW_MAX_POOLS, &oo);
+	m->lpm = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct pm_uw_map_key),
+				sizeof(struct pm_uw_map), 1 << 16, &lo);
+	m->pids = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pids", 4, 1, 1024, NULL);
+	close(proto);
+	return m->pools < 0 || m->lpm < 0 || m->pids < 0 ? -EINVAL : 0;
+}
+
+static void close_maps(struct maps *m)
+{
+	close(m->pools);
+	close(m->lpm);
+	close(m->pids);
+}
+
+static struct unwinder *setup(struct maps *m, const char *cap)
+{
+	struct unwinder *u = NULL;
+
+	if (geteuid() != 0)
+		skip();
+	if (cap)
+		setenv("PERFMARK_UNWIND_CAP", cap, 1);
+	else
+		unsetenv("PERFMARK_UNWIND_CAP");
+	assert_int_equal(make_maps(m), 0);
+	assert_int_equal(unwinder__get(&u), 0);
+	assert_int_equal(unwinder__add_maps(u, m->pools, m->lpm, m->pids), 0);
+	return u;
+}
+
+static void teardown(struct unwinder *u, struct maps *m)
+{
+	unwinder__remove_maps(u, m->pools);
+	unwinder__put(u);
+	close_maps(m);
+}
+
+static int feed(void *ctx, const void *rec, size_t len)
+{
+	unwinder__sideband(ctx, rec, UNWIND_INSTALL);
+	return 0;
+}
+
+/* our own mappings, as the sideband of a recording that samples us */
+static void feed_self(struct unwinder *u)
+{
+	struct synth_opts so = { .id = 1, .uid_filter = (uint32_t)-1 };
+
+	assert_int_equal(synth_process(getpid(), &so, feed, u), 0);
+}
+
+static void feed_exit(struct unwinder *u, uint32_t pid)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+		uint8_t sid[32];
+	} e = { { PERF_RECORD_EXIT, 0, sizeof(e) }, pid, 1, pid, 1, 0, { 0 } };
+
+	unwinder__sideband(u, &e.h, UNWIND_LIST);
+}
+
+/* an MMAP2 of path (mapped here, read and execute) for our pid */
+static void *feed_file(struct unwinder *u, const char *path, size_t *len)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, gen;
+		uint32_t prot, flags;
+		char name[PATH_MAX + 40];
+	} r = { 0 };
+	struct stat sb;
+	int fd = open(path, O_RDONLY);
+	void *p;
+
+	assert_true(fd >= 0 && !fstat(fd, &sb));
+	p = mmap(NULL, sb.st_size, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	assert_true(p != MAP_FAILED);
+	*len = sb.st_size;
+	r.h.type = PERF_RECORD_MMAP2;
+	r.h.size = sizeof(r);
+	r.pid = r.tid = getpid();
+	r.addr = (uintptr_t)p;
+	r.len = (sb.st_size + 4095) & ~4095ull;
+	r.maj = major(sb.st_dev);
+	r.min = minor(sb.st_dev);
+	r.ino = sb.st_ino;
+	r.prot = PROT_READ | PROT_EXEC;
+	r.flags = MAP_PRIVATE;
+	snprintf(r.name, sizeof(r.name), "%s", path);
+	unwinder__sideband(u, &r.h, UNWIND_INSTALL);
+	return p;
+}
+
+static bool lpm_lookup(const struct maps *m, uint32_t pid, uint64_t addr, struct pm_uw_map *v)
+{
+	struct pm_uw_map_key k = { 96, htobe32(pid), htobe64(addr) };
+
+	return !bpf_map_lookup_elem(m->lpm, &k, v);
+}
+
+/* --- tests ---------------------------------------------------------------------- */
+
+static void test_own_process_installed(void **state)
+{
+	struct unwind_stats st;
+	struct pm_uw_map v;
+	uint32_t pid = getpid();
+	uint8_t one;
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+
+	feed_self(u);
+	unwinder__stats(u, &st);
+	assert_true(st.tables >= 2);       /* this program, libc, ... */
+	assert_true(st.mappings >= 2);
+	assert_int_equal(st.procs, 1);
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &one), 0);
+	/* the LPM trie finds this function's table; rows are there */
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_own_process_installed, &v));
+	assert_true(v.nr_rows > 10);
+	assert_true(v.pool < PM_UW_MAX_POOLS);
+	assert_false(lpm_lookup(&m, pid + 1, (uintptr_t)test_own_process_installed, &v));
+	/* the process goes: its entries at once, itself two drains later; its tables stay */
+	feed_exit(u, pid);
+	assert_false(lpm_lookup(&m, pid, (uintptr_t)test_own_process_installed, &v));
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 1);          /* its last samples may still come */
+	unwinder__tick(u);
+	unwinder__tick(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 0);
+	assert_int_equal(st.mappings, 0);
+	assert_true(st.tables >= 2);
+	assert_false(lpm_lookup(&m, pid, (uintptr_t)test_own_process_installed, &v));
+	assert_int_not_equal(bpf_map_lookup_elem(m.pids, &pid, &one), 0);
+	/* and back: the same tables, nothing built again */
+	feed_self(u);
+	{
+		struct unwind_stats again;
+
+		unwinder__stats(u, &again);
+		assert_int_equal(again.built, st.built);
+	}
+	teardown(u, &m);
+}
+
+static volatile int sink;
+
+/* where our stack mapping ends */
+static uint64_t stack_end(void)
+{
+	char line[256];
+	uint64_t a, b = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[stack]"))
+			sscanf(line, "%" SCNx64 "-%" SCNx64, &a, &b);
+	if (f)
+		fclose(f);
+	return b;
+}
+
+static uint8_t copy[UNWIND_COPY_STACK * 4];
+
+/* the stack as it is, redzones and all (what the BPF side copies) */
+static __attribute__((no_sanitize("address"), noinline)) void raw_copy(uint8_t *dst, uint64_t src,
+								     size_t n)
+{
+	const volatile uint8_t *s = (const volatile uint8_t *)(uintptr_t)src;
+
+	for (size_t i = 0; i < n; i++)
+		dst[i] = s[i];
+}
+
+/* copy our stack as the BPF side would, walk it, compare with backtrace() */
+static __attribute__((noinline)) void walk_here(struct unwinder *u, size_t *matched, int *depth)
+{
+	uint64_t regs[PM_UREGS_NR] = { 0 }, pcs[64], end = stack_end(), size;
+	void *bt[64];
+	int n = backtrace(bt, 64), first;
+	size_t k;
+
+	__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+			 : "=r"(regs[8]), "=r"(regs[7]), "=r"(regs[6]));
+	assert_true(end > regs[7]);
+	size = end - regs[7] < sizeof(copy) ? end - regs[7] : sizeof(copy);
+	raw_copy(copy, regs[7], size);
+	k = unwinder__walk(u, getpid(), regs, copy, size, pcs, 64);
+	for (first = 0; first < n; first++)     /* ASan's interceptor may add a frame */
+		if ((uintptr_t)bt[first] >= (uintptr_t)walk_here && (uintptr_t)bt[first] < regs[8] + 256)
+			break;
+	*depth = n - first;
+	*matched = 0;
+	for (size_t i = 1; i < k && first + i < (size_t)n; i++) {
+		if (pcs[i] != (uintptr_t)bt[first + i])
+			break;
+		(*matched)++;
+	}
+	sink++;
+}
+
+static __attribute__((noinline)) void deeper(struct unwinder *u, size_t *matched, int *depth)
+{
+	walk_here(u, matched, depth);
+	sink++;
+}
+
+static void test_walk_copied_stack(void **state)
+{
+	struct unwind_stats st;
+	size_t matched;
+	int depth;
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+
+	feed_self(u);
+	deeper(u, &matched, &depth);
+	print_message("walked %zu of %d frames as backtrace() has them\n", matched + 1, depth);
+	assert_true(depth >= 6);
+	assert_int_equal(matched, (size_t)depth - 1);
+	/* the process has exited by the time its last copies are read: still walked */
+	feed_exit(u, getpid());
+	deeper(u, &matched, &depth);
+	assert_int_equal(matched, (size_t)depth - 1);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.walks, 2);
+	assert_int_equal(st.walk_ends[PM_UW_END_OK], 2);   /* down to _start's undefined rip */
+	teardown(u, &m);
+}
+
+/* a cap (32 KiB: 4096 rows) that xz (1212) and liblzma (3600) do not fit in together */
+static void test_cap_evicts(void **state)
+{
+	static const char *const files[] = {
+		"/usr/bin/xz", "/lib/x86_64-linux-gnu/liblzma.so.5", "/proc/self/exe",
+	};
+	struct unwind_stats st;
+	struct pm_uw_map v;
+	struct maps m;
+	struct unwinder *u;
+	size_t len;
+	void *p;
+
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (access(files[i], R_OK))
+			skip();
+	u = setup(&m, "32k");
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+			p = feed_file(u, files[i], &len);
+			unwinder__stats(u, &st);
+			assert_true(st.pool_bytes <= 32 << 10);
+			assert_true(st.table_bytes <= st.pool_bytes);
+			/* installed, unless the table alone is over the cap */
+			assert_true(lpm_lookup(&m, getpid(), (uintptr_t)p + len / 2, &v) ||
+				    st.over_cap > 0);
+			feed_exit(u, getpid());
+			munmap(p, len);
+		}
+	}
+	unwinder__stats(u, &st);
+	print_message("cap %" PRIu64 ": built %" PRIu64 ", evicted %" PRIu64 ", over cap %" PRIu64
+		      ", pools %" PRIu64 " bytes\n", st.cap, st.built, st.evicted, st.over_cap,
+		      st.pool_bytes);
+	assert_true(st.evicted >= 2);
+	assert_true(st.built > 3);              /* evicted tables built again */
+	assert_int_equal(st.cap, 32 << 10);
+	teardown(u, &m);
+	unsetenv("PERFMARK_UNWIND_CAP");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_own_process_installed),
+		cmocka_unit_test(test_walk_copied_stack),
+		cmocka_unit_test(test_cap_evicts),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Unit tests for lib/order/window.c: time order out of arrival order,
+ * the cutoff, late records keeping their time and counted (late; and
+ * late_unordered when older than what perf 6.1 has already flushed), empty
+ * flushes not counting as rounds, an output error keeping the rest.
+ * t-session-late.sh checks the same cases against stock perf.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "window.h"
+
+struct out {
+	char s[1024];
+	size_t len;
+	int fail_at;         /* out() fails on this call (1-based), 0: never */
+	int calls;
+};
+
+static int out(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	struct out *o = ctx;
+	char tag;
+
+	assert_int_equal(len, 8);
+	memcpy(&tag, rec, 1);
+	if (++o->calls == o->fail_at)
+		return -EPIPE;
+	if (o->len + 32 > sizeof(o->s))
+		return 0;
+	o->len += snprintf(o->s + o->len, sizeof(o->s) - o->len, "%c%llu ", tag,
+			   (unsigned long long)time);
+	return 0;
+}
+
+static void add(struct window *r, char tag, uint64_t time)
+{
+	char *p = window__alloc(r, 8, time);
+	uint64_t t;
+	size_t len;
+
+	assert_non_null(p);
+	memset(p, 0, 8);
+	p[0] = tag;
+	assert_ptr_equal(window__last(r, &t, &len), p);
+	assert_int_equal(t, time);
+	assert_int_equal(len, 8);
+}
+
+/* add records spelled as out() prints them: "a30 b10" = 'a' at 30, then 'b' at 10 */
+static void adds(struct window *r, const char *recs)
+{
+	char tag;
+	unsigned long long time;
+	int used;
+
+	while (sscanf(recs, " %c%llu%n", &tag, &time, &used) == 2) {
+		add(r, tag, time);
+		recs += used;
+	}
+	assert_int_equal(*recs, '\0');
+}
+
+static void test_order(void **state)
+{
+	struct window *r;
+	struct window_stats st;
+	struct out o = { 0 };
+
+	assert_int_equal(window__new(&r), 0);
+	adds(r, "a30 b10 c20 d10 e50");   /* b10, d10: equal times keep arrival order */
+	assert_int_equal(window__flush(r, 30, out, &o), 1);
+	assert_string_equal(o.s, "b10 d10 c20 a30 ");
+	window__stats(r, &st);
+	assert_int_equal(st.held, 1);
+	assert_int_equal(window__flushed(r), 30);
+	assert_int_equal(window__flush(r, 40, out, &o), 0);   /* nothing went out */
+	assert_int_equal(window__flushed(r), 40);
+	assert_int_equal(window__flush(r, UINT64_MAX, out, &o), 1);
+	assert_string_equal(o.s, "b10 d10 c20 a30 e50 ");
+	window__stats(r, &st);
+	assert_int_equal(st.held + st.late + st.late_unordered, 0);
+	window__free(r);
+}
+
+/* the rounds of tests/t-session-late.sh: 1000 2000 | 3000 | 1500 2500 | 4000 */
+static void test_late(void **state)
+{
+	struct window *r;
+	struct window_stats st;
+	struct out o = { 0 };
+
+	assert_int_equal(window__new(&r), 0);
+	adds(r, "s1000 s2000");
+	assert_int_equal(window__flush(r, 2000, out, &o), 1);
+	add(r, 's', 3000);
+	assert_int_equal(window__flush(r, 3000, out, &o), 1);
+	/* an empty flush is no round for perf: the horizon stays */
+	assert_int_equal(window__flush(r, 3100, out, &o), 0);
+	add(r, 'u', 1500);           /* older than round 1's max: perf has flushed past it */
+	add(r, 'l', 2500);           /* late, but perf still holds round 2's records */
+	assert_int_equal(window__flush(r, 3200, out, &o), 1);
+	window__stats(r, &st);
+	assert_int_equal(st.late, 2);
+	assert_int_equal(st.late_unordered, 1);
+	add(r, 's', 4000);
+	assert_int_equal(window__flush(r, 4000, out, &o), 1);
+	/* true times kept, each round in time order */
+	assert_string_equal(o.s, "s1000 s2000 s3000 u1500 l2500 s4000 ");
+	window__free(r);
+}
+
+static void test_out_error(void **state)
+{
+	struct window *r;
+	struct window_stats st;
+	struct out o = { .fail_at = 2 };
+
+	assert_int_equal(window__new(&r), 0);
+	adds(r, "a1 b2 c3");
+	assert_int_equal(window__flush(r, 10, out, &o), -EPIPE);
+	window__stats(r, &st);
+	assert_int_equal(st.held, 2);          /* b and c stay */
+	o.fail_at = 0;
+	assert_int_equal(window__flush(r, 10, out, &o), 1);
+	assert_string_equal(o.s, "a1 b2 c3 ");
+	window__free(r);
+}
+
+/* many records, many flushes: the buffer compacts and grows correctly */
+static void test_volume(void **state)
+{
+	struct window *r;
+	struct out o = { 0 };
+	uint64_t t;
+	int i;
+
+	assert_int_equal(window__new(&r), 0);
+	for (i = 0; i < 200000; i++) {
+		t = (uint64_t)i * 10 + (uint64_t)(i * 7919 % 97);   /* jittered, never more than 970 behind */
+		add(r, 'x', t);
+		if (i % 1000 == 999) {
+			o.len = 0;
+			assert_true(window__flush(r, t - 1000, out, &o) >= 0);
+		}
+	}
+	o.len = 0;
+	window__flush(r, UINT64_MAX, out, &o);
+	{
+		struct window_stats st;
+
+		window__stats(r, &st);
+		assert_int_equal(st.late, 0);
+		assert_int_equal(st.held, 0);
+	}
+	window__free(r);
+}
+
+/* interleaved sorted runs (per-thread batches), random jitter: same order as a full sort */
+struct rec {
+	uint64_t time, seq;
+};
+
+static int rec_cmp(const void *a, const void *b)
+{
+	const struct rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static struct rec *want_v;
+static size_t want_i;
+
+static int check_out(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	uint64_t seq;
+
+	memcpy(&seq, rec, sizeof(seq));
+	assert_int_equal(time, want_v[want_i].time);
+	assert_int_equal(seq, want_v[want_i].seq);
+	want_i++;
+	return 0;
+}
+
+static void test_sort_runs(void **state)
+{
+	static struct rec v[50000];
+	int round;
+
+	srand(11);
+	for (round = 0; round < 30; round++) {
+		struct window *r;
+		size_t n = (size_t)(rand() % 50000) + 1, i, run = 0;
+		uint64_t t = 0;
+		int mode = round % 3;
+
+		for (i = 0; i < n; i++) {
+			if (mode == 0) {                 /* sorted runs of random length */
+				if (run-- == 0) {
+					run = (size_t)(rand() % 500);
+					t = (uint64_t)(rand() % 100000);
+				}
+				t += (uint64_t)(rand() % 3);
+			} else if (mode == 1) {          /* already sorted */
+				t += (uint64_t)(rand() % 2);
+			} else {                         /* random */
+				t = (uint64_t)(rand() % 1000);
+			}
+			v[i].time = t;
+			v[i].seq = i;
+		}
+		assert_int_equal(window__new(&r), 0);
+		for (i = 0; i < n; i++) {
+			char *p = window__alloc(r, 8, v[i].time);
+
+			memcpy(p, &v[i].seq, 8);
+		}
+		qsort(v, n, sizeof(v[0]), rec_cmp);
+		want_v = v;
+		want_i = 0;
+		assert_int_equal(window__flush(r, UINT64_MAX, check_out, NULL), 1);
+		assert_int_equal(want_i, n);
+		window__free(r);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_late),
+		cmocka_unit_test(test_out_error),
+		cmocka_unit_test(test_volume),
+		cmocka_unit_test(test_sort_runs),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,50 @@
+# Helpers of the unwinding tests t-unwind-*.sh (source after lib.sh).
+
+# Stacks of COMM's samples in FILE, as stock perf script shows them: prints
+# "M N": N samples (those with a frame named THROUGH, when given), M of them
+# with a frame named SYM (the first word of the symbol, so
+# "__libc_start_main_impl (inlined)" is __libc_start_main_impl).
+chains_with() {
+	perf script -i "$1" -F comm,tid,ip,sym 2>/dev/null | awk -v c="$2" -v s="$3" -v t="${4:-}" '
+		BEGIN { RS = "" }
+		{
+			n_l = split($0, l, "\n"); split(l[1], h, " ")
+			if (h[1] != c) next
+			hs = 0; ht = t == ""
+			for (i = 2; i <= n_l; i++) {
+				split(l[i], f, " ")
+				if (f[2] == s) hs = 1
+				if (f[2] == t) ht = 1
+			}
+			if (ht) { n++; m += hs }
+		}
+		END { print m + 0, n + 0 }'
+}
+
+# The same for the samples whose leaf frame is in [LO, HI) (hex, 0x...).
+# (mawk has no strtonum: addresses compare as zero-padded hex strings.)
+chains_with_leaf_in() {
+	perf script -i "$1" -F comm,tid,ip,sym 2>/dev/null | awk -v s="$2" -v lo="$3" -v hi="$4" '
+		function key(a) { sub(/^0x/, "", a); a = sprintf("%16s", tolower(a)); gsub(/ /, "0", a); return "x" a }
+		BEGIN { RS = ""; lo = key(lo); hi = key(hi) }
+		{
+			n_l = split($0, l, "\n"); if (n_l < 2) next
+			split(l[2], f, " "); a = key(f[1])
+			if (a < lo || a >= hi) next
+			n++
+			for (i = 2; i <= n_l; i++) { split(l[i], f, " "); if (f[2] == s) { m++; break } }
+		}
+		END { print m + 0, n + 0 }'
+}
+
+# perf report --children: "TOTAL SYMBOL" per symbol
+report_children() {
+	perf report -i "$1" --stdio --children --sort sym -g none 2>/dev/null |
+		awk '/^ *[0-9.]+% +[0-9.]+%/ { p = $1; sub("%", "", p); print p, $NF }'
+}
+
+# The "unwound ..." line of perfmark record -v (stderr in FILE): the value
+# before WORDS ("ended early", "at the frame limit", "without a table", ...).
+unwound_count() {
+	grep -o "perfmark record: unwound .*" "$1" | sed -n "s/.*[ (]\([0-9]\+\) $2.*/\1/p" | head -n 1
+}
