@@ -46,3 +46,27 @@ calc() { awk "BEGIN { print ($1) }"; }
 col() { awk -v c="$2" '{ print $c }' "$W/$1.res" | median; }
 # rec_cpu KIND: median of the recorder's own CPU time (total - the loop's)
 rec_cpu() { awk '{ print $3 - $2 }' "$W/$1.res" | median; }
+
+# The multi-threaded marker workload bench/report-load.c as $W/load.
+build_report_load() {
+	local src
+	src=$(cd "$here/.." && pwd)
+	cc -O2 -fno-omit-frame-pointer -fno-inline -Wall -Wextra -I"$src/include" -o "$W/load" \
+		"$here/report-load.c" -L"$build" -lperfmark -Wl,-rpath,"$build" -lpthread ||
+		die "cannot build bench/report-load.c"
+}
+
+# load_secs MB: seconds of `perfmark record -g -F 20000 -- $W/load` that write
+# about MB MB (1 s and 3 s runs tell the rate), 1 to 120
+load_secs() {
+	local s rate secs
+	for s in 1 3; do
+		"$PERFMARK" record -g -F 20000 -o "$W/probe$s.data" -- "$W/load" "$s" >/dev/null 2>"$W/rec.err" ||
+			{ cat "$W/rec.err" >&2; die "perfmark record failed"; }
+	done
+	rate=$(calc "($(stat -c %s "$W/probe3.data") - $(stat -c %s "$W/probe1.data")) / 2")
+	secs=$(calc "int($1 * 1048576 / ($rate > 0 ? $rate : 1) + 0.5)")
+	[ "$secs" -lt 1 ] && secs=1
+	[ "$secs" -gt 120 ] && secs=120
+	echo "$secs"
+}

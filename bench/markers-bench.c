@@ -11,17 +11,18 @@
  *   markers-bench untraced N ROUNDS
  *       Untraced perf_printf and perfmark_emit ns/call (medians), beside an
  *       empty out-of-line function call for scale.
- *   markers-bench rate RATE SECONDS
+ *   markers-bench rate RATE SECONDS [THREADS]
  *       Emits 16-byte perfmark_emit markers (type BENCH_TYPE_RATE, payload
- *       u64 sequence + u64 time) from this thread, paced at RATE per second
- *       (0: as fast as possible) for SECONDS.  Prints what it emitted and the
- *       rate achieved.
+ *       u64 sequence + u64 time) from THREADS threads (default 1), together
+ *       paced at RATE per second (0: each as fast as it can) for SECONDS.
+ *       Prints what they emitted, the rate achieved and their CPU time.
  *
  * Output lines are "key value" pairs for the script to read.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,60 +80,65 @@ static double median(double *v, int n)
 
 static long errors;
 
-static struct cost run_printf(long n, long base)
-{
-	struct cost c;
+enum kind { K_PRINTF, K_FTRACE, K_EMIT64, K_EMIT4K };
 
-	TIMED(c, n, for (long i = base; i < base + n; i++)
-		if (perf_printf("bench %ld", i))
-			errors++);
-	return c;
-}
+static int trace_fd = -1;
+static uint8_t small[64], big[PERFMARK_MAX_PAYLOAD];
 
-static struct cost run_ftrace(int fd, long n, long base)
+/* n calls of one kind, numbered from base */
+static void calls(enum kind k, long n, long base)
 {
 	char buf[64];
-	struct cost c;
 
-	TIMED(c, n, for (long i = base; i < base + n; i++) {
-		int len = snprintf(buf, sizeof(buf), "bench %ld", i);
+	for (long i = base; i < base + n; i++) {
+		int len;
 
-		if (write(fd, buf, (size_t)len) != len)
-			errors++;
-	});
-	return c;
-}
-
-static struct cost run_emit(uint32_t type, const void *buf, uint32_t size, long n)
-{
-	struct cost c;
-
-	TIMED(c, n, for (long i = 0; i < n; i++)
-		if (perfmark_emit(type, buf, size))
-			errors++);
-	return c;
+		switch (k) {
+		case K_PRINTF:
+			if (perf_printf("bench %ld", i))
+				errors++;
+			break;
+		case K_FTRACE:
+			len = snprintf(buf, sizeof(buf), "bench %ld", i);
+			if (write(trace_fd, buf, (size_t)len) != len)
+				errors++;
+			break;
+		case K_EMIT64:
+			if (perfmark_emit(BENCH_TYPE_64, small, sizeof(small)))
+				errors++;
+			break;
+		case K_EMIT4K:
+			if (perfmark_emit(BENCH_TYPE_4K, big, sizeof(big)))
+				errors++;
+			break;
+		}
+	}
 }
 
 /*
- * 4 KiB markers come in bursts that fit the 16 MiB ring, with a pause between
- * them (not timed) so the recorder drains: what is timed is the cost of a
- * marker that is recorded, not of one dropped on a full ring.
+ * Markers come in bursts that fill at most half of a thread's fast-lane
+ * ring (1 MiB by default), with a pause between them (not timed) so the
+ * recorder drains: what is timed is the cost of a marker that goes down the
+ * fast lane, not of one a full ring sends to the trap lane.  How much a
+ * thread sustains is measured apart (rate mode).  trace_marker gets the
+ * same bursts and pauses.
  */
-#define BURST_4K 1000
-static struct cost run_emit4k(const void *buf, long n)
+static struct cost bursts(enum kind k, long n, long base)
 {
-	struct timespec pause = { 0, 30 * 1000 * 1000 };
+	static const long burst[] = { [K_PRINTF] = 4096, [K_FTRACE] = 4096,
+				      [K_EMIT64] = 4096, [K_EMIT4K] = 100 };
+	struct timespec pause = { 0, 5 * 1000 * 1000 };
 	struct cost c, sum = { 0, 0 };
 	long done = 0;
 
 	while (done < n) {
-		long k = n - done < BURST_4K ? n - done : BURST_4K;
+		long m = n - done < burst[k] ? n - done : burst[k];
 
 		nanosleep(&pause, NULL);
-		c = run_emit(BENCH_TYPE_4K, buf, PERFMARK_MAX_PAYLOAD, k);
-		sum.wall += c.wall * k;
-		sum.cpu += c.cpu * k;
-		done += k;
+		TIMED(c, m, calls(k, m, base + done));
+		sum.wall += c.wall * m;
+		sum.cpu += c.cpu * m;
+		done += m;
 	}
 	sum.wall /= n;
 	sum.cpu /= n;
@@ -159,41 +165,40 @@ static void report(const char *name, double *wall, double *cpu, int rounds)
 
 static int mode_side(long n, int rounds, const char *marker)
 {
-	static uint8_t big[PERFMARK_MAX_PAYLOAD], small[64];
 	double pw[MAX_ROUNDS], pc[MAX_ROUNDS], fw[MAX_ROUNDS], fc[MAX_ROUNDS];
 	double ew[MAX_ROUNDS], ec[MAX_ROUNDS], bw[MAX_ROUNDS], bc[MAX_ROUNDS];
 	long n4k = n / 40 > 0 ? n / 40 : 1;
 	long printfs = 0, emits64 = 0, emits4k = 0;
 	struct cost p, f, e, b;
-	int fd;
 
 	if (rounds < 1 || rounds > MAX_ROUNDS)
 		return 2;
-	fd = open(marker, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
+	trace_fd = open(marker, O_WRONLY | O_CLOEXEC);
+	if (trace_fd < 0) {
 		fprintf(stderr, "markers-bench: %s: %s\n", marker, strerror(errno));
 		return 1;
 	}
 	memset(big, 0x4b, sizeof(big));
 	memset(small, 0x40, sizeof(small));
 	printf("enabled %d\n", (int)perfmark_enabled());
-	/* warm up: the kernel optimises the probe site on its first hits */
-	run_printf(1000, -1000);
-	run_ftrace(fd, 1000, -1000);
+	/* warm up: the first markers wait for the recorder to attach */
+	calls(K_PRINTF, 1000, -1000);
+	calls(K_FTRACE, 1000, -1000);
 	printfs += 1000;
+	usleep(200 * 1000);
 	for (int r = 0; r < rounds; r++) {
 		/* alternate the order so drift hits both alike */
 		if (r % 2) {
-			f = run_ftrace(fd, n, (long)r * n);
-			p = run_printf(n, (long)r * n);
+			f = bursts(K_FTRACE, n, (long)r * n);
+			p = bursts(K_PRINTF, n, (long)r * n);
 		} else {
-			p = run_printf(n, (long)r * n);
-			f = run_ftrace(fd, n, (long)r * n);
+			p = bursts(K_PRINTF, n, (long)r * n);
+			f = bursts(K_FTRACE, n, (long)r * n);
 		}
 		printfs += n;
-		e = run_emit(BENCH_TYPE_64, small, sizeof(small), n);
+		e = bursts(K_EMIT64, n, 0);
 		emits64 += n;
-		b = run_emit4k(big, n4k);
+		b = bursts(K_EMIT4K, n4k, 0);
 		emits4k += n4k;
 		pw[r] = p.wall; pc[r] = p.cpu; fw[r] = f.wall; fc[r] = f.cpu;
 		ew[r] = e.wall; ec[r] = e.cpu; bw[r] = b.wall; bc[r] = b.cpu;
@@ -201,14 +206,19 @@ static int mode_side(long n, int rounds, const char *marker)
 		       "  (wall %.1f %.1f %.1f %.1f)\n", r, p.cpu, f.cpu, e.cpu, b.cpu,
 		       p.wall, f.wall, e.wall, b.wall);
 	}
-	close(fd);
+	close(trace_fd);
 	/* the two loops of a round ran back to back: their ratio shares the drift */
 	{
-		double ratio[MAX_ROUNDS];
+		double ratio[MAX_ROUNDS], r64[MAX_ROUNDS], r4k[MAX_ROUNDS];
 
-		for (int r = 0; r < rounds; r++)
+		for (int r = 0; r < rounds; r++) {
 			ratio[r] = pc[r] / fc[r];
-		printf("ratio_paired %.2f\n", median(ratio, rounds));
+			r64[r] = ec[r] / fc[r];
+			r4k[r] = bc[r] / fc[r];
+		}
+		printf("ratio_paired %.3f\n", median(ratio, rounds));
+		printf("ratio64_paired %.3f\n", median(r64, rounds));
+		printf("ratio4k_paired %.3f\n", median(r4k, rounds));
 	}
 	report("printf", pw, pc, rounds);
 	report("ftrace", fw, fc, rounds);
@@ -266,39 +276,77 @@ static int mode_untraced(long n, int rounds)
 #undef now_ns
 }
 
-static int mode_rate(double rate, double secs)
+/* one emitting thread of rate mode */
+struct rater {
+	pthread_t th;
+	double step;             /* ns between markers, 0: unpaced */
+	uint64_t t0, end;        /* common start and end (CLOCK_MONOTONIC) */
+	uint64_t emitted, last, cpu;
+	long bad;
+};
+
+static void *rate_thread(void *arg)
 {
-	uint64_t p[2], t0, end, now, i = 0;
-	double step = rate > 0 ? 1e9 / rate : 0;
-	long bad = 0;
+	struct rater *r = arg;
+	uint64_t p[2], now, i = 0, c0 = cpu_ns();
 
-	uint64_t c0;
-
-	printf("enabled %d\n", (int)perfmark_enabled());
-	c0 = cpu_ns();
-	t0 = now_ns();
-	end = t0 + (uint64_t)(secs * 1e9);
-	now = t0;
-	while (now < end) {
+	while ((now = now_ns()) < r->t0)
+		;
+	while (now < r->end) {
 		p[0] = i;
 		p[1] = now;
 		if (perfmark_emit(BENCH_TYPE_RATE, p, sizeof(p)))
-			bad++;
+			r->bad++;
 		i++;
 		now = now_ns();
-		if (step > 0) {
-			uint64_t due = t0 + (uint64_t)(i * step);
+		if (r->step > 0) {
+			uint64_t due = r->t0 + (uint64_t)(i * r->step);
 
 			while (now < due)
 				now = now_ns();
 		}
 	}
-	printf("emitted %" PRIu64 "\n", i);
-	printf("achieved_rate %.0f\n", i / ((now - t0) / 1e9));
-	/* markers per second of this thread's CPU time: the rate it would reach
-	 * with a CPU to itself (pacing spins count as CPU time too) */
-	printf("cpu_rate %.0f\n", i / ((cpu_ns() - c0) / 1e9));
-	printf("cpu_share %.2f\n", (cpu_ns() - c0) / (double)(now - t0));
+	r->emitted = i;
+	r->last = now;
+	r->cpu = cpu_ns() - c0;
+	return NULL;
+}
+
+/* THREADS threads, together paced at RATE (0: each as fast as it can) */
+static int mode_rate(double rate, double secs, int threads)
+{
+	struct rater r[64];
+	uint64_t total = 0, last = 0, cpu = 0, t0;
+	long bad = 0;
+
+	if (threads < 1 || threads > 64)
+		return 2;
+	printf("enabled %d\n", (int)perfmark_enabled());
+	/* the first marker makes the fast lane; give the recorder time to join */
+	perfmark_emit(BENCH_TYPE_RATE + 1, NULL, 0);
+	usleep(300 * 1000);
+	t0 = now_ns() + 20 * 1000 * 1000;
+	for (int k = 0; k < threads; k++) {
+		r[k] = (struct rater){ .step = rate > 0 ? 1e9 * threads / rate : 0, .t0 = t0,
+				       .end = t0 + (uint64_t)(secs * 1e9) };
+		if (pthread_create(&r[k].th, NULL, rate_thread, &r[k]))
+			return 1;
+	}
+	for (int k = 0; k < threads; k++) {
+		pthread_join(r[k].th, NULL);
+		total += r[k].emitted;
+		cpu += r[k].cpu;
+		bad += r[k].bad;
+		if (r[k].last > last)
+			last = r[k].last;
+	}
+	printf("emitted %" PRIu64 "\n", total);
+	printf("achieved_rate %.0f\n", total / ((last - t0) / 1e9));
+	/* markers per second of the emitting threads' CPU time: the rate they
+	 * would reach with CPUs to themselves (pacing spins count too) */
+	printf("cpu_rate %.0f\n", total / (cpu / 1e9));
+	printf("cpu_share %.2f\n", cpu / (double)(last - t0) / threads);
+	printf("thread_cpu_s %.3f\n", cpu / 1e9);
 	printf("errors %ld\n", bad);
 	return 0;
 }
@@ -310,9 +358,9 @@ int main(int argc, char **argv)
 		return mode_side(atol(argv[2]), atoi(argv[3]), argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "untraced"))
 		return mode_untraced(atol(argv[2]), atoi(argv[3]));
-	if (argc == 4 && !strcmp(argv[1], "rate"))
-		return mode_rate(atof(argv[2]), atof(argv[3]));
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "rate"))
+		return mode_rate(atof(argv[2]), atof(argv[3]), argc == 5 ? atoi(argv[4]) : 1);
 	fprintf(stderr, "usage: markers-bench side N ROUNDS TRACE_MARKER | untraced N ROUNDS | "
-		"rate RATE SECONDS\n");
+		"rate RATE SECONDS [THREADS]\n");
 	return 2;
 }
