@@ -6,7 +6,7 @@
 #      an application would:  cc app.c $(pkg-config --cflags --libs perfmark)
 #   2. records it:  perfmark record -g -o $DEMO_OUT -- markers-demo
 #   3. shows the recording with stock perf (samples, perfmark:printf strings)
-#      and with `perfmark script` (every marker decoded).
+#      and with `perfmark script` (every marker decoded, around round 10).
 # Exits non-zero when the recording lacks samples or markers.
 #
 # Environment: PREFIX (default /usr/local), DEMO_OUT (default
@@ -59,8 +59,8 @@ section "perf report --sort sym (top 12)"
 perf report -i "$OUT" --stdio --sort sym --no-children -g none 2>/dev/null | grep -v '^#' | grep -v '^$' | head -n 12 || true
 
 perfmark script -i "$OUT" >"$work/perfmark-script.txt"
-section "perfmark script (first 25 lines)"
-head -n 25 "$work/perfmark-script.txt"
+section "perfmark script: every marker decoded, between the samples (round 10)"
+grep -m 1 -B 12 -A 8 'round 10:' "$work/perfmark-script.txt" || head -n 25 "$work/perfmark-script.txt"
 section "perfmark script --type 3 (counters, first 5)"
 perfmark script -i "$OUT" --type 3 | head -n 5 || true
 section "perfmark script --json, markers per type"
