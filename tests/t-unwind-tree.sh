@@ -34,7 +34,10 @@ check() {
 		d=$(awk "BEGIN { d = $got - $want; print d < 0 ? -d : d }")
 		fcmp "$d > $worst" && worst=$d
 		[ "$prog/$mode" = prog-unwind/fp ] && continue
-		fcmp "$d <= 3" || die "$prog --call-graph $mode: $f total $got %, truth $want %" -- "$T/children" "$T/truth"
+		fcmp "$d <= 3" || {
+			perf script -i "$F" --show-mmap-events 2>/dev/null | grep -E "MMAP.*$prog\$" >"$T/mmaps"
+			die "$prog --call-graph $mode: $f total $got %, truth $want %" -- "$F.rows" "$T/truth" "$T/mmaps"
+		}
 		echo "  $prog $mode $f: $got % (truth $want %)"
 	done
 	if [ "$prog/$mode" = prog-unwind/fp ]; then

@@ -37,10 +37,14 @@ chains_with_leaf_in() {
 		END { print m + 0, n + 0 }'
 }
 
-# perf report --children: "TOTAL SYMBOL" per symbol
+# perf report --children: "TOTAL SYMBOL" per symbol name.  perf can list one
+# function in two rows (two dso objects for one file, e.g. when it resolves
+# inlines for some of its entries only); the rows of a name are added up,
+# and the raw rows are kept in FILE.rows for the log.
 report_children() {
 	perf report -i "$1" --stdio --children --sort sym -g none 2>/dev/null |
-		awk '/^ *[0-9.]+% +[0-9.]+%/ { p = $1; sub("%", "", p); print p, $NF }'
+		awk '/^ *[0-9.]+% +[0-9.]+%/ { p = $1; sub("%", "", p); print p, $NF }' >"$1.rows"
+	awk '{ t[$2] += $1 } END { for (s in t) printf "%.2f %s\n", t[s], s }' "$1.rows" | sort -rn
 }
 
 # The "unwound ..." line of perfmark record -v (stderr in FILE): the value
