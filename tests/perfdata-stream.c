@@ -131,6 +131,7 @@ size_t make_mmap2(uint8_t *p, uint32_t pid, uint64_t addr, uint64_t len,
 }
 
 size_t round_every = ROUND_EVERY;
+size_t nr_samples = NR_SAMPLES;
 
 void write_stream(int fd, bool pipe, int level, struct stream *st)
 {
@@ -150,7 +151,7 @@ void write_stream(int fd, bool pipe, int level, struct stream *st)
 	assert_int_equal(perfdata_writer__new(&w, &o, ev, 2), 0);
 	stream_add(st, w, rec, make_comm(rec, 1000, "worker", 999000));
 	stream_add(st, w, rec, make_mmap2(rec, 1000, 0x400000, 0x10000, 0, "/bin/true", 999500));
-	for (size_t i = 0; i < NR_SAMPLES; i++) {
+	for (size_t i = 0; i < nr_samples; i++) {
 		struct perfdata_sample s;
 		uint64_t type;
 		size_t n;
@@ -167,7 +168,7 @@ void write_stream(int fd, bool pipe, int level, struct stream *st)
 		}
 	}
 	st->first_time = 1000000;
-	st->last_time = 1000000 + (NR_SAMPLES - 1) * 1000;
+	st->last_time = 1000000 + (nr_samples - 1) * 1000;
 	assert_int_equal(perfdata_writer__finish(w), 0);
 	st->nr_rounds++;
 	perfdata_writer__stats(w, &stats);
@@ -253,7 +254,7 @@ void check_stream(int fd, bool pipe, const struct stream *st)
 		fail_msg("next: %s", perfread__error(r));
 	assert_int_equal(off, st->len);
 	assert_int_equal(nrec, st->nr_records);
-	assert_int_equal(nsample, NR_SAMPLES);
+	assert_int_equal(nsample, nr_samples);
 	assert_int_equal(nround, st->nr_rounds);
 	perfread__free(r);
 }

@@ -2,7 +2,7 @@
 /*
  * What the perf.data tests (test-perfdata, test-perfdata-perf) write and
  * read back: the two events perfmark writes, and a deterministic stream of
- * COMM, MMAP2 and NR_SAMPLES samples (cpu-clock with callchains, printf
+ * COMM, MMAP2 and nr_samples samples (cpu-clock with callchains, printf
  * with raw payloads of awkward sizes), a round every round_every samples.
  */
 #ifndef PERFMARK_TEST_PERFDATA_STREAM_H
@@ -43,6 +43,7 @@ size_t make_mmap2(uint8_t *p, uint32_t pid, uint64_t addr, uint64_t len, uint64_
 		  const char *file, uint64_t time);
 
 extern size_t round_every;   /* ROUND_EVERY unless a test changes it */
+extern size_t nr_samples;    /* NR_SAMPLES unless a test changes it */
 /* Write the stream with a writer; fills st with the expectation */
 void write_stream(int fd, bool pipe, int level, struct stream *st);
 /* Read everything back and compare, byte for byte */

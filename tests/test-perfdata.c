@@ -98,6 +98,19 @@ static void test_zstd_biground(void **state)
 	round_every = ROUND_EVERY;
 }
 
+/* one round of ~4.5 MiB: written in pieces as it grows, read back whole */
+static void test_round_pieces(void **state)
+{
+	round_every = 100000;
+	nr_samples = 10 * NR_SAMPLES;
+	roundtrip(false, 0);
+	roundtrip(true, 0);
+	roundtrip(false, 1);
+	roundtrip(true, 3);
+	nr_samples = NR_SAMPLES;
+	round_every = ROUND_EVERY;
+}
+
 /* ---- error handling ---------------------------------------------------- */
 
 /* Read a whole buffer as a perf.data file; returns the first error or 0 */
@@ -371,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_pipe_zstd1),
 		cmocka_unit_test(test_pipe_zstd3),
 		cmocka_unit_test(test_zstd_biground),
+		cmocka_unit_test(test_round_pieces),
 		cmocka_unit_test(test_empty),
 		cmocka_unit_test(test_truncated),
 		cmocka_unit_test(test_crashed_recorder),

@@ -82,7 +82,8 @@ struct perfdata_writer {
 	uint64_t data_off, data_size;   /* file mode */
 	uint64_t pos;                   /* bytes written so far */
 
-	struct pdbuf round;             /* records of the current round */
+	struct pdbuf round;             /* records of the current round, not yet written */
+	bool in_round;                  /* part of the current round is written already */
 	struct pdbuf feat;              /* scratch for one feature body, one header */
 	struct pdbuf zout;              /* compressed records */
 	struct pdbuf fbody;             /* feature bodies (file mode) */
@@ -102,6 +103,12 @@ struct perfdata_writer {
  * (a drain of 10 M markers/s writes about 100 MB at once).
  */
 #define WRITE_PIECE (1u << 20)
+/*
+ * A round larger than this goes out as it fills (FINISHED_ROUND still at
+ * its end, the header's data size then): its buffer is reused while in the
+ * cache, instead of growing to a whole drain of fresh pages.
+ */
+#define ROUND_PIECE (1u << 20)
 static int write_at(int fd, const void *data, size_t len, int64_t off)
 {
 	const uint8_t *p = data;
@@ -408,20 +415,27 @@ int perfdata_writer__new(struct perfdata_writer **outp,
 }
 
 /* SAMPLE_TIME bookkeeping: the time of a record that has one */
+static void note_time(struct perfdata_writer *w, uint64_t time)
+{
+	if (!w->env.have_time || time < w->env.first_time)
+		w->env.first_time = time;
+	if (!w->env.have_time || time > w->env.last_time)
+		w->env.last_time = time;
+	w->env.have_time = true;
+}
+
 static void note_sample_time(struct perfdata_writer *w, const void *rec)
 {
 	struct perfread_sample_id sid;
 
-	if (evlist__sample_id(w->evlist, rec, &sid) || !sid.have_time)
-		return;
-	if (!w->env.have_time || sid.time < w->env.first_time)
-		w->env.first_time = sid.time;
-	if (!w->env.have_time || sid.time > w->env.last_time)
-		w->env.last_time = sid.time;
-	w->env.have_time = true;
+	if (!evlist__sample_id(w->evlist, rec, &sid) && sid.have_time)
+		note_time(w, sid.time);
 }
 
-int perfdata_writer__add(struct perfdata_writer *w, const void *rec, size_t len)
+static int write_piece(struct perfdata_writer *w);
+
+/* time: the sample's own time (known to the caller), or NULL to parse it out */
+static int add(struct perfdata_writer *w, const void *rec, size_t len, const uint64_t *time)
 {
 	struct perf_event_header h;
 
@@ -443,10 +457,23 @@ int perfdata_writer__add(struct perfdata_writer *w, const void *rec, size_t len)
 		w->round.err = 0;     /* nothing added: the round stays usable */
 		return err;
 	}
-	if (h.type == PERF_RECORD_SAMPLE)
+	if (h.type == PERF_RECORD_SAMPLE && time)
+		note_time(w, *time);
+	else if (h.type == PERF_RECORD_SAMPLE)
 		note_sample_time(w, (const uint8_t *)w->round.p + w->round.len - len);
 	w->records++;
-	return 0;
+	/* a large round goes out in pieces, from a buffer that stays in the cache */
+	return w->round.len >= ROUND_PIECE ? write_piece(w) : 0;
+}
+
+int perfdata_writer__add(struct perfdata_writer *w, const void *rec, size_t len)
+{
+	return add(w, rec, len, NULL);
+}
+
+int perfdata_writer__add_timed(struct perfdata_writer *w, const void *rec, size_t len, uint64_t time)
+{
+	return add(w, rec, len, &time);
 }
 
 /* Compress [p, p+len) (whole records) into COMPRESSED records in w->zout;
@@ -486,7 +513,13 @@ static int compress_chunk(struct perfdata_writer *w, const uint8_t *p, size_t le
 	return 0;
 }
 
-static int flush_compressed(struct perfdata_writer *w)
+/*
+ * The round's buffer, compressed, to the output.  last: the round ends
+ * here (the frame with it).  Otherwise the last chunk stays in the buffer,
+ * so that the frame's end, written with the round's last records, always
+ * shares a record with data.
+ */
+static int flush_compressed(struct perfdata_writer *w, bool last)
 {
 	const uint8_t *p = w->round.p;
 	size_t len = w->round.len, chunk_start = 0, off = 0;
@@ -505,13 +538,40 @@ static int flush_compressed(struct perfdata_writer *w)
 		}
 		off += h.size;
 	}
-	if (off > chunk_start) {
+	if (off > chunk_start && last) {
 		err = compress_chunk(w, p + chunk_start, off - chunk_start, true);
 		if (err)
 			return err;
+		chunk_start = off;
 	}
 	w->comp_out += w->zout.len;
+	w->raw_bytes += chunk_start;
+	memmove(w->round.p, p + chunk_start, len - chunk_start);
+	w->round.len = len - chunk_start;
 	return out(w, w->zout.p, w->zout.len);
+}
+
+/*
+ * What the round holds so far goes out (file mode: over the features,
+ * unlinked from the header first, as the round's end writes them again).
+ */
+static int write_piece(struct perfdata_writer *w)
+{
+	int err;
+
+	if (!w->pipe && w->have_features) {
+		err = write_file_header(w, NULL);
+		if (err)
+			return err;
+		w->have_features = false;
+	}
+	w->in_round = true;
+	if (w->zstd_level)
+		return flush_compressed(w, false);
+	w->raw_bytes += w->round.len;
+	err = out(w, w->round.p, w->round.len);
+	pdbuf_reset(&w->round);
+	return err;
 }
 
 /*
@@ -566,7 +626,6 @@ static int write_features(struct perfdata_writer *w)
 int perfdata_writer__round(struct perfdata_writer *w)
 {
 	static const struct perf_event_header fin = { PERFDATA_RECORD_FINISHED_ROUND, 0, 8 };
-	uint64_t before;
 	int err;
 
 	if (!w)
@@ -575,7 +634,7 @@ int perfdata_writer__round(struct perfdata_writer *w)
 		return w->err;
 	if (w->finished)
 		return -EINVAL;
-	if (!w->round.len)
+	if (!w->round.len && !w->in_round)
 		return 0;
 	if (!w->pipe && w->have_features) {
 		/* features are about to be overwritten: unlink them first */
@@ -584,19 +643,20 @@ int perfdata_writer__round(struct perfdata_writer *w)
 			return err;
 		w->have_features = false;
 	}
-	before = w->pos;
-	w->raw_bytes += w->round.len;
-	if (w->zstd_level)
-		err = flush_compressed(w);
-	else
+	if (w->zstd_level) {
+		err = flush_compressed(w, true);
+	} else {
+		w->raw_bytes += w->round.len;
 		err = out(w, w->round.p, w->round.len);
+	}
 	pdbuf_reset(&w->round);
+	w->in_round = false;
 	if (!err)
 		err = out(w, &fin, sizeof(fin));
 	if (err)
 		return err;
 	if (!w->pipe) {
-		w->data_size += w->pos - before;
+		w->data_size = w->pos - w->data_off;
 		err = write_features(w);
 	}
 	return err;

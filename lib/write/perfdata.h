@@ -123,8 +123,14 @@ struct perfdata_stats {
 int perfdata_writer__new(struct perfdata_writer **out,
 			 const struct perfdata_writer_opts *opts,
 			 const struct perfdata_event *events, size_t nr_events);
-/* one complete record; buffered, written at the next round */
+/*
+ * One complete record; buffered, written by the next round (a large round
+ * is written in pieces as it grows; the file's header counts it at its end).
+ */
 int perfdata_writer__add(struct perfdata_writer *w, const void *rec, size_t len);
+/* the same, for a caller that knows the record's time (a sample's is not parsed again) */
+int perfdata_writer__add_timed(struct perfdata_writer *w, const void *rec, size_t len,
+			       uint64_t time);
 /* FINISHED_ROUND, write out (compress), rewrite the file header's data size */
 int perfdata_writer__round(struct perfdata_writer *w);
 /* last round, feature sections (file mode), final header; fd left open */

@@ -536,7 +536,7 @@ int sink__record(struct sink *s, uint64_t time, const void *rec, size_t len)
 	default:
 		break;
 	}
-	e = perfdata_writer__add(s->w, rec, len);
+	e = perfdata_writer__add_timed(s->w, rec, len, time);
 	if (e)
 		s->err = e;
 	return e;
