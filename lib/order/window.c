@@ -2,26 +2,47 @@
 /* The reorder window.  See window.h. */
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
 #include "window.h"
 
+/*
+ * Records live in blocks of BLOCK_SIZE bytes, aligned to their size so a
+ * record's block is found from its address.  A block goes back to a free
+ * list once every record in it has gone out: nothing is copied to keep
+ * the records younger than a cutoff, and at a steady rate the same blocks
+ * (and their pages) serve drain after drain.
+ */
+#define BLOCK_SIZE  (1u << 20)
+#define BLOCK_HDR   64u
+#define MIN_SPARE   8            /* free blocks kept, at least */
+
+struct block {
+	struct block *next;        /* free list */
+	uint32_t used;             /* bytes given out, from BLOCK_HDR */
+	uint32_t live;             /* records in it not out yet */
+};
+
+_Static_assert(sizeof(struct block) <= BLOCK_HDR, "block header");
+_Static_assert(WINDOW_MAX_REC + BLOCK_HDR <= BLOCK_SIZE, "a record fits a block");
+
+/* seq: arrival order among the records held (renumbered at each flush) */
 struct staged {
 	uint64_t time;
-	uint64_t seq;
-	uint32_t off, len;
+	char *rec;
+	uint32_t seq, len;
 };
 
 struct window {
-	char *buf;
-	size_t len, cap;
-	char *spare;               /* the previous buffer, reused: no page faults per flush */
-	size_t spare_cap;
+	struct block *cur;         /* being filled (NULL: none yet) */
+	struct block *free;        /* blocks with nothing in them */
+	size_t nr_free, nr_blocks; /* free ones, all of them */
 	struct staged *idx, *tmp;      /* tmp: merge scratch, cap_idx entries */
 	size_t n, cap_idx;
-	uint64_t seq;
+	uint32_t seq;
 	uint64_t flushed;          /* the highest cutoff so far */
 	uint64_t max1, max2;       /* max time written through the last round, the one before */
 	uint64_t late, late_unordered;
@@ -33,33 +54,102 @@ int window__new(struct window **out)
 	return *out ? 0 : -ENOMEM;
 }
 
+static struct block *block_of(const char *rec)
+{
+	return (struct block *)(void *)((uintptr_t)rec & ~(uintptr_t)(BLOCK_SIZE - 1));
+}
+
 void window__free(struct window *o)
 {
+	struct block *b, *next;
+
 	if (!o)
 		return;
-	free(o->buf);
-	free(o->spare);
+	for (b = o->free; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	/* blocks still holding records: each is found from one of them */
+	for (size_t i = 0; i < o->n; i++) {
+		b = block_of(o->idx[i].rec);
+		if (b != o->cur && !--b->live)
+			free(b);
+	}
+	free(o->cur);
 	free(o->idx);
 	free(o->tmp);
 	free(o);
+}
+
+/* a record's bytes are out: its block is free once its last one is */
+static void put_rec(struct window *o, char *rec)
+{
+	struct block *b = block_of(rec);
+
+	if (--b->live || b == o->cur)
+		return;
+	/* more spare blocks than blocks in use: give the rest back */
+	if (o->nr_free >= MIN_SPARE && o->nr_free * 2 >= o->nr_blocks) {
+		free(b);
+		o->nr_blocks--;
+		return;
+	}
+	b->next = o->free;
+	o->free = b;
+	o->nr_free++;
+}
+
+static struct block *new_block(struct window *o)
+{
+	struct block *b = o->free;
+
+	if (b) {
+		o->free = b->next;
+		o->nr_free--;
+	} else {
+		b = aligned_alloc(BLOCK_SIZE, BLOCK_SIZE);
+		if (!b)
+			return NULL;
+		o->nr_blocks++;
+	}
+	b->next = NULL;
+	b->used = BLOCK_HDR;
+	b->live = 0;
+	return b;
 }
 
 void *window__alloc(struct window *o, uint32_t len, uint64_t time)
 {
 	struct staged *e;
 	size_t cap = o->cap_idx;
+	uint32_t need = (len + 7) & ~7u;
+	char *rec;
 
-	if (grow_to(&o->buf, &o->cap, o->len + len, 1, 1 << 20) ||
+	if (len > WINDOW_MAX_REC ||
 	    grow_to(&o->idx, &cap, o->n + 1, sizeof(*o->idx), 16384) ||
 	    grow_to(&o->tmp, &o->cap_idx, o->n + 1, sizeof(*o->tmp), 16384))
 		return NULL;
+	if (!o->cur || o->cur->used + need > BLOCK_SIZE) {
+		struct block *b = new_block(o);
+
+		if (!b)
+			return NULL;
+		if (o->cur && !o->cur->live) {         /* nothing of it held: spare */
+			o->cur->next = o->free;
+			o->free = o->cur;
+			o->nr_free++;
+		}
+		o->cur = b;
+	}
+	rec = (char *)o->cur + o->cur->used;
+	o->cur->used += need;
+	o->cur->live++;
 	e = &o->idx[o->n++];
 	e->time = time;
+	e->rec = rec;
 	e->seq = o->seq++;
-	e->off = o->len;
 	e->len = len;
-	o->len += len;
-	return o->buf + e->off;
+	return rec;
 }
 
 const void *window__last(const struct window *o, uint64_t *time, size_t *len)
@@ -68,7 +158,7 @@ const void *window__last(const struct window *o, uint64_t *time, size_t *len)
 
 	*time = e->time;
 	*len = e->len;
-	return o->buf + e->off;
+	return e->rec;
 }
 
 static bool before(const struct staged *x, const struct staged *y)
@@ -134,41 +224,24 @@ static void sort_staged(struct window *o)
 	}
 }
 
-/* keep idx[from..n), compacted at the start of a new buffer */
-static int keep_rest(struct window *o, size_t from)
+/*
+ * What went out gives its room back; idx[from..n) moves to the start and
+ * is numbered again in order (the seqs stay small, ties keep arrival order).
+ */
+static void keep_rest(struct window *o, size_t from)
 {
-	size_t len = 0, keep = 0, i, nb_cap;
-	char *nb;
+	size_t i;
 
-	if (from == o->n) {
-		o->n = 0;
-		o->len = 0;
-		return 0;
+	for (i = 0; i < from; i++)
+		put_rec(o, o->idx[i].rec);
+	for (i = from; i < o->n; i++) {
+		o->idx[i - from] = o->idx[i];
+		o->idx[i - from].seq = (uint32_t)(i - from);
 	}
-	if (o->spare_cap < o->cap) {
-		free(o->spare);
-		o->spare = malloc(o->cap);
-		o->spare_cap = o->spare ? o->cap : 0;
-	}
-	nb = o->spare;
-	nb_cap = o->spare_cap;
-	if (!nb)
-		return -ENOMEM;
-	for (i = from; i < o->n; i++, keep++) {
-		struct staged *x = &o->idx[i];
-
-		memcpy(nb + len, o->buf + x->off, x->len);
-		x->off = (uint32_t)len;
-		len += x->len;
-		o->idx[keep] = *x;
-	}
-	o->spare = o->buf;
-	o->spare_cap = o->cap;
-	o->buf = nb;
-	o->cap = nb_cap;
-	o->len = len;
-	o->n = keep;
-	return 0;
+	o->n -= from;
+	o->seq = (uint32_t)o->n;
+	if (o->cur && !o->cur->live)
+		o->cur->used = BLOCK_HDR;            /* all out: fill it again from the start */
 }
 
 int window__flush(struct window *o, uint64_t cutoff, window_out_fn out, void *ctx)
@@ -184,7 +257,7 @@ int window__flush(struct window *o, uint64_t cutoff, window_out_fn out, void *ct
 
 		if (x->time > cutoff)
 			break;
-		e = out(ctx, x->time, o->buf + x->off, x->len);
+		e = out(ctx, x->time, x->rec, x->len);
 		if (e)
 			break;
 		if (x->time < o->flushed) {       /* the window had passed it: it keeps its time */
@@ -201,8 +274,7 @@ int window__flush(struct window *o, uint64_t cutoff, window_out_fn out, void *ct
 	}
 	if (!e && cutoff > o->flushed)
 		o->flushed = cutoff;
-	if (keep_rest(o, i) && !e)
-		e = -ENOMEM;
+	keep_rest(o, i);
 	return e ? e : i > 0;
 }
 

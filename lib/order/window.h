@@ -34,7 +34,12 @@ struct window_stats {
 typedef int (*window_out_fn)(void *ctx, uint64_t time, const void *rec, size_t len);
 
 int window__new(struct window **out);
-/* room for len bytes, valid until the next alloc; NULL: out of memory */
+#define WINDOW_MAX_REC 65536u   /* a perf record's size is 16 bits */
+
+/*
+ * room for len (<= WINDOW_MAX_REC) bytes, 8-aligned; it stays where it is
+ * until it goes out.  NULL: out of memory, or too long.
+ */
 void *window__alloc(struct window *o, uint32_t len, uint64_t time);
 /* the record last allocated */
 const void *window__last(const struct window *o, uint64_t *time, size_t *len);
