@@ -519,5 +519,7 @@ int collector__fds(const struct collector *c, int *fds, size_t max)
 		fds[n++] = ring_buffer__epoll_fd(c->rb);
 	if (n < max && c->pb)
 		fds[n++] = perf_buffer__epoll_fd(c->pb);
+	if (n < max && collector_markers_fd(c) >= 0)
+		fds[n++] = collector_markers_fd(c);
 	return n;
 }

@@ -114,6 +114,8 @@ void collector_markers_scan_all(struct collector *c);
 bool collector_markers_ring(struct collector *c, const void *data, size_t size);
 void collector_markers_sideband(struct collector *c, const struct perf_event_header *h);
 void collector_markers_consume(struct collector *c);
+/* the fast lane's fd, readable when a drain is due before the next tick (-1: none) */
+int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);
 int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
 

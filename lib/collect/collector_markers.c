@@ -510,6 +510,11 @@ void collector_markers_consume(struct collector *c)
 	mk->nr_pend = 0;
 }
 
+int collector_markers_fd(const struct collector *c)
+{
+	return c->mk && c->mk->fl ? fastlane__fd(c->mk->fl) : -1;
+}
+
 /* --- life cycle -------------------------------------------------------------- */
 
 static void on_fast_marker(void *ctx, const void *rec, size_t size)

@@ -383,6 +383,11 @@ static void *pump_main(void *arg)
 			continue;
 		}
 		wait_ns = fastlane_pass(fl, wait_ns, true);
+		if (fl->spill.len >= FL_SPILL_WAKE && !fl->woke) {
+			uint64_t one = 1;
+
+			fl->woke = write(fl->wake_fd, &one, sizeof(one)) == sizeof(one);
+		}
 		t = mono_ns() + wait_ns;
 		until.tv_sec = (time_t)(t / 1000000000ull);
 		until.tv_nsec = (long)(t % 1000000000ull);
@@ -404,6 +409,12 @@ int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn del
 	fl->deliver = deliver;
 	fl->ctx = ctx;
 	fl->token = token;
+	fl->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fl->wake_fd < 0) {
+		e = -errno;
+		free(fl);
+		return e;
+	}
 	while (!fl->token)
 		if (getrandom(&fl->token, sizeof(fl->token), 0) != sizeof(fl->token))
 			fl->token = mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)fl;
@@ -414,6 +425,7 @@ int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn del
 	pthread_condattr_destroy(&ca);
 	e = -pthread_create(&fl->pump, NULL, pump_main, fl);
 	if (e) {
+		close(fl->wake_fd);
 		pthread_cond_destroy(&fl->wake);
 		pthread_mutex_destroy(&fl->lock);
 		free(fl);
@@ -449,9 +461,15 @@ void fastlane__free(struct fastlane *fl)
 	free(fl->spill.buf);
 	free(fl->out.buf);
 	free(fl->tidbuf);
+	close(fl->wake_fd);
 	pthread_cond_destroy(&fl->wake);
 	pthread_mutex_destroy(&fl->lock);
 	free(fl);
+}
+
+int fastlane__fd(const struct fastlane *fl)
+{
+	return fl->wake_fd;
 }
 
 uint64_t fastlane__token(const struct fastlane *fl)
@@ -526,6 +544,12 @@ void fastlane__consume(struct fastlane *fl)
 	struct fl_buf tmp;
 
 	pthread_mutex_lock(&fl->lock);
+	if (fl->woke) {
+		uint64_t n;
+
+		(void)!read(fl->wake_fd, &n, sizeof(n));
+		fl->woke = false;
+	}
 	reap(fl);
 	tmp = fl->spill;
 	fl->spill = fl->out;

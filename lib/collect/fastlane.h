@@ -56,6 +56,12 @@ void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t 
 void fastlane__want(struct fastlane *fl, uint32_t pid);
 /* pid exec'd at time: its areas registered before are read once more, then let go */
 void fastlane__exec(struct fastlane *fl, uint32_t pid, uint64_t time);
+/*
+ * Readable when the fast lane holds enough to be worth a drain before the
+ * next tick: a busy process's markers then go through in batches that stay
+ * in the cache, not in one large one per tick.  consume() resets it.
+ */
+int fastlane__fd(const struct fastlane *fl);
 /* everything written so far: delivered, in each ring's order */
 void fastlane__consume(struct fastlane *fl);
 void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);

@@ -20,6 +20,7 @@
 #define FASTLANE_SITES    3                              /* register sites in libperfmark */
 #define FL_STALE_NS       (2ull * 1000 * 1000 * 1000)   /* < libperfmark's 5 s */
 #define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
+#define FL_SPILL_WAKE     (4u << 20)                     /* this much copied: wake the drain */
 #define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
 #define FL_PUMP_BUSY_NS   (100ull * 1000)
 #define FL_GONE_PASSES    20                             /* drains after the process went */
@@ -68,6 +69,8 @@ struct fastlane {
 	uint64_t token;               /* our consumer token in every area */
 	struct area *areas, *dead;
 	struct fl_buf spill, out;     /* being filled by passes / being delivered */
+	int wake_fd;                  /* eventfd: the spill holds FL_SPILL_WAKE, drain now */
+	bool woke;                    /* written since the last consume */
 	struct fastlane_stats stats;
 	fastlane_deliver_fn deliver;
 	void *ctx;

@@ -277,18 +277,62 @@ static void deliver_chunk(struct fastlane *fl, const struct fl_chunk *ch, struct
 	}
 }
 
+/* a chunk's place in delivery: its ring, then where it was in the buffer */
+struct chunk_ref {
+	const struct area *area;
+	uint32_t slot;
+	size_t off;
+};
+
+static int chunk_cmp(const void *x, const void *y)
+{
+	const struct chunk_ref *a = x, *b = y;
+
+	if (a->area != b->area)
+		return (uintptr_t)a->area < (uintptr_t)b->area ? -1 : 1;
+	if (a->slot != b->slot)
+		return a->slot < b->slot ? -1 : 1;
+	return a->off < b->off ? -1 : a->off > b->off;
+}
+
+/*
+ * The passes copied a little of each ring in turn; delivered ring by ring,
+ * each thread's markers reach the reorder window as one sorted run (a
+ * merge of a few runs, not a sort of thousands of short ones).
+ */
 void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
 {
 	union {
 		struct pm_marker m;
 		char bytes[sizeof(struct pm_marker) + PM_FL_MAX_PAYLOAD];
 	} rec;
-	size_t off = 0;
+	struct chunk_ref *refs;
+	size_t off = 0, n = 0, cap = 0;
 
 	while (off + sizeof(struct fl_chunk) <= b->len) {
 		const struct fl_chunk *ch = (const void *)(b->buf + off);
 
-		deliver_chunk(fl, ch, &rec.m);
+		off += sizeof(*ch) + ch->bytes;
+		cap++;
+	}
+	refs = cap > 1 ? malloc(cap * sizeof(*refs)) : NULL;
+	if (!refs) {            /* one chunk (or no memory): in buffer order */
+		for (off = 0; off + sizeof(struct fl_chunk) <= b->len;) {
+			const struct fl_chunk *ch = (const void *)(b->buf + off);
+
+			deliver_chunk(fl, ch, &rec.m);
+			off += sizeof(*ch) + ch->bytes;
+		}
+		return;
+	}
+	for (off = 0; n < cap; n++) {
+		const struct fl_chunk *ch = (const void *)(b->buf + off);
+
+		refs[n] = (struct chunk_ref){ ch->area, ch->slot, off };
 		off += sizeof(*ch) + ch->bytes;
 	}
+	qsort(refs, n, sizeof(*refs), chunk_cmp);
+	for (size_t i = 0; i < n; i++)
+		deliver_chunk(fl, (const void *)(b->buf + refs[i].off), &rec.m);
+	free(refs);
 }

@@ -90,7 +90,7 @@ int session__watch_file(struct session *s, const char *path);
 void session__set_output(struct session *s, int fd, bool pipe);
 void session__set_sink(struct session *s, struct sink *k);
 int session__start(struct session *s, char *err, size_t errlen);
-/* fds that become readable when the ring fills up (poll for POLLIN) */
+/* fds that become readable when the ring fills up or the fast lane holds a batch (POLLIN) */
 int session__fds(const struct session *s, int *fds, size_t max);
 /* returns 0, or the writer's sticky negative errno (EPIPE, ENOSPC, ...) */
 int session__drain(struct session *s);
