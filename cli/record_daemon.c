@@ -5,6 +5,7 @@
  * (proto.h lists the requests).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,14 +159,26 @@ static int daemon_open(struct record *r)
 	return i < 0 ? pm_err("perfmarkd: %s", strerror(-i)) : i;
 }
 
+/*
+ * The output, and CMD's executable opened for reading as execvp will find
+ * it: perfmarkd looks for a libperfmark linked into it before it runs
+ * (a daemon that does not looks at the exec's mapping, later).
+ */
 static int daemon_start(struct record *r)
 {
 	struct json_object *req = client_request("record-start", NULL);
+	int fds[2] = { r->out.fd, -1 }, e;
 
 	json_object_object_add(req, "pipe", json_object_new_boolean(r->out.pipe));
-	if (r->child > 0)
+	if (r->child > 0) {
 		json_object_object_add(req, "pid", json_object_new_int(r->child));
-	return call(r, req, &r->out.fd, 1);
+		if (r->cmd_path[0])
+			fds[1] = open(r->cmd_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	}
+	e = call(r, req, fds, fds[1] >= 0 ? 2 : 1);
+	if (fds[1] >= 0)
+		close(fds[1]);
+	return e;
 }
 
 static void daemon_fds(struct record *r, int *fds, int *n, int max)

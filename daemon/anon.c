@@ -367,8 +367,16 @@ struct json_object *cmd_record_start(struct client *c, struct json_object *msg,
 		fds[0] = -1;
 		session__set_output(a->run.s, a->out_fd, false);
 	}
-	if (pid)
+	if (pid) {
 		session__add_pid(a->run.s, pid);
+		/*
+		 * CMD's executable, opened by the client (it may read it): a
+		 * libperfmark linked into it statically gets its probes now,
+		 * before the exec, not when the exec's mapping is seen.
+		 */
+		if (nfds >= 2 && fds[1] >= 0)
+			session__watch_fd(a->run.s, fds[1], "the command's executable");
+	}
 	e = run__start(&a->run, err, sizeof(err));
 	if (e)
 		return reply_err("%s", err[0] ? err : strerror(-e));

@@ -10,6 +10,8 @@
 # norm_perf / norm_pm FILE: the markers of a recording, one normalized line
 # each, from stock perf script and from perfmark script --json.
 # MARKERS_AWK_HEX: awk functions for the hex payloads of those lines.
+# seqs TYPE FILE / contiguous FILE: the sequence numbers prog-children puts
+# in its markers, and whether they run without a gap.
 
 # P=prog-markers of this build, or skip.
 need_prog_markers() {
@@ -111,4 +113,21 @@ norm_pm() {
 			print "U", num("pid"), num("tid"), num("type"), fl, num("size"), (d == "" ? "-" : d)
 		}
 	}'
+}
+
+# seqs TYPE FILE: the sequence numbers of that type's markers, in file order
+seqs() {
+	"$PERFMARK" script -i "$2" --json --type "$1" 2>/dev/null | awk '
+		match($0, /"data":"[0-9a-f]*"/) {
+			d = substr($0, RSTART + 8, RLENGTH - 9); s = 0
+			for (i = 7; i >= 1; i -= 2)
+				s = s * 256 + (index("0123456789abcdef", substr(d, 8 + i, 1)) - 1) * 16 + index("0123456789abcdef", substr(d, 9 + i, 1)) - 1
+			print s
+		}'
+}
+
+# contiguous FILE-OF-SEQS: "first last count" when the numbers run without gaps
+contiguous() {
+	awk 'NR == 1 { f = $1 } { if (NR > 1 && $1 != p + 1) bad = 1; p = $1 }
+	     END { if (bad || !NR) print "gap"; else print f, p, NR }' "$1"
 }

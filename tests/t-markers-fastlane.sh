@@ -18,23 +18,6 @@
 need_markers
 TYPE0=65836   # TYPE_CHILD in prog-children.c
 
-# seqs TYPE FILE: the sequence numbers of that type's markers, in file order
-seqs() {
-	"$PERFMARK" script -i "$2" --json --type "$1" 2>/dev/null | awk '
-		match($0, /"data":"[0-9a-f]*"/) {
-			d = substr($0, RSTART + 8, RLENGTH - 9); s = 0
-			for (i = 7; i >= 1; i -= 2)
-				s = s * 256 + (index("0123456789abcdef", substr(d, 8 + i, 1)) - 1) * 16 + index("0123456789abcdef", substr(d, 9 + i, 1)) - 1
-			print s
-		}'
-}
-
-# contiguous FILE-OF-SEQS: "first last count" when the numbers run without gaps
-contiguous() {
-	awk 'NR == 1 { f = $1 } { if (NR > 1 && $1 != p + 1) bad = 1; p = $1 }
-	     END { if (bad || !NR) print "gap"; else print f, p, NR }' "$1"
-}
-
 # --- late attach -----------------------------------------------------------
 bg "$PROGS/prog-children" loop 3 >"$T/late.out"
 for i in $(seq 50); do grep -q '^pid ' "$T/late.out" && break; sleep 0.1; done

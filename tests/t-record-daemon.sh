@@ -8,10 +8,12 @@
 # nothing left over), errors, PERFMARK_NO_DAEMON and no daemon at all.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
+. "$(dirname "$0")/markers-lib.sh"
 need_daemon
 need_perfmark
 daemon_start
 
+TYPE0=65836   # TYPE_CHILD in prog-children.c
 log_lines() { grep -c "$1" "$T/pmd.log"; }
 
 # --- -g -- prog-ratio, via the daemon -----------------------------------------
@@ -57,6 +59,19 @@ n=$(markers_in "$M")
 [ "$n" -ge 3 ] || die "only $n string markers via the daemon" -- "$T/m.err"
 perf script -i "$M" 2>/dev/null | grep -q 'BPF string' || die "perf script shows no BPF string"
 ok "$n string markers recorded by the daemon"
+
+# a static libperfmark in CMD itself: every marker from its very first one,
+# as in-process (the client passes CMD's executable; before, the daemon found
+# it only at the exec's mapping and the first markers went unrecorded)
+S=$T/static.data
+pm record -o "$S" -- "$PROGS/prog-children-static" loop 0.3 >"$T/s.out" 2>"$T/s.err" ||
+	die "record -- prog-children-static failed" -- "$T/s.err"
+seqs $((TYPE0 + 9)) "$S" >"$T/s.seq"
+read -r first last n <<<"$(contiguous "$T/s.seq")"
+emitted=$(sed -n 's/^loop emitted \([0-9]*\) .*/\1/p' "$T/s.out")
+[ "$first" = 0 ] && [ "$last" -eq $((emitted - 1)) ] ||
+	die "static CMD via the daemon: markers $first..$last ($n) of 0..$((emitted - 1))" -- "$T/s.out" "$T/s.seq"
+ok "static CMD via the daemon: all $emitted markers, from the first"
 
 # --- -o - into perf script -i - ----------------------------------------------------
 before=$(log_lines 'records pid')

@@ -112,6 +112,8 @@ int collector__fds(const struct collector *c, int *fds, size_t max);
  * Returns the number of probes attached, or a negative errno.
  */
 int collector__watch_file(struct collector *c, const char *path);
+/* The same for a file open at fd that another process passed (open for reading). */
+int collector__watch_fd(struct collector *c, int fd, const char *name);
 int collector__unpin(const char *dir);
 
 #endif

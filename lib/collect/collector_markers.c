@@ -419,6 +419,25 @@ int collector__watch_file(struct collector *c, const char *path)
 	return attach_path(c, path);
 }
 
+/*
+ * A file another user opened and passed: looked at only if that open can
+ * read it (not O_PATH, not write-only), so perfmarkd reads nothing through
+ * it that its owner could not.  attach_file reopens it for reading by
+ * /proc/self/fd, on the very inode, and only if it is a regular file.
+ */
+int collector__watch_fd(struct collector *c, int fd, const char *name)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	if (fl < 0)
+		return -errno;
+	if ((fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+		return -EBADF;
+	if (!c->mk)
+		return 0;
+	return attach_file(c, fd, name);
+}
+
 /* --- records ---------------------------------------------------------------- */
 
 static bool wants_pid(const struct collector *c, uint32_t pid);

@@ -17,7 +17,8 @@
  * stored, pinned or listed; it ends when the connection does):
  *   {"cmd":"record","opts":{recspec},"argv":[...]}  load and open (no output yet)
  *     -> {"ok":true,"re":"record","notices":[...]}
- *   {"cmd":"record-start","pipe":B[,"pid":P]} + the output fd
+ *   {"cmd":"record-start","pipe":B[,"pid":P]} + the output fd [+ CMD's executable,
+ *     open for reading, when P is a command held before its exec]
  *     -> {"ok":true,"re":"record-start","notices":[...]}   (recording)
  *   {"cmd":"record-stats"} -> {"ok":true,"re":"record-stats","stats":{...}}
  *   {"cmd":"record-stop"}  final drain, file finished, stream pumped out

@@ -465,6 +465,11 @@ int session__watch_file(struct session *s, const char *path)
 	return collector__watch_file(s->c, path);
 }
 
+int session__watch_fd(struct session *s, int fd, const char *name)
+{
+	return collector__watch_fd(s->c, fd, name);
+}
+
 int session__add_pid(struct session *s, pid_t pid)
 {
 	return add_target(s, pid, false);

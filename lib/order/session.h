@@ -86,6 +86,8 @@ int session__add_cmd(struct session *s, pid_t pid);
  * libperfmark linked into it are recorded from its first instruction.
  */
 int session__watch_file(struct session *s, const char *path);
+/* the same for a file a client passed open for reading (perfmarkd: CMD's executable) */
+int session__watch_fd(struct session *s, int fd, const char *name);
 /* where session__start() writes (overrides opts.out_fd / opts.pipe, or opts.sink) */
 void session__set_output(struct session *s, int fd, bool pipe);
 void session__set_sink(struct session *s, struct sink *k);
