@@ -38,6 +38,7 @@
  * after the round's COMPRESSED records, as perf record does.
  */
 #include "perfdata.h"
+#include "dio.h"
 #include "evlist.h"
 #include "perffeat.h"
 #include "pdbuf.h"
@@ -81,6 +82,7 @@ struct perfdata_writer {
 
 	uint64_t data_off, data_size;   /* file mode */
 	uint64_t pos;                   /* bytes written so far */
+	struct dio *dio;                /* file mode: the data goes out direct (dio.h) */
 
 	struct pdbuf round;             /* records of the current round, not yet written */
 	bool in_round;                  /* part of the current round is written already */
@@ -132,20 +134,31 @@ static int write_at(int fd, const void *data, size_t len, int64_t off)
 	return 0;
 }
 
-/* Append to the output: pipe = write(), file = pwrite() at the data end. */
-static int out(struct perfdata_writer *w, const void *data, size_t len)
+/*
+ * Append to the output: pipe = write(), file = pwrite() at the data end.
+ * plain: not through the direct mirror (what the next round writes over).
+ */
+static int out_to(struct perfdata_writer *w, const void *data, size_t len, bool plain)
 {
 	int err;
 
 	if (w->err)
 		return w->err;
-	err = write_at(w->fd, data, len, w->pipe ? -1 : (int64_t)w->pos);
+	if (w->dio && !plain)
+		err = dio__write(w->dio, data, len, w->pos);
+	else
+		err = write_at(w->fd, data, len, w->pipe ? -1 : (int64_t)w->pos);
 	if (err) {
 		w->err = err;
 		return err;
 	}
 	w->pos += len;
 	return 0;
+}
+
+static int out(struct perfdata_writer *w, const void *data, size_t len)
+{
+	return out_to(w, data, len, false);
 }
 
 /* Append a pdbuf, or the error it kept */
@@ -336,6 +349,7 @@ void perfdata_writer__free(struct perfdata_writer *w)
 	pdbuf_free(&w->feat);
 	pdbuf_free(&w->zout);
 	pdbuf_free(&w->fbody);
+	dio__free(w->dio);
 	ZSTD_freeCCtx(w->cctx);
 	free(w);
 }
@@ -410,6 +424,8 @@ int perfdata_writer__new(struct perfdata_writer **outp,
 		perfdata_writer__free(w);
 		return err;
 	}
+	if (!w->pipe)
+		dio__open(&w->dio, w->fd, w->pos);   /* else all through fd */
 	*outp = w;
 	return 0;
 }
@@ -612,9 +628,9 @@ static int write_features(struct perfdata_writer *w)
 	for (size_t i = 0; i < nsec; i++)
 		secs[i].offset += off;
 	w->pos = table_off;
-	err = out(w, secs, nsec * sizeof(secs[0]));
+	err = out_to(w, secs, nsec * sizeof(secs[0]), true);
 	if (!err)
-		err = out_buf(w, &w->fbody);
+		err = w->fbody.err ? w->fbody.err : out_to(w, w->fbody.p, w->fbody.len, true);
 	w->pos = table_off;     /* the next round's data goes here */
 	if (!err)
 		err = write_file_header(w, bits);
@@ -653,6 +669,11 @@ int perfdata_writer__round(struct perfdata_writer *w)
 	w->in_round = false;
 	if (!err)
 		err = out(w, &fin, sizeof(fin));
+	if (!err && w->dio) {
+		err = dio__sync(w->dio);    /* all of the round in the file before the header says so */
+		if (err)
+			w->err = err;
+	}
 	if (err)
 		return err;
 	if (!w->pipe) {

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* Direct output of whole blocks: see dio.h. */
+#include "dio.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define DIO_ALIGN 4096u          /* covers 512- and 4096-byte logical blocks */
+#define DIO_CAP   (1u << 20)     /* the mirror: a direct write of up to this much */
+
+struct dio {
+	int fd;                  /* the writer's: bytes before start, the partial last block */
+	int dfd;                 /* the same file, O_DIRECT; -1: refused, fd alone */
+	uint8_t *buf;            /* file bytes [start, start + len) */
+	uint64_t start;          /* a block boundary */
+	size_t len;
+};
+
+/* all of len at off, through fd */
+static int put(int fd, const uint8_t *p, size_t len, uint64_t off)
+{
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -EIO;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+int dio__open(struct dio **out, int fd, uint64_t pos)
+{
+	struct stat a, b;
+	char path[40];
+	struct dio *d;
+
+	*out = NULL;
+	if (fstat(fd, &a) || !S_ISREG(a.st_mode))
+		return -EINVAL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->buf = aligned_alloc(DIO_ALIGN, DIO_CAP);
+	/* a second open of the very file fd names: write access fd already has */
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	d->dfd = d->buf ? open(path, O_WRONLY | O_DIRECT | O_CLOEXEC | O_NOCTTY) : -1;
+	if (d->dfd < 0 || fstat(d->dfd, &b) || a.st_dev != b.st_dev || a.st_ino != b.st_ino) {
+		int e = d->buf ? -EOPNOTSUPP : -ENOMEM;
+
+		dio__free(d);
+		return e;
+	}
+	d->fd = fd;
+	d->start = (pos + DIO_ALIGN - 1) & ~(uint64_t)(DIO_ALIGN - 1);
+	*out = d;
+	return 0;
+}
+
+/* the mirror, through fd alone from now on (O_DIRECT refused after all) */
+static int give_up(struct dio *d)
+{
+	close(d->dfd);
+	d->dfd = -1;
+	return put(d->fd, d->buf, d->len, d->start);
+}
+
+/* the whole blocks of the mirror, direct; the partial last one stays */
+static int put_blocks(struct dio *d)
+{
+	size_t whole = d->len & ~(size_t)(DIO_ALIGN - 1), done = 0;
+
+	if (d->dfd < 0 || !whole)
+		return 0;
+	while (done < whole) {
+		ssize_t n = pwrite(d->dfd, d->buf + done, whole - done, (off_t)(d->start + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (n & (DIO_ALIGN - 1))) {
+			int e = give_up(d);
+
+			d->len = 0;
+			return e;
+		}
+		done += (size_t)n;
+	}
+	memmove(d->buf, d->buf + whole, d->len - whole);
+	d->start += whole;
+	d->len -= whole;
+	return 0;
+}
+
+int dio__write(struct dio *d, const void *data, size_t len, uint64_t pos)
+{
+	const uint8_t *p = data;
+	int e;
+
+	if (d->dfd < 0)
+		return put(d->fd, p, len, pos);
+	if (pos < d->start) {           /* before the first block boundary */
+		size_t n = len < d->start - pos ? len : (size_t)(d->start - pos);
+
+		e = put(d->fd, p, n, pos);
+		if (e)
+			return e;
+		p += n;
+		len -= n;
+		pos += n;
+	}
+	if (!len)
+		return 0;
+	if (pos > d->start + d->len)
+		return -EINVAL;         /* a gap: the writer only appends */
+	d->len = (size_t)(pos - d->start);   /* written over: what followed is gone */
+	while (len) {
+		size_t n = len < DIO_CAP - d->len ? len : DIO_CAP - d->len;
+
+		memcpy(d->buf + d->len, p, n);
+		d->len += n;
+		p += n;
+		len -= n;
+		if (d->len == DIO_CAP) {
+			e = put_blocks(d);
+			if (e)
+				return e;
+		}
+	}
+	return 0;
+}
+
+int dio__sync(struct dio *d)
+{
+	int e = put_blocks(d);
+
+	if (!e && d->len && d->dfd >= 0)
+		e = put(d->fd, d->buf, d->len, d->start);
+	return e;
+}
+
+void dio__free(struct dio *d)
+{
+	if (!d)
+		return;
+	if (d->dfd >= 0)
+		close(d->dfd);
+	free(d->buf);
+	free(d);
+}
