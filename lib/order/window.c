@@ -40,6 +40,7 @@ struct window {
 	struct block *cur;         /* being filled (NULL: none yet) */
 	struct block *free;        /* blocks with nothing in them */
 	size_t nr_free, nr_blocks; /* free ones, all of them */
+	size_t min_free;           /* fewest free since the last flush */
 	struct staged *idx, *tmp;      /* tmp: merge scratch, cap_idx entries */
 	size_t n, cap_idx;
 	uint32_t seq;
@@ -88,12 +89,6 @@ static void put_rec(struct window *o, char *rec)
 
 	if (--b->live || b == o->cur)
 		return;
-	/* more spare blocks than blocks in use: give the rest back */
-	if (o->nr_free >= MIN_SPARE && o->nr_free * 2 >= o->nr_blocks) {
-		free(b);
-		o->nr_blocks--;
-		return;
-	}
 	b->next = o->free;
 	o->free = b;
 	o->nr_free++;
@@ -105,7 +100,8 @@ static struct block *new_block(struct window *o)
 
 	if (b) {
 		o->free = b->next;
-		o->nr_free--;
+		if (--o->nr_free < o->min_free)
+			o->min_free = o->nr_free;
 	} else {
 		b = aligned_alloc(BLOCK_SIZE, BLOCK_SIZE);
 		if (!b)
@@ -242,6 +238,20 @@ static void keep_rest(struct window *o, size_t from)
 	o->seq = (uint32_t)o->n;
 	if (o->cur && !o->cur->live)
 		o->cur->used = BLOCK_HDR;            /* all out: fill it again from the start */
+	/*
+	 * Spare blocks no alloc needed since the last flush: half of them go
+	 * (a burst's surplus fades); the rest, and the ones that were used,
+	 * are kept, so a steady rate reuses the same blocks and pages.
+	 */
+	for (size_t k = o->min_free > MIN_SPARE ? (o->min_free - MIN_SPARE) / 2 : 0; k; k--) {
+		struct block *b = o->free;
+
+		o->free = b->next;
+		o->nr_free--;
+		o->nr_blocks--;
+		free(b);
+	}
+	o->min_free = o->nr_free;
 }
 
 int window__flush(struct window *o, uint64_t cutoff, window_out_fn out, void *ctx)
