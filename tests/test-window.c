@@ -250,16 +250,22 @@ static void test_sort_runs(void **state)
 	int round;
 
 	srand(11);
-	for (round = 0; round < 30; round++) {
+	for (round = 0; round < 40; round++) {
 		struct window *r;
 		size_t n = (size_t)(rand() % 50000) + 1, i, run = 0;
 		uint64_t t = 0;
-		int mode = round % 3;
+		int mode = round % 4;
 
 		for (i = 0; i < n; i++) {
 			if (mode == 0) {                 /* sorted runs of random length */
 				if (run-- == 0) {
 					run = (size_t)(rand() % 500);
+					t = (uint64_t)(rand() % 100000);
+				}
+				t += (uint64_t)(rand() % 3);
+			} else if (mode == 3) {          /* a few long runs (one merge through a heap) */
+				if (run-- == 0) {
+					run = n / (size_t)(rand() % 64 + 1);
 					t = (uint64_t)(rand() % 100000);
 				}
 				t += (uint64_t)(rand() % 3);

@@ -162,22 +162,80 @@ static bool before(const struct staged *x, const struct staged *y)
 	return x->time < y->time || (x->time == y->time && x->seq < y->seq);
 }
 
+#define MERGE_WAYS 64
+
+struct run {
+	size_t at, end;
+};
+
+/* heap of run indexes by their head record; (time, seq) is unique: no ties */
+static void sift(const struct staged *a, const struct run *r, uint8_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		uint8_t t;
+
+		if (l < n && before(&a[r[h[l]].at], &a[r[h[m]].at]))
+			m = l;
+		if (l + 1 < n && before(&a[r[h[l + 1]].at], &a[r[h[m]].at]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+/* the nr runs of a, merged into b in one pass */
+static void merge_runs(const struct staged *a, struct staged *b, struct run *r, size_t nr)
+{
+	uint8_t h[MERGE_WAYS];
+	size_t n = nr, out = 0;
+
+	for (size_t i = 0; i < nr; i++)
+		h[i] = (uint8_t)i;
+	for (size_t i = n / 2; i-- > 0;)
+		sift(a, r, h, n, i);
+	while (n) {
+		struct run *x = &r[h[0]];
+
+		b[out++] = a[x->at++];
+		if (x->at == x->end)
+			h[0] = h[--n];
+		sift(a, r, h, n, 0);
+	}
+}
+
 /*
- * Sort by (time, arrival): a natural merge sort.  Records come in sorted
- * runs (a CPU's buffer, a thread's batch), so this is O(n log runs): one
- * pass when everything already is in order.
+ * Sort by (time, arrival).  Records come in sorted runs (those held from
+ * the last flush, a CPU's buffer, a thread's ring), so: up to MERGE_WAYS
+ * runs are merged in one pass through a heap of their heads (each record
+ * moved once), more by a natural merge sort, O(n log runs).
  */
 static void sort_staged(struct window *o)
 {
 	struct staged *a = o->idx, *b = o->tmp, *t;
-	size_t n = o->n, i;
+	struct run runs[MERGE_WAYS];
+	size_t n = o->n, i, nr = 0;
 
-	for (i = 1; i < n && !before(&a[i], &a[i - 1]); i++)
-		;
-	if (i == n)
+	for (i = 0; i < n && nr < MERGE_WAYS; nr++) {
+		runs[nr].at = i;
+		for (i++; i < n && !before(&a[i], &a[i - 1]); i++)
+			;
+		runs[nr].end = i;
+	}
+	if (nr == 1)
 		return;
+	if (i == n) {
+		merge_runs(a, b, runs, nr);
+		o->idx = b;             /* the same capacity: swap */
+		o->tmp = a;
+		return;
+	}
 	for (;;) {
-		size_t out = 0, runs = 0;
+		size_t out = 0, nruns = 0;
 
 		i = 0;
 		while (i < n) {
@@ -191,7 +249,7 @@ static void sort_staged(struct window *o)
 			if (m >= n) {            /* a last run with no partner */
 				memcpy(b + out, a + i, (n - i) * sizeof(*a));
 				out += n - i;
-				runs++;
+				nruns++;
 				break;
 			}
 			if (e > n)
@@ -206,12 +264,12 @@ static void sort_staged(struct window *o)
 				while (q < e)
 					b[out++] = a[q++];
 			}
-			runs++;
+			nruns++;
 			i = e;
 		}
-		if (runs <= 1) {
-			if (b != o->idx)             /* the result is in b */
-				memcpy(o->idx, b, n * sizeof(*b));
+		if (nruns <= 1) {
+			o->idx = b;     /* the result is in b: swap (the same capacity) */
+			o->tmp = a;
 			return;
 		}
 		t = a;
