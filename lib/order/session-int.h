@@ -49,6 +49,7 @@ struct session {
 	struct pidset not_ours;        /* pids known not to be targets' children */
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t lost_samples_seen, lost_markers_seen;
+	uint64_t flushed_at;           /* session__clock() of the last flush */
 	struct session_stats stats;
 	char *chain_buf;               /* scratch for callchain building */
 	char *held;                    /* sideband of pids not known yet, this drain */

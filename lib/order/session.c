@@ -616,7 +616,14 @@ static void recheck_held(struct session *s)
 	s->held_len = 0;
 }
 
-static int drain(struct session *s, uint64_t cutoff, uint64_t now)
+/*
+ * force: flush to cutoff whatever; else a drain soon after the last flush
+ * (the fast lane asked for it: a busy thread's batch is waiting) only
+ * stages what was read.  Every flush goes over all the records held, so
+ * flushing at every batch would sort and move the same records again and
+ * again; staging them at once keeps the fast lane's buffers small.
+ */
+static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 {
 	uint64_t ls, lm, lost_time;
 	int e;
@@ -640,6 +647,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now)
 		stage_lost(s, lm - s->lost_markers_seen, ID_UEVENT, lost_time);
 		s->lost_markers_seen = lm;
 	}
+	if (!force && !s->err && now - s->flushed_at < SESSION_DRAIN_MS * 1000000ull / 2)
+		return 0;
+	s->flushed_at = now;
 	e = s->err ? s->err : flush_staged(s, cutoff);
 	if (e)
 		s->err = e;
@@ -650,12 +660,12 @@ int session__drain(struct session *s)
 {
 	uint64_t now = session__clock();
 
-	return drain(s, now - SESSION_REORDER_NS, now);
+	return drain(s, now - SESSION_REORDER_NS, now, false);
 }
 
 int session__flush(struct session *s, uint64_t until)
 {
-	return drain(s, until, session__clock());
+	return drain(s, until, session__clock(), true);
 }
 
 int session__stop(struct session *s)
@@ -664,7 +674,7 @@ int session__stop(struct session *s)
 
 	if (s->stopped)
 		return s->err;
-	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS);
+	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS, true);
 	collector__activate(s->c, &s->sub, false);
 	s->stopped = true;
 	if (s->own_sink) {
