@@ -238,48 +238,31 @@ static uint32_t map_tid(struct area *a, uint32_t local, bool *reloaded)
 	return a->pid;
 }
 
-/* one chunk, checked again on our private copy */
-static void deliver_chunk(struct fastlane *fl, const struct fl_chunk *ch, struct pm_marker *m)
+/* one marker of area a as a PM_REC_MARKER record, to the collector */
+static void emit(struct fastlane *fl, struct area *a, const struct pm_fl_rec *r, uint32_t len,
+		 bool *reloaded, struct pm_marker *m)
 {
-	const char *p = (const char *)(ch + 1);
-	uint64_t pos = ch->pos, left = ch->bytes;
-	bool reloaded = false;
-
-	while (left >= 8) {
-		const struct pm_fl_rec *r = (const void *)p;
-		uint32_t len = r->len, n = len & PM_FL_LEN_MASK;
-
-		if (r->tag != pm_fl_tag(pos) || n < 8 || n > left || (n & 7))
-			break;                  /* changed under our copy: the rest is not trusted */
-		if (!(len & PM_FL_F_PAD)) {
-			if (n < sizeof(*r) || r->size > PM_FL_MAX_PAYLOAD || r->size > n - sizeof(*r))
-				break;
-			m->rec_type = PM_REC_MARKER;
-			m->cpu = r->cpu;
-			m->pid = ch->area->pid;
-			m->tid = map_tid(ch->area, r->tid, &reloaded);
-			m->time = r->time;
-			m->type = r->type;
-			m->size = r->size;
-			m->orig_size = r->orig_size;
-			m->flags = (len & PM_FL_F_TRUNCATED ? PM_F_TRUNCATED : 0) |
-				   (len & PM_FL_F_FAULT ? PM_F_FAULT : 0);
-			m->ip = r->ip;
-			m->uid = ch->area->uid;
-			m->pad = 0;
-			memcpy(m->data, r->data, r->size);
-			fl->deliver(fl->ctx, m, sizeof(*m) + r->size);
-			fl->stats.markers++;
-		}
-		p += n;
-		pos += n;
-		left -= n;
-	}
+	m->rec_type = PM_REC_MARKER;
+	m->cpu = r->cpu;
+	m->pid = a->pid;
+	m->tid = map_tid(a, r->tid, reloaded);
+	m->time = r->time;
+	m->type = r->type;
+	m->size = r->size;
+	m->orig_size = r->orig_size;
+	m->flags = (len & PM_FL_F_TRUNCATED ? PM_F_TRUNCATED : 0) |
+		   (len & PM_FL_F_FAULT ? PM_F_FAULT : 0);
+	m->ip = r->ip;
+	m->uid = a->uid;
+	m->pad = 0;
+	memcpy(m->data, r->data, r->size);
+	fl->deliver(fl->ctx, m, sizeof(*m) + r->size);
+	fl->stats.markers++;
 }
 
 /* a chunk's place in delivery: its ring, then where it was in the buffer */
 struct chunk_ref {
-	const struct area *area;
+	struct area *area;
 	uint32_t slot;
 	size_t off;
 };
@@ -295,10 +278,85 @@ static int chunk_cmp(const void *x, const void *y)
 	return a->off < b->off ? -1 : a->off > b->off;
 }
 
+/* one ring's records of this consume (its chunks, in order), one at a time */
+struct stream {
+	const char *buf;
+	const struct chunk_ref *ref, *end;
+	const char *p;
+	uint64_t pos, left;
+	const struct pm_fl_rec *cur;  /* NULL: no more */
+	uint32_t len;
+	bool reloaded;
+};
+
+/* the next marker (fillers skipped), checked again on our private copy */
+static void stream_next(struct stream *s)
+{
+	const struct fl_chunk *ch;
+
+	for (;;) {
+		while (s->left >= 8) {
+			const struct pm_fl_rec *r = (const void *)s->p;
+			uint32_t len = r->len, n = len & PM_FL_LEN_MASK;
+
+			if (r->tag != pm_fl_tag(s->pos) || n < 8 || n > s->left || (n & 7))
+				break;          /* changed under our copy: the rest is not trusted */
+			if (!(len & PM_FL_F_PAD) &&
+			    (n < sizeof(*r) || r->size > PM_FL_MAX_PAYLOAD || r->size > n - sizeof(*r)))
+				break;
+			s->p += n;
+			s->pos += n;
+			s->left -= n;
+			if (!(len & PM_FL_F_PAD)) {
+				s->cur = r;
+				s->len = len;
+				return;
+			}
+		}
+		if (s->ref == s->end) {
+			s->cur = NULL;
+			return;
+		}
+		ch = (const void *)(s->buf + s->ref->off);
+		s->ref++;
+		s->p = (const char *)(ch + 1);
+		s->pos = ch->pos;
+		s->left = ch->bytes;
+	}
+}
+
+/* heap of streams by the time of their next marker (then stream order) */
+static bool earlier(const struct stream *st, uint32_t x, uint32_t y)
+{
+	uint64_t a = st[x].cur->time, b = st[y].cur->time;
+
+	return a < b || (a == b && x < y);
+}
+
+static void sift(const struct stream *st, uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, m = i;
+		uint32_t t;
+
+		if (l < n && earlier(st, h[l], h[m]))
+			m = l;
+		if (l + 1 < n && earlier(st, h[l + 1], h[m]))
+			m = l + 1;
+		if (m == i)
+			return;
+		t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
 /*
- * The passes copied a little of each ring in turn; delivered ring by ring,
- * each thread's markers reach the reorder window as one sorted run (a
- * merge of a few runs, not a sort of thousands of short ones).
+ * The passes copied a little of each ring in turn.  Each ring's chunks are
+ * read in order as one stream, and the streams merged by time: the reorder
+ * window gets the consume's markers as one sorted run (a thread's own
+ * order kept), not thousands of short runs to sort again.
  */
 void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
 {
@@ -306,24 +364,29 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
 		struct pm_marker m;
 		char bytes[sizeof(struct pm_marker) + PM_FL_MAX_PAYLOAD];
 	} rec;
-	struct chunk_ref *refs;
-	size_t off = 0, n = 0, cap = 0;
+	struct chunk_ref *refs = NULL;
+	struct stream *st = NULL;
+	uint32_t *h = NULL;
+	size_t off, n = 0, cap = 0, ns = 0, nh = 0;
 
-	while (off + sizeof(struct fl_chunk) <= b->len) {
-		const struct fl_chunk *ch = (const void *)(b->buf + off);
-
-		off += sizeof(*ch) + ch->bytes;
-		cap++;
-	}
-	refs = cap > 1 ? malloc(cap * sizeof(*refs)) : NULL;
-	if (!refs) {            /* one chunk (or no memory): in buffer order */
+	for (off = 0; off + sizeof(struct fl_chunk) <= b->len; cap++)
+		off += sizeof(struct fl_chunk) + ((const struct fl_chunk *)(const void *)(b->buf + off))->bytes;
+	if (!cap)
+		return;
+	refs = malloc(cap * sizeof(*refs));
+	st = malloc(cap * sizeof(*st));
+	h = malloc(cap * sizeof(*h));
+	if (!refs || !st || !h) {       /* no memory to merge: chunk by chunk, as copied */
 		for (off = 0; off + sizeof(struct fl_chunk) <= b->len;) {
 			const struct fl_chunk *ch = (const void *)(b->buf + off);
+			struct chunk_ref one = { ch->area, ch->slot, off };
+			struct stream s1 = { .buf = b->buf, .ref = &one, .end = &one + 1 };
 
-			deliver_chunk(fl, ch, &rec.m);
+			for (stream_next(&s1); s1.cur; stream_next(&s1))
+				emit(fl, ch->area, s1.cur, s1.len, &s1.reloaded, &rec.m);
 			off += sizeof(*ch) + ch->bytes;
 		}
-		return;
+		goto out;
 	}
 	for (off = 0; n < cap; n++) {
 		const struct fl_chunk *ch = (const void *)(b->buf + off);
@@ -332,7 +395,30 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
 		off += sizeof(*ch) + ch->bytes;
 	}
 	qsort(refs, n, sizeof(*refs), chunk_cmp);
-	for (size_t i = 0; i < n; i++)
-		deliver_chunk(fl, (const void *)(b->buf + refs[i].off), &rec.m);
+	for (size_t i = 0; i < n; ns++) {
+		size_t j = i + 1;
+
+		while (j < n && refs[j].area == refs[i].area && refs[j].slot == refs[i].slot)
+			j++;
+		st[ns] = (struct stream){ .buf = b->buf, .ref = &refs[i], .end = &refs[j] };
+		stream_next(&st[ns]);
+		if (st[ns].cur)
+			h[nh++] = (uint32_t)ns;
+		i = j;
+	}
+	for (size_t i = nh / 2; i-- > 0;)
+		sift(st, h, nh, i);
+	while (nh) {
+		struct stream *s = &st[h[0]];
+
+		emit(fl, s->ref[-1].area, s->cur, s->len, &s->reloaded, &rec.m);
+		stream_next(s);
+		if (!s->cur)
+			h[0] = h[--nh];
+		sift(st, h, nh, 0);
+	}
+out:
 	free(refs);
+	free(st);
+	free(h);
 }
