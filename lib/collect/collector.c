@@ -78,12 +78,15 @@ enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_ev
  * its ring before, so reading the rings last finds those too, and a
  * registration read from the BPF ring is attached before its rings are read.
  */
-void collector__consume(struct collector *c)
+bool collector__consume(struct collector *c)
 {
+	bool more;
+
 	perf_buffer__consume(c->pb);
 	ring_buffer__consume(c->rb);
-	collector_markers_consume(c);
+	more = collector_markers_consume(c);
 	collector_unwind_tick(c);
+	return more;
 }
 
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers)

@@ -69,8 +69,11 @@ int collector__add_pid(struct collector *c, pid_t pid);
 int collector__add_pid_on_exec(struct collector *c, pid_t pid);
 /* pin links and maps under dir (again, for every session sharing them) */
 int collector__pin(struct collector *c, const char *dir);
-/* read the ring and the sideband buffers, dispatching to subscribers */
-void collector__consume(struct collector *c);
+/*
+ * read the ring and the sideband buffers, and a batch of the fast lane,
+ * dispatching to subscribers; true when more of the fast lane waits
+ */
+bool collector__consume(struct collector *c);
 /* --call-graph ehframe: the unwinder's figures (lib/collect/unwind.h) and BPF's */
 struct collector_unwind_stats {
 	uint64_t tables, table_bytes;        /* ELF tables loaded, their rows' bytes */

@@ -113,7 +113,7 @@ void collector_markers_scan_all(struct collector *c);
 /* a fast-lane registration (consumed: true) or another ring record */
 bool collector_markers_ring(struct collector *c, const void *data, size_t size);
 void collector_markers_sideband(struct collector *c, const struct perf_event_header *h);
-void collector_markers_consume(struct collector *c);
+bool collector_markers_consume(struct collector *c);   /* true: more waits */
 /* the fast lane's fd, readable when a drain is due before the next tick (-1: none) */
 int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);

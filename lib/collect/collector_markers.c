@@ -515,18 +515,20 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 	}
 }
 
-void collector_markers_consume(struct collector *c)
+bool collector_markers_consume(struct collector *c)
 {
 	struct collector_markers *mk = c->mk;
+	bool more = false;
 
 	if (!mk)
-		return;
+		return false;
 	if (mk->fl)
-		fastlane__consume(mk->fl);
+		more = fastlane__consume(mk->fl);
 	for (size_t i = 0; i < mk->nr_pend; i++)
 		attach_mapping(c, mk->pend[i].pid, mk->pend[i].start, mk->pend[i].end,
 			       mk->pend[i].dev, mk->pend[i].ino);
 	mk->nr_pend = 0;
+	return more;
 }
 
 int collector_markers_fd(const struct collector *c)

@@ -4,7 +4,7 @@
  * for why markers travel this way.
  *
  * Threads: the collector's thread registers areas, consumes and delivers;
- * a pump thread copies ring contents into a spill buffer between drains so
+ * a pump thread copies ring contents into the spill (fastlane_int.h) between drains so
  * that a busy thread's ring (1 MiB by default: ~2 ms at 10 M markers/s)
  * never waits for the session's 100 ms drain.  One mutex covers the area
  * list, the rings' tails and the spill buffer; delivery happens outside it.
@@ -368,6 +368,14 @@ void fastlane__exec(struct fastlane *fl, uint32_t pid, uint64_t time)
 
 /* --- life cycle -------------------------------------------------------------- */
 
+/* the session's loop: a drain is due (lock held) */
+static void wake_drain(struct fastlane *fl)
+{
+	uint64_t one = 1;
+
+	fl->woke = write(fl->wake_fd, &one, sizeof(one)) == sizeof(one);
+}
+
 static void *pump_main(void *arg)
 {
 	struct fastlane *fl = arg;
@@ -383,11 +391,8 @@ static void *pump_main(void *arg)
 			continue;
 		}
 		wait_ns = fastlane_pass(fl, wait_ns, true);
-		if (fl->spill.len >= FL_SPILL_WAKE && !fl->woke) {
-			uint64_t one = 1;
-
-			fl->woke = write(fl->wake_fd, &one, sizeof(one)) == sizeof(one);
-		}
+		if (fl->spilled >= FL_SPILL_WAKE && !fl->woke)
+			wake_drain(fl);
 		t = mono_ns() + wait_ns;
 		until.tv_sec = (time_t)(t / 1000000000ull);
 		until.tv_nsec = (long)(t % 1000000000ull);
@@ -458,8 +463,14 @@ void fastlane__free(struct fastlane *fl)
 		next = a->next;
 		area_free(fl, a);
 	}
-	free(fl->spill.buf);
-	free(fl->out.buf);
+	for (struct fl_seg *sg = fl->head, *n; sg; sg = n) {
+		n = sg->next;
+		free(sg);
+	}
+	for (struct fl_seg *sg = fl->spare, *n; sg; sg = n) {
+		n = sg->next;
+		free(sg);
+	}
 	free(fl->tidbuf);
 	close(fl->wake_fd);
 	pthread_cond_destroy(&fl->wake);
@@ -524,7 +535,7 @@ static void reap(struct fastlane *fl)
 	fastlane_pass(fl, 0, false);
 	for (pp = &fl->areas; (a = *pp);) {
 		/*
-		 * What the spill buffer had no room for yet stays for the next
+		 * What the spill had no room for yet stays for the next
 		 * pass; a record its dead process never finished, for good.
 		 */
 		if (a->corrupt || (a->gone && (drained_all(a) || ++a->gone_passes > FL_GONE_PASSES))) {
@@ -538,10 +549,35 @@ static void reap(struct fastlane *fl)
 	}
 }
 
-void fastlane__consume(struct fastlane *fl)
+/* the segments of list go back to the spare list (lock held) */
+static void recycle(struct fastlane *fl, struct fl_seg *list)
 {
-	struct area *dead, *next;
-	struct fl_buf tmp;
+	struct fl_seg *next;
+
+	for (; list; list = next) {
+		next = list->next;
+		for (size_t off = 0; off < list->len;) {
+			const struct fl_chunk *ch = (const void *)(list->data + off);
+
+			ch->area->queued--;
+			off += sizeof(*ch) + ch->bytes;
+		}
+		if (list->cap == FL_SEG_SIZE && fl->nr_spare < FL_SPARE_SEGS) {
+			list->next = fl->spare;
+			fl->spare = list;
+			fl->nr_spare++;
+		} else {
+			free(list);
+		}
+	}
+}
+
+bool fastlane__consume(struct fastlane *fl)
+{
+	struct area *dead = NULL, *a, **pp, *next;
+	struct fl_seg *list = NULL, *last = NULL;
+	size_t taken = 0;
+	bool more;
 
 	pthread_mutex_lock(&fl->lock);
 	if (fl->woke) {
@@ -551,18 +587,43 @@ void fastlane__consume(struct fastlane *fl)
 		fl->woke = false;
 	}
 	reap(fl);
-	tmp = fl->spill;
-	fl->spill = fl->out;
-	fl->spill.len = 0;
-	fl->out = tmp;
-	dead = fl->dead;
-	fl->dead = NULL;
+	/* whole segments from the head, up to FL_CONSUME_MAX (at least one) */
+	for (struct fl_seg *sg = fl->head; sg && (!last || taken + sg->len <= FL_CONSUME_MAX);
+	     sg = sg->next) {
+		taken += sg->len;
+		last = sg;
+	}
+	if (last) {
+		list = fl->head;
+		fl->head = last->next;
+		last->next = NULL;
+		if (!fl->head)
+			fl->tail = NULL;
+		fl->spilled -= taken;
+	}
+	more = fl->head != NULL;
+	if (more)
+		wake_drain(fl);         /* the rest at the next drain, after the BPF ring */
 	pthread_mutex_unlock(&fl->lock);
 
-	fastlane_deliver(fl, &fl->out);
-	fl->out.len = 0;
+	fastlane_deliver(fl, list);
+
+	pthread_mutex_lock(&fl->lock);
+	recycle(fl, list);
+	/* areas let go whose last chunks are out: freed */
+	for (pp = &fl->dead; (a = *pp);) {
+		if (a->queued) {
+			pp = &a->next;
+			continue;
+		}
+		*pp = a->next;
+		a->next = dead;
+		dead = a;
+	}
+	pthread_mutex_unlock(&fl->lock);
 	for (; dead; dead = next) {
 		next = dead->next;
 		area_free(fl, dead);
 	}
+	return more;
 }

@@ -19,6 +19,7 @@
 #ifndef PERFMARK_FASTLANE_H
 #define PERFMARK_FASTLANE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -62,8 +63,11 @@ void fastlane__exec(struct fastlane *fl, uint32_t pid, uint64_t time);
  * in the cache, not in one large one per tick.  consume() resets it.
  */
 int fastlane__fd(const struct fastlane *fl);
-/* everything written so far: delivered, in each ring's order */
-void fastlane__consume(struct fastlane *fl);
+/*
+ * What was written so far, delivered in each ring's order, up to a batch
+ * (FL_CONSUME_MAX): true when more waits (the fd is readable again).
+ */
+bool fastlane__consume(struct fastlane *fl);
 void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);
 
 #endif

@@ -20,7 +20,10 @@
 #define FASTLANE_SITES    3                              /* register sites in libperfmark */
 #define FL_STALE_NS       (2ull * 1000 * 1000 * 1000)   /* < libperfmark's 5 s */
 #define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
-#define FL_SPILL_WAKE     (4u << 20)                     /* this much copied: wake the drain */
+#define FL_SEG_SIZE       (4u << 20)                     /* the spill is a queue of these */
+#define FL_SPILL_WAKE     FL_SEG_SIZE                    /* this much copied: wake the drain */
+#define FL_CONSUME_MAX    (16u << 20)                    /* per consume: the BPF ring is read between */
+#define FL_SPARE_SEGS     16                             /* emptied segments kept for reuse */
 #define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
 #define FL_PUMP_BUSY_NS   (100ull * 1000)
 #define FL_GONE_PASSES    20                             /* drains after the process went */
@@ -46,12 +49,19 @@ struct area {
 	bool gone;                    /* exited or exec'd: read to the end, then let go */
 	unsigned gone_passes;         /* consumes since: a record never finished ends it */
 	bool corrupt;                 /* contents made no sense: let go */
+	size_t queued;                /* chunks of it in the spill: freed only at 0 */
 };
 
-/* a byte buffer of chunks: struct fl_chunk, then its bytes, 8-aligned */
-struct fl_buf {
-	char *buf;
-	size_t len, cap;
+/*
+ * The spill: a queue of segments, each holding chunks (struct fl_chunk,
+ * then its bytes, 8-aligned).  A consume takes whole segments from the
+ * head; emptied ones are used again, so a steady stream of markers goes
+ * through the same memory.
+ */
+struct fl_seg {
+	struct fl_seg *next;
+	size_t len, cap;              /* bytes of chunks in data, room */
+	char data[];                  /* FL_SEG_SIZE, or one larger ring's span */
 };
 
 struct fl_chunk {
@@ -68,7 +78,10 @@ struct fastlane {
 	bool stopping;
 	uint64_t token;               /* our consumer token in every area */
 	struct area *areas, *dead;
-	struct fl_buf spill, out;     /* being filled by passes / being delivered */
+	struct fl_seg *head, *tail;   /* the spill, filled by passes at the tail */
+	size_t spilled;               /* bytes in it */
+	struct fl_seg *spare;         /* emptied segments */
+	size_t nr_spare;
 	int wake_fd;                  /* eventfd: the spill holds FL_SPILL_WAKE, drain now */
 	bool woke;                    /* written since the last consume */
 	struct fastlane_stats stats;
@@ -84,6 +97,7 @@ static inline struct pm_fl_slot *area_slot(const struct area *a, uint32_t s)
 
 /* fastlane_read.c; pass with the lock held, returns the next wait for the pump */
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t last_wait_ns, bool pressure);
-void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b);
+/* the chunks of the segments in list, as PM_REC_MARKER records (lock not held) */
+void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list);
 
 #endif

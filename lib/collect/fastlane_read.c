@@ -23,21 +23,40 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void *buf_room(struct fl_buf *b, size_t len)
+/*
+ * Room for a chunk of bytes at the spill's tail (lock held): the tail
+ * segment, or a new one (a spare if there is one; larger than
+ * FL_SEG_SIZE only for the span of a larger ring).  NULL: the spill is full.
+ */
+static struct fl_chunk *chunk_room(struct fastlane *fl, uint32_t bytes)
 {
-	if (b->len + len > b->cap) {
-		size_t cap = b->cap ? b->cap : 1 << 20;
-		char *nb;
+	size_t need = sizeof(struct fl_chunk) + bytes;
+	struct fl_seg *sg = fl->tail;
 
-		while (cap < b->len + len)
-			cap *= 2;
-		nb = realloc(b->buf, cap);
-		if (!nb)
+	if (!sg || sg->len + need > sg->cap) {
+		size_t cap = need > FL_SEG_SIZE ? need : FL_SEG_SIZE;
+
+		if (fl->spilled + need > FL_SPILL_MAX)
 			return NULL;
-		b->buf = nb;
-		b->cap = cap;
+		sg = cap == FL_SEG_SIZE ? fl->spare : NULL;
+		if (sg) {
+			fl->spare = sg->next;
+			fl->nr_spare--;
+		} else {
+			sg = malloc(sizeof(*sg) + cap);
+			if (!sg)
+				return NULL;
+			sg->cap = cap;
+		}
+		sg->next = NULL;
+		sg->len = 0;
+		if (fl->tail)
+			fl->tail->next = sg;
+		else
+			fl->head = sg;
+		fl->tail = sg;
 	}
-	return b->buf + b->len;
+	return (struct fl_chunk *)(void *)(sg->data + sg->len);
 }
 
 /* still one of the area's consumers?  A producer lets a silent one go */
@@ -112,19 +131,18 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 	while (tail < end) {
 		uint32_t off = (uint32_t)(tail & (rs - 1));
 		uint32_t bytes = (uint32_t)(end - tail < rs - off ? end - tail : rs - off);
-		struct fl_chunk *ch;
+		struct fl_chunk *ch = chunk_room(fl, bytes);
 
-		if (fl->spill.len + sizeof(*ch) + bytes > FL_SPILL_MAX)
-			break;                  /* leave it: the ring fills, the trap lane takes over */
-		ch = buf_room(&fl->spill, sizeof(*ch) + bytes);
 		if (!ch)
-			break;
+			break;          /* full: leave it, the ring fills and the trap lane takes over */
 		ch->area = a;
 		ch->pos = tail;
 		ch->bytes = bytes;
 		ch->slot = s;
 		memcpy(ch + 1, ring + off, bytes);
-		fl->spill.len += sizeof(*ch) + bytes;
+		fl->tail->len += sizeof(*ch) + bytes;
+		fl->spilled += sizeof(*ch) + bytes;
+		a->queued++;
 		tail += bytes;
 	}
 	if (tail != start) {
@@ -260,11 +278,12 @@ static void emit(struct fastlane *fl, struct area *a, const struct pm_fl_rec *r,
 	fl->stats.markers++;
 }
 
-/* a chunk's place in delivery: its ring, then where it was in the buffer */
+/* a chunk's place in delivery: its ring, then the order it was copied in */
 struct chunk_ref {
 	struct area *area;
 	uint32_t slot;
-	size_t off;
+	size_t seq;
+	const struct fl_chunk *ch;
 };
 
 static int chunk_cmp(const void *x, const void *y)
@@ -275,12 +294,11 @@ static int chunk_cmp(const void *x, const void *y)
 		return (uintptr_t)a->area < (uintptr_t)b->area ? -1 : 1;
 	if (a->slot != b->slot)
 		return a->slot < b->slot ? -1 : 1;
-	return a->off < b->off ? -1 : a->off > b->off;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* one ring's records of this consume (its chunks, in order), one at a time */
 struct stream {
-	const char *buf;
 	const struct chunk_ref *ref, *end;
 	const char *p;
 	uint64_t pos, left;
@@ -317,7 +335,7 @@ static void stream_next(struct stream *s)
 			s->cur = NULL;
 			return;
 		}
-		ch = (const void *)(s->buf + s->ref->off);
+		ch = s->ref->ch;
 		s->ref++;
 		s->p = (const char *)(ch + 1);
 		s->pos = ch->pos;
@@ -358,7 +376,7 @@ static void sift(const struct stream *st, uint32_t *h, size_t n, size_t i)
  * window gets the consume's markers as one sorted run (a thread's own
  * order kept), not thousands of short runs to sort again.
  */
-void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
+void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 {
 	union {
 		struct pm_marker m;
@@ -367,40 +385,43 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_buf *b)
 	struct chunk_ref *refs = NULL;
 	struct stream *st = NULL;
 	uint32_t *h = NULL;
+	const struct fl_seg *sg;
 	size_t off, n = 0, cap = 0, ns = 0, nh = 0;
 
-	for (off = 0; off + sizeof(struct fl_chunk) <= b->len; cap++)
-		off += sizeof(struct fl_chunk) + ((const struct fl_chunk *)(const void *)(b->buf + off))->bytes;
+	for (sg = list; sg; sg = sg->next)
+		for (off = 0; off < sg->len; cap++)
+			off += sizeof(struct fl_chunk) +
+			       ((const struct fl_chunk *)(const void *)(sg->data + off))->bytes;
 	if (!cap)
 		return;
 	refs = malloc(cap * sizeof(*refs));
 	st = malloc(cap * sizeof(*st));
 	h = malloc(cap * sizeof(*h));
-	if (!refs || !st || !h) {       /* no memory to merge: chunk by chunk, as copied */
-		for (off = 0; off + sizeof(struct fl_chunk) <= b->len;) {
-			const struct fl_chunk *ch = (const void *)(b->buf + off);
-			struct chunk_ref one = { ch->area, ch->slot, off };
-			struct stream s1 = { .buf = b->buf, .ref = &one, .end = &one + 1 };
+	for (sg = list; sg; sg = sg->next) {
+		for (off = 0; off < sg->len; n++) {
+			const struct fl_chunk *ch = (const void *)(sg->data + off);
+			struct chunk_ref one = { ch->area, ch->slot, n, ch };
+			struct stream s1 = { .ref = &one, .end = &one + 1 };
 
+			off += sizeof(*ch) + ch->bytes;
+			if (refs && st && h) {
+				refs[n] = one;
+				continue;
+			}
+			/* no memory to merge: chunk by chunk, as copied */
 			for (stream_next(&s1); s1.cur; stream_next(&s1))
 				emit(fl, ch->area, s1.cur, s1.len, &s1.reloaded, &rec.m);
-			off += sizeof(*ch) + ch->bytes;
 		}
+	}
+	if (!refs || !st || !h)
 		goto out;
-	}
-	for (off = 0; n < cap; n++) {
-		const struct fl_chunk *ch = (const void *)(b->buf + off);
-
-		refs[n] = (struct chunk_ref){ ch->area, ch->slot, off };
-		off += sizeof(*ch) + ch->bytes;
-	}
 	qsort(refs, n, sizeof(*refs), chunk_cmp);
 	for (size_t i = 0; i < n; ns++) {
 		size_t j = i + 1;
 
 		while (j < n && refs[j].area == refs[i].area && refs[j].slot == refs[i].slot)
 			j++;
-		st[ns] = (struct stream){ .buf = b->buf, .ref = &refs[i], .end = &refs[j] };
+		st[ns] = (struct stream){ .ref = &refs[i], .end = &refs[j] };
 		stream_next(&st[ns]);
 		if (st[ns].cur)
 			h[nh++] = (uint32_t)ns;

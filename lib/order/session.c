@@ -632,7 +632,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 		return s->err;
 	if (!s->started)
 		return 0;
-	collector__consume(s->c);
+	/* a forced drain takes everything; else a batch (the loop comes back for more) */
+	while (collector__consume(s->c) && force)
+		;
 	recheck_held(s);
 	collector__lost(s->c, &ls, &lm);
 	/* drops happened since the last drain: after what is already written */
