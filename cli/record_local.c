@@ -123,6 +123,7 @@ static int local_start(struct record *r)
 	}
 	if (session__start(r->s, err, sizeof(err)))
 		return pm_err("%s", err);
+	session__boost();       /* CMD is forked already: it keeps its own priority */
 	return 0;
 }
 

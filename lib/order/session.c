@@ -23,6 +23,7 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -578,6 +579,11 @@ int session__start(struct session *s, char *err, size_t errlen)
 	s->started = true;
 	collector__activate(s->c, &s->sub, true);
 	return 0;
+}
+
+void session__boost(void)
+{
+	(void)setpriority(PRIO_PROCESS, 0, SESSION_NICE);   /* this thread only */
 }
 
 int session__fds(const struct session *s, int *fds, size_t max)
