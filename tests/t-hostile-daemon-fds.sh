@@ -41,6 +41,27 @@ sleep 0.5
 bg_kill "$reader"
 ok "nothing reached root's FIFO"
 
+# a member's own output is written through the descriptor passed, never
+# opened again by the daemon (not even for direct I/O: dio.c): while the
+# member records, the daemon holds that file open exactly once
+mkdir "$T/mem" && chown "$MEMBER_UID" "$T/mem"
+as_member env PERFMARK_NO_DAEMON=0 "$PERFMARK" record -v -F 999 -o "$T/mem/out.data" -- "$PROGS/prog-spin" 3 \
+	>/dev/null 2>"$T/mem.err" &
+rec=$!
+_bg_pids+=("$rec")
+opens=0
+for i in $(seq 25); do
+	sleep 0.1
+	opens=$(find "/proc/$PMD_PID/fd" -lname "$T/mem/out.data" 2>/dev/null | wc -l)
+	[ "$opens" -gt 0 ] && sleep 1 && opens=$(find "/proc/$PMD_PID/fd" -lname "$T/mem/out.data" | wc -l) && break
+done
+wait "$rec" || die "member record via the daemon failed" -- "$T/mem.err"
+grep -q 'via perfmarkd' "$T/mem.err" || die "the member's record did not go through the daemon" -- "$T/mem.err"
+as_member perf script -i "$T/mem/out.data" >"$T/mem.script" 2>&1
+grep -q prog-spin "$T/mem.script" || die "the member's file is not readable by perf" -- "$T/mem.script" "$T/mem.err"
+[ "$opens" -eq 1 ] || die "the daemon held the member's output open $opens times (want once: the descriptor passed)"
+ok "a member's output: written only through the descriptor passed, never reopened"
+
 # --- case 8: a failed snapshot or attach leaves -o alone -----------------------
 echo "precious" >"$T/keep.data"
 sum=$(md5sum <"$T/keep.data")

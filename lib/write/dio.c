@@ -3,6 +3,7 @@
 #include "dio.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,6 +41,21 @@ static int put(int fd, const uint8_t *p, size_t len, uint64_t off)
 	return 0;
 }
 
+/*
+ * May fd's file be opened a second time?  Only a file of our own user that
+ * fd may already write (not O_PATH, not read-only, not append-only): the
+ * second open then grants nothing fd did not.  A file of another user
+ * (perfmarkd writing the output a client passed) is never reopened: it is
+ * written only through the descriptor given (fdout.h), buffered.
+ */
+static bool reopen_ok(int fd, const struct stat *st)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl >= 0 && !(fl & (O_PATH | O_APPEND)) && (fl & O_ACCMODE) != O_RDONLY &&
+	       st->st_uid == geteuid();
+}
+
 int dio__open(struct dio **out, int fd, uint64_t pos)
 {
 	struct stat a, b;
@@ -47,7 +63,7 @@ int dio__open(struct dio **out, int fd, uint64_t pos)
 	struct dio *d;
 
 	*out = NULL;
-	if (fstat(fd, &a) || !S_ISREG(a.st_mode))
+	if (fstat(fd, &a) || !S_ISREG(a.st_mode) || !reopen_ok(fd, &a))
 		return -EINVAL;
 	d = calloc(1, sizeof(*d));
 	if (!d)

@@ -17,7 +17,8 @@
  * written again, direct, once the block fills.  Bytes before the first
  * block boundary past the start position go through the ordinary fd.
  * Where the file system refuses O_DIRECT, everything goes through the
- * ordinary fd, as before.
+ * ordinary fd, as before; so does a file of another user (the output a
+ * client passed to perfmarkd), which is never opened a second time.
  */
 #ifndef PERFMARK_DIO_H
 #define PERFMARK_DIO_H
