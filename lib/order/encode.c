@@ -30,17 +30,16 @@ _Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PE
 
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time)
 {
-	return window__alloc(s->ro, len, time);
+	s->staged = window__alloc(s->ro, len, time);
+	s->staged_len = len;
+	s->staged_time = time;
+	return s->staged;
 }
 
 /* The record just staged (and encoded) goes to the sink's journal. */
 int stage_done(struct session *s)
 {
-	uint64_t time;
-	size_t len;
-	const void *rec = window__last(s->ro, &time, &len);
-
-	return sink__journal(s->sink, time, rec, len);
+	return sink__journal(s->sink, s->staged_time, s->staged, s->staged_len);
 }
 
 /* --- encoding what the ringbuf delivers ---------------------------------- */

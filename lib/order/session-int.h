@@ -50,6 +50,10 @@ struct session {
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t lost_samples_seen, lost_markers_seen;
 	uint64_t flushed_at;           /* session__clock() of the last flush */
+	void *staged;                  /* the record stage_alloc() gave out last */
+	uint32_t staged_len;
+	uint64_t staged_time;
+	uint32_t last_target;          /* the pid record_wanted() found a target last */
 	struct session_stats stats;
 	char *chain_buf;               /* scratch for callchain building */
 	char *held;                    /* sideband of pids not known yet, this drain */

@@ -296,7 +296,13 @@ static bool record_wanted(struct session *s, uint32_t pid, uint32_t uid)
 		return false;
 	if (s->o.spec.target == RECSPEC_TARGET_ALL)
 		return true;
-	return pidset_has(&s->pids, pid) || child_of_target(s, pid);
+	/* targets are never removed: the last one found needs no lookup */
+	if (pid && pid == s->last_target)
+		return true;
+	if (!pidset_has(&s->pids, pid) && !child_of_target(s, pid))
+		return false;
+	s->last_target = pid;
+	return true;
 }
 
 static void on_ring(void *ctx, const void *data, size_t size)
