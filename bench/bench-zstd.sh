@@ -131,6 +131,7 @@ fcmp() { awk "BEGIN { exit !($1) }"; }
 echo "targets:"
 verdict "-z file >= 8x smaller than uncompressed ($(printf %.1f "$pm_ratio")x)" "$pm_ratio >= 8"
 verdict "-z adds <= 2 % to the slowdown ($(printf %+.1f "$pm_cost") %)" "$pm_cost <= 2"
-fcmp "$perf_cost > 2 || $perf_cost < -2" &&
+if fcmp "$perf_cost > 2 || $perf_cost < -2"; then
 	echo "  note: perf's own -z pair moved by $(printf %+.1f "$perf_cost") %: run-to-run noise here exceeds" \
 		"the 2 % resolution; the recorder CPU -z adds ($(printf %+.2f "$(calc "$zcpu / $bare * 100")") % of the loop) bounds its real cost"
+fi

@@ -111,5 +111,7 @@ for b in "$here"/bench-*.sh; do
 	[ -f "$b" ] || continue
 	echo
 	echo "=== $(basename "$b")"
-	bash "$b" "$build" || echo "bench: $(basename "$b") failed (rc $?)"
+	bash "$b" "$build"
+	rc=$?
+	[ "$rc" -eq 0 ] || echo "bench: $(basename "$b") failed (rc $rc)"
 done
