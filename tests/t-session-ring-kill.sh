@@ -52,6 +52,27 @@ n=$(count "$T/s1b" "$pa" across)
 [ "$n" -eq 1500 ] || die "a process running across kill -9 and a restart: $n of 1500 markers" -- "$T/pmd.log"
 ok "a process running across kill -9 and the restart: 1500/1500 markers"
 
+# 1c. a process that writes through the fast lane when the daemon is killed
+# and exits before the next one starts: once it sees the daemon's reader
+# silent (100 ms), its markers take the trap lane, whose pinned BPF ring the
+# next daemon drains.  Lost: at most what it wrote in those 100 ms (before,
+# everything it wrote after the kill, left in its ring when it exited).
+"$PROGS/prog-emit" 1000 gone 2 >"$T/gone.txt" &
+pg=$!
+sleep 0.6
+daemon_kill9
+wait "$pg"
+pg=$(awk '/^pid/ { print $2 }' "$T/gone.txt")
+daemon_start
+pm session snapshot r9 -o "$T/s1c" || die "snapshot failed"
+marker_lines "$T/s1c" | grep "^$pg .*\"gone seq=" | sed 's/.*seq=\([0-9]*\).*/\1/' >"$T/gone.seq"
+n=$(wc -l <"$T/gone.seq")
+last=$(tail -n 1 "$T/gone.seq")
+[ "$last" = 999 ] || die "a process that exited while no daemon ran: its last marker is ${last:-missing}, not 999 ($n of 1000)"
+[ "$n" -ge 800 ] || die "a process that exited while no daemon ran: only $n of 1000 markers"
+sort -n -c "$T/gone.seq" 2>/dev/null || die "its markers are out of order"
+ok "a process that exited while no daemon ran: $n of 1000 markers, the last one included"
+
 # 2. a clean restart (SIGTERM then start), as systemctl restart does
 p3=$("$PROGS/prog-emit" 1000 restart | awk '/^pid/ { print $2 }')
 kill "$PMD_PID"; wait "$PMD_PID"; PMD_PID=

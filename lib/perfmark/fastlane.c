@@ -33,7 +33,9 @@
  *    BPF program copies them into each recorder's own ring, where a drop
  *    is counted.  So the first markers of a process are not lost while the
  *    recorders attach, no recorder misses what a ring takes, and a full
- *    ring slows the program down instead of losing its markers.
+ *    ring slows the program down instead of losing its markers.  So do
+ *    markers written while every reader is silent (readers_silent: a dead
+ *    perfmarkd), into the pinned ring that outlives it.
  *  - Payloads from the application are copied only where the copy cannot
  *    fault: the caller's stack, the executable's segments, a hardware
  *    transaction (RTM, where the CPU has it), else process_vm_readv() on
@@ -62,6 +64,8 @@
 #define REGISTER_RETRY_NS   (100ull * 1000 * 1000)     /* first retry, doubling */
 #define REGISTER_RETRY_MAX  (5ull * 1000 * 1000 * 1000)
 #define STALE_CONSUMER_NS   (5ull * 1000 * 1000 * 1000)
+#define SILENT_READER_NS    (100ull * 1000 * 1000)    /* a reader's pump passes every <= 2 ms */
+#define SILENT_CHECK_NS     (1000ull * 1000)          /* how often a thread looks */
 #define STACK_MAX           (8ul << 20)
 #define MAX_SEGS            8
 #define KEY_SLOT_BITS       16
@@ -87,10 +91,15 @@ struct pm_proc {
 
 static struct pm_proc *proc;
 
-/* key: gen << 16 | slot; tid: gettid() cached at the claim */
+/*
+ * key: gen << 16 | slot; tid: gettid() cached at the claim; silent: every
+ * reader was silent when this thread last looked, at checked_ns
+ */
 static __thread struct {
 	uint64_t key;
+	uint64_t checked_ns;
 	uint32_t tid;
+	bool silent;
 } tls __attribute__((tls_model("initial-exec")));
 
 /* fixed by pm_fast_init (the library constructor) */
@@ -527,6 +536,32 @@ static __attribute__((noinline)) bool room(struct pm_proc *p, struct pm_fl_slot 
 	return false;
 }
 
+/*
+ * Has every reader stopped reading?  A recorder's pump stamps its heartbeat
+ * at least every few milliseconds; one silent for SILENT_READER_NS has died
+ * (perfmarkd killed, say) or hangs.  Markers then take the trap lane: its
+ * BPF ring is pinned with the session and outlives the recorder, whereas
+ * what this ring holds is lost if the process exits before a recorder comes
+ * back.  The ring is kept as it is: a recorder that comes back (perfmarkd
+ * restarted) reads on from its tails and the markers return to the ring.
+ * So what a dead recorder leaves unread is at most what was written in the
+ * SILENT_READER_NS before the process noticed.
+ */
+static __attribute__((noinline)) bool readers_silent(const struct pm_fl_hdr *a, uint32_t readers,
+						     uint64_t now)
+{
+	for (int c = 0; c < PM_NR_SITES; c++) {
+		uint64_t hb;
+
+		if (!(readers & (1u << c)))
+			continue;
+		hb = __atomic_load_n(&a->consumer[c].heartbeat_ns, __ATOMIC_RELAXED);
+		if (hb >= now || now - hb <= SILENT_READER_NS)
+			return false;
+	}
+	return true;
+}
+
 static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in *m, uint32_t readers)
 {
 	struct pm_fl_slot *sl = slot_at(p, idx);
@@ -536,6 +571,12 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 	struct pm_fl_rec *r;
 	int cpu;
 
+	if (unlikely(now - tls.checked_ns > SILENT_CHECK_NS)) {
+		tls.checked_ns = now;
+		tls.silent = readers_silent(p->area, readers, now);
+	}
+	if (unlikely(tls.silent))
+		return 1;
 	if (n > PM_FL_MAX_PAYLOAD) {
 		n = PM_FL_MAX_PAYLOAD;
 		flags |= PM_FL_F_TRUNCATED;
