@@ -71,8 +71,12 @@ int collector__add_pid_on_exec(struct collector *c, pid_t pid);
 int collector__pin(struct collector *c, const char *dir);
 /*
  * read the ring and the sideband buffers, and a batch of the fast lane,
- * dispatching to subscribers; true when more of the fast lane waits
+ * dispatching to subscribers; true when more of the fast lane waits.
+ * COLLECTOR_ALL_BATCHES calls in a row take all it held before the first
+ * (its spill at most, batch by batch), while a program that goes on
+ * writing cannot keep a caller that wants "everything" looping for ever.
  */
+#define COLLECTOR_ALL_BATCHES 32
 bool collector__consume(struct collector *c);
 /* --call-graph ehframe: the unwinder's figures (lib/collect/unwind.h) and BPF's */
 struct collector_unwind_stats {

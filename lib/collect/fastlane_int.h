@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "collector.h"
 #include "fastlane.h"
 #include "fastlane_wire.h"
 
@@ -23,6 +24,7 @@
 #define FL_SEG_SIZE       (4u << 20)                     /* the spill is a queue of these */
 #define FL_SPILL_WAKE     FL_SEG_SIZE                    /* this much copied: wake the drain */
 #define FL_CONSUME_MAX    (16u << 20)                    /* per consume: the BPF ring is read between */
+_Static_assert(FL_SPILL_MAX / FL_CONSUME_MAX < COLLECTOR_ALL_BATCHES, "all batches take the spill");
 #define FL_SPARE_SEGS     16                             /* emptied segments kept for reuse */
 /*
  * The pump's nice value where it may take one (root, CAP_SYS_NICE): it

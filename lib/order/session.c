@@ -644,8 +644,8 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 		return s->err;
 	if (!s->started)
 		return 0;
-	/* a forced drain takes everything; else a batch (the loop comes back for more) */
-	while (collector__consume(s->c) && force)
+	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
+	for (int i = 1; collector__consume(s->c) && force && i < COLLECTOR_ALL_BATCHES; i++)
 		;
 	recheck_held(s);
 	collector__lost(s->c, &ls, &lm);
