@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fastlane_int.h"
+#include "heap.h"
 
 static uint64_t mono_ns(void)
 {
@@ -344,30 +345,12 @@ static void stream_next(struct stream *s)
 }
 
 /* heap of streams by the time of their next marker (then stream order) */
-static bool earlier(const struct stream *st, uint32_t x, uint32_t y)
+static bool earlier(const void *ctx, uint32_t x, uint32_t y)
 {
+	const struct stream *st = ctx;
 	uint64_t a = st[x].cur->time, b = st[y].cur->time;
 
 	return a < b || (a == b && x < y);
-}
-
-static void sift(const struct stream *st, uint32_t *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		uint32_t t;
-
-		if (l < n && earlier(st, h[l], h[m]))
-			m = l;
-		if (l + 1 < n && earlier(st, h[l + 1], h[m]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
 }
 
 /*
@@ -428,7 +411,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 		i = j;
 	}
 	for (size_t i = nh / 2; i-- > 0;)
-		sift(st, h, nh, i);
+		heap_sift(h, nh, i, earlier, st);
 	while (nh) {
 		struct stream *s = &st[h[0]];
 
@@ -436,7 +419,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 		stream_next(s);
 		if (!s->cur)
 			h[0] = h[--nh];
-		sift(st, h, nh, 0);
+		heap_sift(h, nh, 0, earlier, st);
 	}
 out:
 	free(refs);

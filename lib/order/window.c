@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "heap.h"
 #include "window.h"
 
 /*
@@ -168,43 +169,38 @@ struct run {
 	size_t at, end;
 };
 
-/* heap of run indexes by their head record; (time, seq) is unique: no ties */
-static void sift(const struct staged *a, const struct run *r, uint8_t *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, m = i;
-		uint8_t t;
+/* the runs of a merge: heap entries are run indexes, by their head record */
+struct runs {
+	const struct staged *a;
+	const struct run *r;
+};
 
-		if (l < n && before(&a[r[h[l]].at], &a[r[h[m]].at]))
-			m = l;
-		if (l + 1 < n && before(&a[r[h[l + 1]].at], &a[r[h[m]].at]))
-			m = l + 1;
-		if (m == i)
-			return;
-		t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
+/* (time, seq) is unique: no ties */
+static bool head_before(const void *ctx, uint32_t x, uint32_t y)
+{
+	const struct runs *rs = ctx;
+
+	return before(&rs->a[rs->r[x].at], &rs->a[rs->r[y].at]);
 }
 
 /* the nr runs of a, merged into b in one pass */
 static void merge_runs(const struct staged *a, struct staged *b, struct run *r, size_t nr)
 {
-	uint8_t h[MERGE_WAYS];
+	const struct runs rs = { a, r };
+	uint32_t h[MERGE_WAYS];
 	size_t n = nr, out = 0;
 
 	for (size_t i = 0; i < nr; i++)
-		h[i] = (uint8_t)i;
+		h[i] = (uint32_t)i;
 	for (size_t i = n / 2; i-- > 0;)
-		sift(a, r, h, n, i);
+		heap_sift(h, n, i, head_before, &rs);
 	while (n) {
 		struct run *x = &r[h[0]];
 
 		b[out++] = a[x->at++];
 		if (x->at == x->end)
 			h[0] = h[--n];
-		sift(a, r, h, n, 0);
+		heap_sift(h, n, 0, head_before, &rs);
 	}
 }
 
