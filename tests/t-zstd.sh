@@ -38,13 +38,14 @@ ok "prog-ratio samples: $nz compressed, $nu uncompressed"
 
 report_self "$T/u.data" >"$T/u.self"
 report_self "$T/z.data" >"$T/z.self"
-# every symbol at >= 1% in one report is in the other
+# every symbol at >= 2.5% in one report is in the other (two runs: below
+# that, kernel noise such as handle_softirqs at 1.3% comes and goes)
 for pair in "u z" "z u"; do
 	set -- $pair
-	awk '$1 >= 1 { print $2 }' "$T/$1.self" | while read -r s; do
+	awk '$1 >= 2.5 { print $2 }' "$T/$1.self" | while read -r s; do
 		grep -q " $s\$" "$T/$2.self" || { echo "$s"; break; }
 	done >"$T/missing"
-	[ -s "$T/missing" ] && die "symbol $(cat "$T/missing") (>= 1% in $1) missing from $2" -- "$T/u.self" "$T/z.self"
+	[ -s "$T/missing" ] && die "symbol $(cat "$T/missing") (>= 2.5% in $1) missing from $2" -- "$T/u.self" "$T/z.self"
 done
 a=$(pct_of "$T/z.self" work_a); b=$(pct_of "$T/z.self" work_b)
 ua=$(pct_of "$T/u.self" work_a)
@@ -53,7 +54,7 @@ fcmp "$a - $ua < 5 && $ua - $a < 5" || die "work_a $a% compressed vs $ua% uncomp
 # call chains survive compression
 perf report -i "$T/z.data" --stdio --no-children -g caller --sort sym 2>/dev/null >"$T/z.caller"
 grep -A4 '\] work_a$' "$T/z.caller" | grep -qw main || die "compressed: work_a's chain lacks main" -- "$T/z.caller"
-ok "same symbols (>= 1%), work_a $a% / $ua%, work_b $b%, chains reach main"
+ok "same symbols (>= 2.5%), work_a $a% / $ua%, work_b $b%, chains reach main"
 
 us=$(stat -c %s "$T/u.data"); zs=$(stat -c %s "$T/z.data")
 fcmp "$us / $zs >= 6" || die "-z file is only $(awk "BEGIN { printf \"%.1f\", $us / $zs }")x smaller ($zs vs $us bytes)"

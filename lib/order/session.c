@@ -136,6 +136,7 @@ static bool uid_allows(struct session *s, uint32_t pid)
  * it is when known (the gap sideband says), NULL to look it up.
  */
 static bool child_of_target(struct session *s, uint32_t pid);
+static void recheck_held(struct session *s);
 
 /*
  * A record of a process not known (yet) as a target.  Sideband comes in
@@ -143,16 +144,21 @@ static bool child_of_target(struct session *s, uint32_t pid);
  * on one CPU may be read before its parent's FORK on another.  It is held
  * and looked at again once the drain has read every buffer (recheck_held).
  */
+static void hold(struct session *s, const struct perf_event_header *h)
+{
+	if (!grow_to(&s->held, &s->held_cap, s->held_len + h->size, 1, 4096)) {
+		memcpy(s->held + s->held_len, h, h->size);
+		s->held_len += h->size;
+	}
+}
+
 static bool target_pid(struct session *s, const struct perf_event_header *h, uint32_t pid)
 {
 	if (pidset_has(&s->pids, pid))
 		return true;
 	if (s->rechecking)
 		return child_of_target(s, pid);   /* a FORK in no buffer read: ask /proc */
-	if (!grow_to(&s->held, &s->held_cap, s->held_len + h->size, 1, 4096)) {
-		memcpy(s->held + s->held_len, h, h->size);
-		s->held_len += h->size;
-	}
+	hold(s, h);
 	return false;
 }
 
@@ -183,8 +189,16 @@ static bool sideband_wanted(struct session *s, const struct perf_event_header *h
 		 * Only forks by a target: a CMD child's own fork from perfmark
 		 * would make perf forget the COMM synthesized for it.
 		 */
-		if (!pidset_has(&s->pids, body[1]))
+		if (!pidset_has(&s->pids, body[1])) {
+			/*
+			 * The parent may be a child whose own FORK sits in a
+			 * buffer not read yet (a grandchild forked on another
+			 * CPU): looked at again once every buffer is read.
+			 */
+			if (!s->rechecking)
+				hold(s, h);
 			return false;
+		}
 		pidset_add(&s->pids, body[0]);
 		return true;
 	case PERF_RECORD_LOST:
@@ -299,6 +313,15 @@ static bool record_wanted(struct session *s, uint32_t pid, uint32_t uid)
 	/* targets are never removed: the last one found needs no lookup */
 	if (pid && pid == s->last_target)
 		return true;
+	/*
+	 * Not known: its FORK may be held, behind its parent's in a CPU's
+	 * buffer read after its own.  Every sideband buffer was read before
+	 * this record (collector__consume), so the held FORKs can be taken
+	 * now; /proc cannot tell once the process has exited, and a record
+	 * dropped here would be lost without a count.
+	 */
+	if (!pidset_has(&s->pids, pid) && s->held_len && !s->rechecking)
+		recheck_held(s);
 	if (!pidset_has(&s->pids, pid) && !child_of_target(s, pid))
 		return false;
 	s->last_target = pid;
