@@ -28,6 +28,9 @@
 
 struct dio;
 
+/* All of len at off (pwrite), or where fd is (write) when off < 0: 0 or -errno */
+int fd_write_at(int fd, const void *data, size_t len, int64_t off);
+
 /* fd: the writer's (not closed); pos: where it writes next.  -errno: use fd alone */
 int dio__open(struct dio **out, int fd, uint64_t pos);
 /* len bytes at pos: where the last write ended, or before the first block */
