@@ -11,6 +11,7 @@
 #   ehframe file / perfmark fp file              (goal <= 1.5)
 #   perf dwarf file / ehframe file               (goal >= 50)
 #   perfmark dwarf overhead / perf dwarf overhead, file / file  (goal <= 1.1)
+#   and, for the file sizes, the same with -z (zstd) on fp and ehframe
 #   ehframe table memory for python3             (goal < 32 MB)
 #
 #   bash bench/bench-unwind.sh [BUILD_DIR]
@@ -24,7 +25,7 @@ trap 'rm -rf "$W"' EXIT
 # fixed work, about 2 s each
 head -c 2500000 /dev/urandom | base64 >"$W/in.txt"
 
-kinds="bare perf-g perf-dwarf pm-fp pm-ehframe pm-dwarf"
+kinds="bare perf-g perf-dwarf pm-fp pm-ehframe pm-dwarf pm-fp-z pm-ehframe-z"
 
 # run PROG KIND ROUND: appends "wall cpu size" to $W/PROG.KIND.res
 run() {
@@ -45,6 +46,8 @@ run() {
 	pm-ehframe) "$PERFMARK" record -v -F "$freq" --call-graph ehframe -o "$out" -- "${cmd[@]}" \
 		2>"$W/$prog.unwound";;
 	pm-dwarf) "$PERFMARK" record -F "$freq" --call-graph dwarf -o "$out" -- "${cmd[@]}";;
+	pm-fp-z) "$PERFMARK" record -z -F "$freq" -g -o "$out" -- "${cmd[@]}";;
+	pm-ehframe-z) "$PERFMARK" record -z -F "$freq" --call-graph ehframe -o "$out" -- "${cmd[@]}";;
 	esac >/dev/null 2>>"$W/err"
 	[ -s "$res" ] || { tail -5 "$W/err" >&2; die "$prog under $kind failed"; }
 	local size=0
@@ -73,11 +76,11 @@ for prog in xz python3; do
 	bw=$(m "$prog" bare 1); bc=$(m "$prog" bare 2)
 	echo
 	echo "$prog: medians; overhead = time under the tool / bare time - 1"
-	printf '%-11s %8s %9s %8s %9s %10s\n' tool "wall s" overhead "cpu s" overhead "file MiB"
+	printf '%-13s %8s %9s %8s %9s %10s\n' tool "wall s" overhead "cpu s" overhead "file MiB"
 	for k in $kinds; do
 		w=$(m "$prog" "$k" 1); c=$(m "$prog" "$k" 2); z=$(m "$prog" "$k" 3)
 		eval "ow_${k//-/_}=$(calc "$w / $bw - 1")" "oc_${k//-/_}=$(calc "$c / $bc - 1")" "sz_${k//-/_}=$z"
-		printf '%-11s %8.3f %8.1f%% %8.3f %8.1f%% %10.3f\n' "$k" "$w" "$(calc "($w / $bw - 1) * 100")" \
+		printf '%-13s %8.3f %8.1f%% %8.3f %8.1f%% %10.3f\n' "$k" "$w" "$(calc "($w / $bw - 1) * 100")" \
 			"$c" "$(calc "($c / $bc - 1) * 100")" "$(calc "$z / 1048576")"
 	done
 	ratio() { awk "BEGIN { if ($2 <= 0.0005) print \"n/a (perf's overhead too small to divide by)\"; else printf \"%.2f\", $1 / $2 }"; }
@@ -86,5 +89,7 @@ for prog in xz python3; do
 	echo "  perf dwarf file / ehframe file:         $(calc "$sz_perf_dwarf / $sz_pm_ehframe")   (goal >= 50)"
 	echo "  perfmark dwarf / perf dwarf overhead:   wall $(ratio "$ow_pm_dwarf" "$ow_perf_dwarf"), cpu $(ratio "$oc_pm_dwarf" "$oc_perf_dwarf")   (goal <= 1.1)"
 	echo "  perfmark dwarf file / perf dwarf file:  $(calc "$sz_pm_dwarf / $sz_perf_dwarf")   (goal <= 1.1)"
+	echo "  with -z on both (zstd; stock perf reads it): ehframe -z file / fp -z file $(calc "$sz_pm_ehframe_z / $sz_pm_fp_z"),"
+	echo "    ehframe -z file / fp file $(calc "$sz_pm_ehframe_z / $sz_pm_fp"), perf dwarf file / ehframe -z file $(calc "$sz_perf_dwarf / $sz_pm_ehframe_z")"
 	echo "  ehframe: $(grep -o 'unwound .*' "$W/$prog.unwound" | sed 's/^unwound //; s/ ]$//')"
 done

@@ -83,6 +83,7 @@ struct uw_state {
 	__u32 end;             /* PM_UW_END_* + 1 once ended */
 	__u32 exact;           /* pc is not a return address */
 	__u64 cfi, fp;         /* frames found each way */
+	struct pm_uw_map m;    /* the last frame's mapping (m.end 0: none) */
 };
 
 struct {
@@ -237,12 +238,21 @@ static long uw_frame(__u32 i, void *data)
 		return uw_stop(st, PM_UW_END_DEPTH);
 	out->ip[n] = st->pc;
 	st->n = n + 1;
-	key.prefixlen = 96;
-	key.pid = bpf_htonl(st->pid);
-	key.addr = bpf_cpu_to_be64(st->pc);
-	m = bpf_map_lookup_elem(&uw_maps, &key);
-	if (!m)
-		return fp_step(st);
+	/* callers are mostly in the callee's own object: one trie walk per
+	 * object rather than per frame */
+	m = &st->m;
+	if (st->pc < m->start || st->pc >= m->end) {
+		key.prefixlen = 96;
+		key.pid = bpf_htonl(st->pid);
+		key.addr = bpf_cpu_to_be64(st->pc);
+		m = bpf_map_lookup_elem(&uw_maps, &key);
+		if (!m) {
+			st->m.end = 0;
+			return fp_step(st);
+		}
+		st->m = *m;
+		m = &st->m;
+	}
 	pool = bpf_map_lookup_elem(&uw_pools, &m->pool);
 	if (!pool)
 		return fp_step(st);
@@ -314,6 +324,7 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	st->end = 0;
 	st->exact = 1;
 	st->cfi = st->fp = 0;
+	st->m.start = st->m.end = 0;
 	lc.st = st;
 	lc.out = out;
 	bpf_loop(PM_MAX_STACK + 1, uw_frame, &lc, 0);

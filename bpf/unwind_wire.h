@@ -97,6 +97,9 @@ struct pm_uw_map {
 	__u32 nr_rows;
 	__u32 pad;
 	__u64 bias;        /* runtime address - ELF virtual address */
+	__u64 start, end;  /* the whole mapping, runtime addresses: the unwinder
+			    * keeps the last one and skips the trie lookup for
+			    * the next frame inside it */
 };
 
 #define PM_UW_MAX_POOLS    64

@@ -84,6 +84,8 @@ static int install_mapping(struct unwinder *u, const struct uw_set *only, uint32
 		.first = t->first,
 		.nr_rows = t->nr_rows,
 		.bias = m->bias,
+		.start = m->start,
+		.end = m->end,
 	};
 
 	return set_range(u, only, pid, m->start, m->end, &v);
