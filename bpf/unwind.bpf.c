@@ -29,7 +29,7 @@ struct uw_rows {
 	__uint(map_flags, BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct pm_uw_row);
+	__type(value, struct pm_uw_block);
 } uw_rows_proto SEC(".maps");
 
 struct {
@@ -125,30 +125,50 @@ static __always_inline long fp_step(struct uw_state *st)
 	return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
 }
 
-/* the row covering ELF address rel in rows [first, first + nr) of a pool, or NULL */
+/*
+ * The row covering ELF address rel in rows [first, first + nr) of a pool,
+ * or NULL: which block, by the first row of each (a helper call a step),
+ * then which row of that block (plain loads).
+ */
 static __always_inline struct pm_uw_row *find_row(void *pool, __u32 first, __u32 nr, __u64 rel)
 {
-	__u32 lo = first, hi = first + nr, mid, i;
-	struct pm_uw_row *r;
+	const __u32 BR = PM_UW_BLOCK_ROWS;
+	__u32 lo = first / BR, hi, mid, rlo, rhi, i, end = first + nr;
+	struct pm_uw_block *b, *cur;
 
-	if (rel > 0xffffffffull || !nr)
+	if (rel > 0xffffffffull || !nr || end < first)
 		return NULL;
-	for (i = 0; i < PM_UW_SEARCH_STEPS; i++) {
+	hi = (end - 1) / BR + 1;
+	cur = bpf_map_lookup_elem(pool, &lo);
+	if (!cur || cur->r[first & (BR - 1)].pc > rel)
+		return NULL;
+	/* every block after the first starts inside the table */
+	for (i = 0; i < PM_UW_BLOCK_STEPS; i++) {
 		if (hi - lo <= 1)
 			break;
 		mid = lo + (hi - lo) / 2;
-		r = bpf_map_lookup_elem(pool, &mid);
-		if (!r)
+		b = bpf_map_lookup_elem(pool, &mid);
+		if (!b)
 			return NULL;
-		if (r->pc <= rel)
+		if (b->r[0].pc <= rel) {
 			lo = mid;
-		else
+			cur = b;
+		} else {
 			hi = mid;
+		}
 	}
-	r = bpf_map_lookup_elem(pool, &lo);
-	if (!r || r->pc > rel)
-		return NULL;
-	return r;
+	rlo = lo * BR < first ? first - lo * BR : 0;
+	rhi = end - lo * BR < BR ? end - lo * BR : BR;
+	for (i = 0; i < PM_UW_ROW_STEPS + 1; i++) {
+		if (rhi - rlo <= 1)
+			break;
+		mid = rlo + (rhi - rlo) / 2;
+		if (cur->r[mid & (BR - 1)].pc <= rel)
+			rlo = mid;
+		else
+			rhi = mid;
+	}
+	return cur->r[rlo & (BR - 1)].pc <= rel ? &cur->r[rlo & (BR - 1)] : NULL;
 }
 
 /* DWARF x86-64 register number (ax dx cx bx si di bp sp r8..r15) -> perf's order */

@@ -35,21 +35,28 @@ struct maps {
 	int pools, lpm, pids;
 };
 
-static int make_maps(struct maps *m)
+/* the unwinder's maps, their values of the sizes given (ours: 0, 0) */
+static int make_maps_sized(struct maps *m, uint32_t row_size, uint32_t map_size)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, lo, .map_flags = BPF_F_NO_PREALLOC);
-	int proto = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_proto", 4, sizeof(struct pm_uw_row), 1, &io);
+	int proto = bpf_map_create(BPF_MAP_TYPE_ARRAY, "t_proto", 4,
+				   row_size ? row_size : sizeof(struct pm_uw_block), 1, &io);
 	LIBBPF_OPTS(bpf_map_create_opts, oo, .inner_map_fd = proto);
 
 	if (proto < 0)
 		return -errno;
 	m->pools = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_pools", 4, 4, PM_UW_MAX_POOLS, &oo);
 	m->lpm = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct pm_uw_map_key),
-				sizeof(struct pm_uw_map), 1 << 16, &lo);
+				map_size ? map_size : sizeof(struct pm_uw_map), 1 << 16, &lo);
 	m->pids = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pids", 4, 1, 1024, NULL);
 	close(proto);
 	return m->pools < 0 || m->lpm < 0 || m->pids < 0 ? -EINVAL : 0;
+}
+
+static int make_maps(struct maps *m)
+{
+	return make_maps_sized(m, 0, 0);
 }
 
 static void close_maps(struct maps *m)
@@ -80,6 +87,23 @@ static void teardown(struct unwinder *u, struct maps *m)
 	unwinder__remove_maps(u, m->pools);
 	unwinder__put(u);
 	close_maps(m);
+}
+
+/* maps pinned by a perfmark of another table layout (rows one per
+ * element, a shorter mapping value): refused, not written wrongly */
+static void test_other_layout_refused(void **state)
+{
+	struct maps m, old_rows, old_map;
+	struct unwinder *u = setup(&m, NULL);
+
+	(void)state;
+	assert_int_equal(make_maps_sized(&old_rows, sizeof(struct pm_uw_row), 0), 0);
+	assert_int_equal(unwinder__add_maps(u, old_rows.pools, old_rows.lpm, old_rows.pids), -EPROTO);
+	assert_int_equal(make_maps_sized(&old_map, 0, 24), 0);
+	assert_int_equal(unwinder__add_maps(u, old_map.pools, old_map.lpm, old_map.pids), -EPROTO);
+	close_maps(&old_rows);
+	close_maps(&old_map);
+	teardown(u, &m);
 }
 
 static int feed(void *ctx, const void *rec, size_t len)
@@ -326,6 +350,7 @@ static void test_cap_evicts(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_other_layout_refused),
 		cmocka_unit_test(test_own_process_installed),
 		cmocka_unit_test(test_walk_copied_stack),
 		cmocka_unit_test(test_cap_evicts),

@@ -91,7 +91,9 @@ int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int p
 	e = c->uw_rec ? unwinder__get(&c->uw) : -ENOMEM;
 	if (!e)
 		e = unwinder__add_maps(c->uw, pools_fd, maps_fd, pids_fd);
-	if (e)
+	if (e == -EPROTO)
+		snprintf(err, errlen, "the unwinder's maps have another perfmark's layout");
+	else if (e)
 		snprintf(err, errlen, "cannot set up the unwinder: %s", strerror(-e));
 	return e;
 }

@@ -452,6 +452,22 @@ static void clear_map(int fd, size_t key_size)
 	}
 }
 
+static uint32_t map_value_size(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.value_size;
+}
+
+/* whether the array of pools takes ours (its inner map's value is a block) */
+static bool pools_fit(const struct unwinder *u, int pools_fd)
+{
+	uint32_t last = u->nr_pools - 1;   /* where add_maps puts it anyway */
+
+	return !u->nr_pools || !bpf_map_update_elem(pools_fd, &last, &u->pools[last].fd, BPF_ANY);
+}
+
 int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_fd)
 {
 	struct uw_set *s;
@@ -461,6 +477,9 @@ int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_f
 
 	if (u->nr_sets == MAX_SETS)
 		return -ENOSPC;
+	/* maps pinned by a perfmark whose tables had another layout */
+	if (map_value_size(maps_fd) != sizeof(struct pm_uw_map) || !pools_fit(u, pools_fd))
+		return -EPROTO;
 	clear_map(maps_fd, sizeof(struct pm_uw_map_key));
 	clear_map(pids_fd, sizeof(uint32_t));
 	s = &u->sets[u->nr_sets++];

@@ -45,6 +45,7 @@ uint64_t unwind_pool_rows(const struct unwinder *u, uint32_t n)
 	while (size < n)
 		size *= 2;
 	room = u->cap > u->st.pool_bytes ? (u->cap - u->st.pool_bytes) / sizeof(struct pm_uw_row) : 0;
+	room -= room % PM_UW_BLOCK_ROWS;     /* pools hold whole blocks */
 	return size < room ? size : room;
 }
 
@@ -57,8 +58,10 @@ int unwind_pool_new(struct unwinder *u, uint32_t rows)
 
 	if (u->nr_pools == PM_UW_MAX_POOLS)
 		return -ENOSPC;
+	if (!rows || rows % PM_UW_BLOCK_ROWS)
+		return -EINVAL;
 	p->fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "pm_uw_pool", sizeof(uint32_t),
-			       sizeof(struct pm_uw_row), rows, &o);
+			       sizeof(struct pm_uw_block), rows / PM_UW_BLOCK_ROWS, &o);
 	if (p->fd < 0)
 		return -errno;
 	p->mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
