@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * perfmark export [-i FILE|-] --format chrome|pprof|collapsed [-o FILE]
+ * perfmark export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed [-o FILE]
  *
  *   collapsed  Brendan Gregg's folded stacks: "comm;outer;...;leaf COUNT"
  *   chrome     Trace Event JSON (Perfetto UI, chrome://tracing, speedscope):
@@ -300,7 +300,8 @@ static const struct format {
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: perfmark export [-i FILE|-] --format chrome|pprof|collapsed [-o FILE]\n");
+	fprintf(f, "usage: perfmark export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed "
+		   "[-o FILE]\n");
 }
 
 int cmd_export(int argc, char **argv)
@@ -309,6 +310,7 @@ int cmd_export(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, 'f' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -321,9 +323,10 @@ int cmd_export(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:o:f:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:i:o:f:e:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': input = optarg; break;
+		case 'e': po.event = optarg; break;
 		case 'o': output = optarg; break;
 		case 'f': fmt = optarg; break;
 		case 'h':

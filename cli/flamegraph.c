@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [--range NAME]
+ * perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] [--range NAME]
  *
  * HTML (the default, and for any name not ending in .svg): one self-contained
  * page, its CSS and JS (cli/flamegraph/) embedded in this binary, the data
@@ -242,7 +242,8 @@ out:
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [--range NAME]\n");
+	fprintf(f, "usage: perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] "
+		   "[--range NAME]\n");
 }
 
 static bool is_svg(const char *path)
@@ -257,11 +258,13 @@ int cmd_flamegraph(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct fg_opts o = { .input = "perf.data" };
+	struct profile_opts po = { 0 };
 	struct range_pred_ctx rc;
 	struct profile *p = NULL;
 	struct weights w = { 0 };
@@ -270,10 +273,11 @@ int cmd_flamegraph(int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:o:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:i:o:e:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': o.input = optarg; break;
 		case 'o': o.output = optarg; break;
+		case 'e': po.event = optarg; break;
 		case 'r': o.range = optarg; break;
 		case 'h':
 			usage(stdout);
@@ -284,7 +288,7 @@ int cmd_flamegraph(int argc, char **argv)
 	}
 	if (optind < argc)
 		return pm_err("unexpected argument '%s'", argv[optind]);
-	if (pm_load(o.input, NULL, &p))
+	if (pm_load(o.input, &po, &p))
 		return 1;
 	if (o.range && pm_range_id(p, o.input, o.range, &rc.name))
 		goto out;

@@ -81,9 +81,9 @@ static const struct cmd {
 	  "                [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS] [-v]" },
 	{ "script", cmd_script, "script [-i FILE|-] [--type N] [--json]" },
 	{ "report", cmd_report,
-	  "report [-i FILE|-] [--by-marker] [--range NAME] [--sort self|total] [--json]" },
-	{ "flamegraph", cmd_flamegraph, "flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [--range NAME]" },
-	{ "export", cmd_export, "export [-i FILE|-] --format chrome|pprof|collapsed [-o FILE]" },
+	  "report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] [--sort self|total] [--json]" },
+	{ "flamegraph", cmd_flamegraph, "flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] [--range NAME]" },
+	{ "export", cmd_export, "export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed [-o FILE]" },
 	{ "session", cmd_session,
 	  "session create NAME [record options] [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n"
 	  "                | list [--json] | show NAME [--json] | snapshot NAME -o FILE|-\n"

@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * perfmark report [-i FILE|-] [--by-marker] [--range NAME] [--sort self|total] [--json]
+ * perfmark report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] [--sort self|total] [--json]
  *
  * The profile of a recording as text or one JSON document (perfmark(1)):
  * top functions by self and total samples per command, or with --by-marker
  * one row per range name (durations, samples inside, their top functions)
  * and the counters.  Percentages are of the sampling event's period, as
- * perf report weighs them.
+ * perf report weighs them.  A recording of several sampling events is
+ * analysed one event at a time (-e; the first by default), and the text
+ * names the others.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -25,6 +27,7 @@
 
 struct report_opts {
 	const char *input;
+	const char *event;
 	const char *range;
 	bool by_marker, json;
 	enum fnsort sort;
@@ -44,6 +47,40 @@ static struct json_object *jpct(double v)
 	return json_object_new_double_s(strtod(buf, NULL), buf);
 }
 
+/* ---- events --------------------------------------------------------------------- */
+
+/* The other sampling events of the recording, and how to see them. */
+static void other_events(const struct profile *p)
+{
+	size_t n, shown = 0;
+	const struct profile_event *ev = profile__events(p, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(ev[i].name, profile__event_name(p)))
+			continue;
+		printf("%s%s (%" PRIu64 " samples)", shown++ ? ", " : "# also sampled: ",
+		       ev[i].name, ev[i].samples);
+	}
+	if (shown)
+		printf("; see them with -e NAME\n");
+}
+
+static struct json_object *json_events(const struct profile *p)
+{
+	struct json_object *arr = json_object_new_array();
+	size_t n;
+	const struct profile_event *ev = profile__events(p, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "name", json_object_new_string(ev[i].name));
+		json_object_object_add(o, "samples", json_object_new_uint64(ev[i].samples));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
 /* ---- functions ------------------------------------------------------------------ */
 
 static void text_functions(const struct profile *p, const struct fnstats *fs, const char *title)
@@ -52,6 +89,7 @@ static void text_functions(const struct profile *p, const struct fnstats *fs, co
 
 	printf("# %s: %" PRIu64 " samples of %s", title, fs->total_samples, profile__event_name(p));
 	printf(" (percentages of the period, as perf report weighs samples)\n");
+	other_events(p);
 	if (profile__lost(p))
 		printf("# lost: %" PRIu64 " records the recorder could not keep\n", profile__lost(p));
 	while (i < fs->n) {
@@ -240,7 +278,7 @@ static struct json_object *json_counters(const struct profile *p)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: perfmark report [-i FILE|-] [--by-marker] [--range NAME] "
+	fprintf(f, "usage: perfmark report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] "
 		   "[--sort self|total] [--json]\n");
 }
 
@@ -248,6 +286,7 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
+		{ "event", required_argument, NULL, 'e' },
 		{ "by-marker", no_argument, NULL, 'm' },
 		{ "range", required_argument, NULL, 'r' },
 		{ "sort", required_argument, NULL, 's' },
@@ -260,9 +299,10 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 	o->input = "perf.data";
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:i:e:h", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i': o->input = optarg; break;
+		case 'e': o->event = optarg; break;
 		case 'm': o->by_marker = true; break;
 		case 'r': o->range = optarg; break;
 		case 'j': o->json = true; break;
@@ -347,6 +387,7 @@ static int report_markers(const struct profile *p, const struct report_opts *o,
 int cmd_report(int argc, char **argv)
 {
 	struct report_opts o = { 0 };
+	struct profile_opts po = { 0 };
 	struct profile *p = NULL;
 	struct json_object *doc = NULL;
 	int r;
@@ -354,12 +395,14 @@ int cmd_report(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r > 0 ? 0 : 1;
-	if (pm_load(o.input, NULL, &p))
+	po.event = o.event;
+	if (pm_load(o.input, &po, &p))
 		return 1;
 	if (o.json) {
 		doc = json_object_new_object();
 		json_object_object_add(doc, "input", json_object_new_string(o.input));
 		json_object_object_add(doc, "event", json_object_new_string(profile__event_name(p)));
+		json_object_object_add(doc, "events", json_events(p));
 		json_object_object_add(doc, "sort",
 				       json_object_new_string(o.sort == FNSORT_SELF ? "self" : "total"));
 		json_object_object_add(doc, "range", o.range ? json_object_new_string(o.range) : NULL);

@@ -47,6 +47,8 @@ struct thread_state {
 	bool comm_dirty;
 };
 
+#define PROFILE_MAX_EVENTS 64
+
 struct profile {
 	struct perfread *r;
 	struct symbolizer *sym;
@@ -65,6 +67,10 @@ struct profile {
 	uint32_t next_gen;
 	uint32_t unknown;           /* string id of "[unknown]" */
 	const struct perfread_event *sample_event;
+	/* sampling events seen, and their samples: few, searched in a line */
+	const struct perfread_event *seen[PROFILE_MAX_EVENTS];
+	struct profile_event seen_n[PROFILE_MAX_EVENTS];
+	size_t nr_seen;
 	uint64_t start, end;
 	uint64_t lost;              /* PERF_RECORD_LOST and LOST_SAMPLES counts */
 	int err;
@@ -270,6 +276,44 @@ static uint32_t node_of(struct profile *p, uint32_t parent, uint32_t frame)
 	return idmap__put(&p->node_ids, key, i) < 0 ? TABLE_NONE : i;
 }
 
+static const char *event_name(const struct perfread_event *e)
+{
+	return e && e->name ? e->name : "samples";
+}
+
+/* Count a sample of sampling event e; true if e is the one analysed. */
+static bool is_analysed(struct profile *p, const struct perfread_event *e)
+{
+	size_t i;
+
+	for (i = 0; i < p->nr_seen && p->seen[i] != e; i++)
+		;
+	if (i == p->nr_seen && i < PROFILE_MAX_EVENTS) {
+		p->seen[i] = e;
+		p->seen_n[i] = (struct profile_event){ .name = event_name(e) };
+		p->nr_seen++;
+		if (!p->sample_event && (!p->o.event || !strcmp(p->o.event, event_name(e))))
+			p->sample_event = e;
+	}
+	if (i < p->nr_seen)
+		p->seen_n[i].samples++;
+	return e == p->sample_event;
+}
+
+/* The event asked for was not sampled: say which ones were. */
+static int no_such_event(struct profile *p)
+{
+	char list[256] = "";
+	size_t len = 0;
+
+	for (size_t i = 0; i < p->nr_seen && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
+					p->seen_n[i].name);
+	if (!p->nr_seen)
+		return fail(p, -ENOENT, "no samples of '%s' (no samples at all)", p->o.event);
+	return fail(p, -ENOENT, "no samples of '%s' (sampled: %s)", p->o.event, list);
+}
+
 /* ---- samples ------------------------------------------------------------------- */
 
 static int on_sample(struct profile *p, const struct perfread_sample *s)
@@ -281,8 +325,6 @@ static int on_sample(struct profile *p, const struct perfread_sample *s)
 	struct profile_sample *ps;
 	uint32_t ti, node, f;
 
-	if (!p->sample_event)
-		p->sample_event = s->event;
 	t = thread_at(p, s->pid, s->tid, s->time, &ti);
 	if (!t)
 		return -ENOMEM;
@@ -498,7 +540,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		p->end = s.time;
 	if (is_marker(&s, &uevent))
 		err = on_marker(p, &s, uevent);
-	else if (!p->sample_event || s.event == p->sample_event)
+	else if (is_analysed(p, s.event))
 		err = on_sample(p, &s);
 	return err ? err : p->err;
 }
@@ -583,6 +625,10 @@ int profile__load(struct profile **out, int fd, const struct profile_opts *opts,
 	r = read_all(p);
 	if (r < 0)
 		goto fail;
+	if (p->o.event && !p->sample_event) {
+		r = no_such_event(p);
+		goto fail;
+	}
 	p->errbuf = NULL;
 	*out = p;
 	return 0;
@@ -635,7 +681,13 @@ const char *profile__str(const struct profile *p, uint32_t id)
 
 const char *profile__event_name(const struct profile *p)
 {
-	return p->sample_event && p->sample_event->name ? p->sample_event->name : "samples";
+	return event_name(p->sample_event);
+}
+
+const struct profile_event *profile__events(const struct profile *p, size_t *n)
+{
+	*n = p->nr_seen;
+	return p->seen_n;
 }
 
 uint64_t profile__sample_freq(const struct profile *p)

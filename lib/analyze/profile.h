@@ -33,6 +33,14 @@ struct profile;
 
 struct profile_opts {
 	bool keep_marks;    /* keep every marker (strings, counters, app types) */
+	const char *event;  /* the sampling event to analyse (by name); NULL: the
+			     * first one whose sample comes */
+};
+
+/* A sampling event of the recording and how many samples it has. */
+struct profile_event {
+	const char *name;
+	uint64_t samples;
 };
 
 enum profile_frame_kind {
@@ -110,6 +118,9 @@ const char *profile__str(const struct profile *p, uint32_t id);
 const char *profile__event_name(const struct profile *p);   /* the sampling event */
 /* The sampling event's frequency (Hz) when it samples by frequency, else 0. */
 uint64_t profile__sample_freq(const struct profile *p);
+/* Every sampling event with samples, in the order their first came; the
+ * one analysed is profile__event_name()'s. */
+const struct profile_event *profile__events(const struct profile *p, size_t *n);
 /* Records the recorder said it lost (PERF_RECORD_LOST, LOST_SAMPLES). */
 uint64_t profile__lost(const struct profile *p);
 uint64_t profile__start(const struct profile *p);          /* first time seen */
