@@ -149,15 +149,6 @@ void *window__alloc(struct window *o, uint32_t len, uint64_t time)
 	return rec;
 }
 
-const void *window__last(const struct window *o, uint64_t *time, size_t *len)
-{
-	const struct staged *e = &o->idx[o->n - 1];
-
-	*time = e->time;
-	*len = e->len;
-	return e->rec;
-}
-
 static bool before(const struct staged *x, const struct staged *y)
 {
 	return x->time < y->time || (x->time == y->time && x->seq < y->seq);

@@ -41,8 +41,6 @@ int window__new(struct window **out);
  * until it goes out.  NULL: out of memory, or too long.
  */
 void *window__alloc(struct window *o, uint32_t len, uint64_t time);
-/* the record last allocated */
-const void *window__last(const struct window *o, uint64_t *time, size_t *len);
 /*
  * out() for each record with time <= cutoff in time order; a non-zero
  * return stops and is returned (the records not handed over stay).
