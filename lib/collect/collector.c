@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -87,6 +88,11 @@ bool collector__consume(struct collector *c)
 	more = collector_markers_consume(c);
 	collector_unwind_tick(c);
 	return more;
+}
+
+void collector__boost_thread(void)
+{
+	(void)setpriority(PRIO_PROCESS, 0, COLLECTOR_NICE);
 }
 
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers)

@@ -78,6 +78,18 @@ int collector__pin(struct collector *c, const char *dir);
  */
 #define COLLECTOR_ALL_BATCHES 32
 bool collector__consume(struct collector *c);
+/*
+ * The calling thread takes COLLECTOR_NICE where it may (root,
+ * CAP_SYS_NICE); best effort, this thread only.  For the threads that move
+ * what was recorded: the fast lane's pump and the session's drain.  They
+ * sleep most of the time, but when traced threads keep every CPU busy (4
+ * spinning on 2 CPUs, measured), one that waits its fair turn lets the
+ * rings fill, and a full ring sends markers down the trap lane at ~1.5 us
+ * each.  Call it after forking anything that will be traced (a child
+ * inherits the nice value).
+ */
+#define COLLECTOR_NICE (-10)
+void collector__boost_thread(void);
 /* --call-graph ehframe: the unwinder's figures (lib/collect/unwind.h) and BPF's */
 struct collector_unwind_stats {
 	uint64_t tables, table_bytes;        /* ELF tables loaded, their rows' bytes */

@@ -21,7 +21,6 @@
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/random.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -382,7 +381,7 @@ static void *pump_main(void *arg)
 	struct fastlane *fl = arg;
 	uint64_t wait_ns = FL_PUMP_IDLE_NS;
 
-	(void)setpriority(PRIO_PROCESS, 0, FL_PUMP_NICE);   /* this thread only; best effort */
+	collector__boost_thread();
 	pthread_mutex_lock(&fl->lock);
 	while (!fl->stopping) {
 		struct timespec until;

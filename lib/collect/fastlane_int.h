@@ -26,14 +26,6 @@
 #define FL_CONSUME_MAX    (16u << 20)                    /* per consume: the BPF ring is read between */
 _Static_assert(FL_SPILL_MAX / FL_CONSUME_MAX < COLLECTOR_ALL_BATCHES, "all batches take the spill");
 #define FL_SPARE_SEGS     16                             /* emptied segments kept for reuse */
-/*
- * The pump's nice value where it may take one (root, CAP_SYS_NICE): it
- * sleeps most of the time and copies little, but when the traced threads
- * keep every CPU busy (4 of them spinning on 2 CPUs, measured), a pump
- * that waits its fair turn lets their rings fill, and a full ring sends
- * markers down the trap lane at ~1.5 us each.
- */
-#define FL_PUMP_NICE      (-10)
 #define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
 #define FL_PUMP_BUSY_NS   (100ull * 1000)
 #define FL_GONE_PASSES    20                             /* drains after the process went */

@@ -23,7 +23,6 @@
 #include <string.h>
 #include <sys/fsuid.h>
 #include <sys/ioctl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -612,7 +611,7 @@ int session__start(struct session *s, char *err, size_t errlen)
 
 void session__boost(void)
 {
-	(void)setpriority(PRIO_PROCESS, 0, SESSION_NICE);   /* this thread only */
+	collector__boost_thread();
 }
 
 int session__fds(const struct session *s, int *fds, size_t max)

@@ -36,7 +36,6 @@
 
 #define SESSION_DRAIN_MS 100
 #define SESSION_REORDER_NS (50ull * 1000 * 1000)
-#define SESSION_NICE (-10)         /* session__boost() */
 
 struct session_opts {
 	struct recspec spec;       /* what to record (events, rate, targets, ...) */
@@ -93,13 +92,7 @@ int session__watch_fd(struct session *s, int fd, const char *name);
 void session__set_output(struct session *s, int fd, bool pipe);
 void session__set_sink(struct session *s, struct sink *k);
 int session__start(struct session *s, char *err, size_t errlen);
-/*
- * The calling thread (the one that drains) takes a higher priority than
- * the programs it records, where it may (root, CAP_SYS_NICE): a busy
- * program must not starve the drain, or the fast lane's buffers fill and
- * its markers fall back to the trap lane.  Call it after forking anything
- * that will be traced (a child inherits the nice value).
- */
+/* The calling thread (the one that drains): collector__boost_thread() */
 void session__boost(void);
 /* fds that become readable when the ring fills up or the fast lane holds a batch (POLLIN) */
 int session__fds(const struct session *s, int *fds, size_t max);
