@@ -441,6 +441,14 @@ int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn del
 	return 0;
 }
 
+static void free_segs(struct fl_seg *list)
+{
+	for (struct fl_seg *next; list; list = next) {
+		next = list->next;
+		free(list);
+	}
+}
+
 void fastlane__free(struct fastlane *fl)
 {
 	struct area *a, *next;
@@ -464,14 +472,8 @@ void fastlane__free(struct fastlane *fl)
 		next = a->next;
 		area_free(fl, a);
 	}
-	for (struct fl_seg *sg = fl->head, *n; sg; sg = n) {
-		n = sg->next;
-		free(sg);
-	}
-	for (struct fl_seg *sg = fl->spare, *n; sg; sg = n) {
-		n = sg->next;
-		free(sg);
-	}
+	free_segs(fl->head);
+	free_segs(fl->spare);
 	free(fl->tidbuf);
 	close(fl->wake_fd);
 	pthread_cond_destroy(&fl->wake);
