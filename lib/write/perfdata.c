@@ -131,10 +131,10 @@ static int out(struct perfdata_writer *w, const void *data, size_t len)
 	return out_to(w, data, len, false);
 }
 
-/* Append a pdbuf, or the error it kept */
-static int out_buf(struct perfdata_writer *w, const struct pdbuf *b)
+/* Append a pdbuf, or the error it kept (plain: as for out_to) */
+static int out_buf(struct perfdata_writer *w, const struct pdbuf *b, bool plain)
 {
-	return b->err ? b->err : out(w, b->p, b->len);
+	return b->err ? b->err : out_to(w, b->p, b->len, plain);
 }
 
 /* ---- header ------------------------------------------------------------- */
@@ -203,7 +203,7 @@ static int write_file_start(struct perfdata_writer *w)
 	pdbuf_reset(b);
 	put_attr_sections(w, b);
 	w->pos = sizeof(struct file_header);
-	err = out_buf(w, b);
+	err = out_buf(w, b, false);
 	if (err)
 		return err;
 	w->data_off = w->pos;
@@ -600,7 +600,7 @@ static int write_features(struct perfdata_writer *w)
 	w->pos = table_off;
 	err = out_to(w, secs, nsec * sizeof(secs[0]), true);
 	if (!err)
-		err = w->fbody.err ? w->fbody.err : out_to(w, w->fbody.p, w->fbody.len, true);
+		err = out_buf(w, &w->fbody, true);
 	w->pos = table_off;     /* the next round's data goes here */
 	if (!err)
 		err = write_file_header(w, bits);
