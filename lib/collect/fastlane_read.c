@@ -410,8 +410,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 			h[nh++] = (uint32_t)ns;
 		i = j;
 	}
-	for (size_t i = nh / 2; i-- > 0;)
-		heap_sift(h, nh, i, earlier, st);
+	heap_build(h, nh, earlier, st);
 	while (nh) {
 		struct stream *s = &st[h[0]];
 

@@ -2,10 +2,10 @@
 /*
  * A binary min-heap of indexes, for merging sorted runs: h[0..n) hold
  * indexes into the caller's runs, ordered by less(ctx, x, y) ("run x's next
- * item comes before run y's").  heap_sift(h, n, i, less, ctx) moves h[i]
- * down to its place; heapify with it from n/2 - 1 down to 0, and after
- * taking or replacing h[0] sift from 0.  Static inline, so a constant
- * comparator is inlined at each use.
+ * item comes before run y's").  heap_build() orders h[0..n); heap_sift(h,
+ * n, i, less, ctx) moves h[i] down to its place: after taking or replacing
+ * h[0], sift from 0.  Static inline, so a constant comparator is inlined
+ * at each use.
  */
 #ifndef PERFMARK_HEAP_H
 #define PERFMARK_HEAP_H
@@ -33,6 +33,12 @@ static inline void heap_sift(uint32_t *h, size_t n, size_t i, heap_less_fn less,
 		h[m] = t;
 		i = m;
 	}
+}
+
+static inline void heap_build(uint32_t *h, size_t n, heap_less_fn less, const void *ctx)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		heap_sift(h, n, i, less, ctx);
 }
 
 #endif

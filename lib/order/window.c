@@ -183,8 +183,7 @@ static void merge_runs(const struct staged *a, struct staged *b, struct run *r, 
 
 	for (size_t i = 0; i < nr; i++)
 		h[i] = (uint32_t)i;
-	for (size_t i = n / 2; i-- > 0;)
-		heap_sift(h, n, i, head_before, &rs);
+	heap_build(h, n, head_before, &rs);
 	while (n) {
 		struct run *x = &r[h[0]];
 
