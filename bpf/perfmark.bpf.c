@@ -12,6 +12,7 @@
 #include <bpf/bpf_core_read.h>
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
+#include "uregs.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -19,7 +20,6 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 want_callchain = 0;
 const volatile __u32 ustack_mode = PM_US_FP;    /* user part of call chains */
 const volatile __u32 ustack_size = 0;           /* dwarf: stack bytes per sample */
-const volatile __u32 big_size = 8;              /* dwarf: uw_big's value size */
 /*
  * The recorder's pid namespace: pids are reported as the recorder sees
  * them (perfmarkd in a container sees its container's pids, as the
@@ -111,14 +111,7 @@ struct {
 } mbusy SEC(".maps");
 
 /* user stacks: bpf/unwind.bpf.c */
-extern struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 8);
-} uw_big SEC(".maps");
 extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out);
-extern int pm_copy_user(struct bpf_perf_event_data *ctx, __u32 nframes);
 
 /* perf buffers of the sideband (dummy) events, filled by libbpf */
 struct {
@@ -236,32 +229,13 @@ static __always_inline __u64 rb_flags(__u64 now)
 	return BPF_RB_FORCE_WAKEUP;
 }
 
-SEC("perf_event")
-int on_sample(struct bpf_perf_event_data *ctx)
+/* the sample's own fields, the same whatever its stack */
+static __always_inline void sample_head(struct pm_sample *s, struct bpf_perf_event_data *ctx,
+					__u64 id, __u32 uid)
 {
-	__u32 tgid, zero = 0, uid = task_owner_uid();
-	struct pm_sample *s;
-	__u64 nk = 0, nu = 0, extra = 0, size, id;
-	long n;
-
-	if (!current_ids(&id, true))
-		return 0;
-	tgid = id >> 32;
-	if (!wanted(tgid, uid))
-		return 0;
-	if (ustack_mode != PM_US_FP) {     /* room for a stack copy: one per CPU */
-		__u32 cpu = bpf_get_smp_processor_id();
-
-		s = bpf_map_lookup_elem(&uw_big, &cpu);
-	} else {
-		s = bpf_map_lookup_elem(&scratch, &zero);
-	}
-	if (!s)
-		return 0;
-
 	s->rec_type = PM_REC_SAMPLE;
 	s->cpu = bpf_get_smp_processor_id();
-	s->pid = tgid;
+	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->time = bpf_ktime_get_ns();
 	s->ip = PT_REGS_IP(&ctx->regs);
@@ -271,13 +245,96 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	s->event = (__u32)bpf_get_attach_cookie(ctx);
 	s->uid = uid;
 	s->flags = 0;
+	s->nr_ustack = 0;
+}
 
+/* the record a stack copy goes out in: every kernel frame, the registers, the copy */
+#define PM_COPY_REC (sizeof(struct pm_sample) + PM_MAX_STACK * sizeof(__u64) + \
+		     sizeof(struct pm_uregs) + ustack_size)
+
+/*
+ * dwarf mode (and ehframe, for a process with no tables yet): the sample
+ * with the user registers and up to ustack_size bytes of stack from sp up,
+ * as perf's REGS_USER and STACK_USER carry them.  It is written straight
+ * into the ring, reserved at its largest; the counts inside say how much of
+ * it is used.  Assembling it elsewhere and copying it in cost a second
+ * copy of every stack: a sample took twice perf's time.
+ */
+static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, __u64 id, __u32 uid)
+{
+	struct pm_sample *s;
+	struct pm_uregs *u;
+	__u64 nk = 0, sp, copied, len, i;
+	__u8 *data;
+	long n;
+
+	s = bpf_ringbuf_reserve(&rb, PM_COPY_REC, 0);
+	if (!s) {
+		__sync_fetch_and_add(&lost_samples, 1);
+		return 0;
+	}
+	sample_head(s, ctx, id, uid);
+	n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
+	if (n > 0)
+		nk = (__u64)n / sizeof(__u64);
+	barrier_var(nk);
+	if (nk > PM_MAX_STACK)
+		nk = PM_MAX_STACK;
+	s->nr_kstack = nk;
+	u = (struct pm_uregs *)&s->stack[nk];
+	if (!user_regs(u->regs))
+		goto out;
+	u->abi = PM_UREGS_ABI_64;
+	data = (__u8 *)(u + 1);
+	sp = u->regs[UREG_SP];
+	/* all at once; where the stack ends sooner, up to its last page */
+	if (!bpf_probe_read_user(data, ustack_size, (void *)sp)) {
+		copied = ustack_size;
+	} else {
+		len = 4096 - (sp & 4095);
+		if (len > ustack_size)
+			len = ustack_size;
+		copied = bpf_probe_read_user(data, len, (void *)sp) ? 0 : len;
+		for (i = 0; copied && i < PM_MAX_USTACK / 4096; i++) {
+			if (ustack_size < 4096 || copied > ustack_size - 4096 ||
+			    bpf_probe_read_user(data + copied, 4096, (void *)(sp + copied)))
+				break;
+			copied += 4096;
+		}
+	}
+	u->size = copied & ~7ull;
+	s->flags = PM_SF_UREGS;
+out:
+	bpf_ringbuf_submit(s, rb_flags(s->time));
+	return 0;
+}
+
+SEC("perf_event")
+int on_sample(struct bpf_perf_event_data *ctx)
+{
+	__u32 tgid, zero = 0, uid = task_owner_uid();
+	struct pm_sample *s;
+	__u64 nk = 0, nu = 0, size, id;
+	long n;
+
+	if (!current_ids(&id, true))
+		return 0;
+	tgid = id >> 32;
+	if (!wanted(tgid, uid))
+		return 0;
+	if (want_callchain && ustack_mode == PM_US_DWARF)
+		return copy_sample(ctx, id, uid);
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	sample_head(s, ctx, id, uid);
 	if (want_callchain) {
 		n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
 		if (n > 0)
 			nk = (__u64)n / sizeof(__u64);
 		if (nk > PM_MAX_STACK)
 			nk = PM_MAX_STACK;
+		n = -2;
 		if (ustack_mode == PM_US_EHFRAME) {
 			n = pm_unwind_user(ctx, tgid, (struct pm_uframes *)&s->stack[nk]);
 			/*
@@ -285,14 +342,10 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			 * to walk, while the ring has room for copies (a quarter of it
 			 * filled); else its frame pointers, as fp mode.
 			 */
-			if (n < 0 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) > wakeup_bytes / 2)
-				n = -2;
+			if (n == -1 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wakeup_bytes / 2)
+				return copy_sample(ctx, id, uid);
 		}
-		if (ustack_mode == PM_US_DWARF || (ustack_mode == PM_US_EHFRAME && n == -1)) {
-			extra = pm_copy_user(ctx, nk);
-			s->flags = extra ? PM_SF_UREGS : 0;
-			n = 0;
-		} else if (ustack_mode == PM_US_FP || n == -2) {
+		if (n < 0) {
 			n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
 					  BPF_F_USER_STACK);
 			n = n > 0 ? n / sizeof(__u64) : 0;
@@ -304,8 +357,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
-	size = sizeof(*s) + (nk + nu) * sizeof(__u64) + extra;
-	if (size > (ustack_mode != PM_US_FP ? big_size : sizeof(struct scratch)))
+	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
+	if (size > sizeof(struct scratch))
 		return 0;
 	if (bpf_ringbuf_output(&rb, s, size, rb_flags(s->time)))
 		__sync_fetch_and_add(&lost_samples, 1);

@@ -7,21 +7,17 @@
  *                     tables user space built from each ELF's .eh_frame
  *                     (bpf/unwind_wire.h), one frame per bpf_loop() step,
  *                     falling back to the frame pointer where no table
- *                     covers an address;
- *   pm_copy_user()    --call-graph dwarf: the user registers and a copy of
- *                     the user stack, as perf's REGS_USER/STACK_USER carry.
+ *                     covers an address.
  *
- * Both are global functions: the verifier checks them once, on their own.
+ * A global function: the verifier checks it once, on its own.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
 #include "perfmark_wire.h"
+#include "uregs.bpf.h"
 #include "unwind_wire.h"
-
-/* from perfmark.bpf.c */
-extern const volatile __u32 ustack_size;
 
 /* pools of table rows, any size (BPF_F_INNER_MAP), written by user space */
 struct uw_rows {
@@ -55,20 +51,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);
 } uw_pids SEC(".maps");
-
-/*
- * The dwarf-mode sample being assembled (ehframe: a process with no tables
- * yet, whose stack user space walks once they are in), one per CPU, indexed
- * by CPU number: a per-CPU array's value is limited to 32 KiB, a stack copy
- * may be 64.  Sizes set before load: one entry per possible CPU; pm_sample,
- * PM_MAX_STACK frames, pm_uregs, ustack_size and a page.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__uint(key_size, sizeof(__u32));
-	__uint(value_size, 8);
-} uw_big SEC(".maps");
 
 /* how user stacks ended, and how frames were found (read by user space) */
 __u64 uw_ends[PM_UW_END_NR] = {};
@@ -282,46 +264,11 @@ static long uw_frame(__u32 i, void *data)
 	return cfi_step(st, r->rule);
 }
 
-/*
- * The registers of a user context from a pt_regs lvalue, in perf's
- * PERF_REG_X86_* order without the segment registers (PM_UREGS_MASK).
- */
-#define UW_TAKE_REGS(u, R) do {                                                  \
-	(u)[0] = (R).ax;  (u)[1] = (R).bx;  (u)[2] = (R).cx;    (u)[3] = (R).dx;  \
-	(u)[4] = (R).si;  (u)[5] = (R).di;  (u)[6] = (R).bp;    (u)[7] = (R).sp;  \
-	(u)[8] = (R).ip;  (u)[9] = (R).flags;                                   \
-	(u)[10] = *(volatile __u64 *)&(R).cs & 0xffff;    /* whole-word reads */  \
-	(u)[11] = *(volatile __u64 *)&(R).ss & 0xffff;                          \
-	(u)[12] = (R).r8;  (u)[13] = (R).r9;  (u)[14] = (R).r10; (u)[15] = (R).r11; \
-	(u)[16] = (R).r12; (u)[17] = (R).r13; (u)[18] = (R).r14; (u)[19] = (R).r15; \
-} while (0)
-#define UREG_BP 6
-#define UREG_SP 7
-#define UREG_IP 8
-
-/*
- * The registers of the user context the sample interrupted, as the kernel
- * saved them on entry (from user mode, the interrupt's own entry saved
- * them there).  False for kernel threads.
- */
-static __always_inline bool user_regs(__u64 *u)
-{
-	struct task_struct *t = bpf_get_current_task_btf();
-	struct pt_regs *r;
-
-	if (!t->mm)
-		return false;
-	r = (struct pt_regs *)bpf_task_pt_regs(t);
-	if (!r)
-		return false;
-	UW_TAKE_REGS(u, *r);
-	return true;
-}
 
 /*
  * Unwind the user stack of the current task into out; returns the frames
  * written, or -1 when user space has not installed the process's mappings
- * yet (the caller copies the stack instead: pm_copy_user).
+ * yet (the caller copies the stack instead, as dwarf mode does).
  */
 __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out)
 {
@@ -354,51 +301,4 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	__sync_fetch_and_add(&uw_frames_cfi, st->cfi);
 	__sync_fetch_and_add(&uw_frames_fp, st->fp);
 	return st->n > PM_MAX_STACK ? PM_MAX_STACK : st->n;
-}
-
-/*
- * dwarf mode: after the nframes kernel frames of the sample assembled in
- * uw_big, struct pm_uregs and up to ustack_size bytes of user stack from
- * rsp up, copied a page at a time so the end of the stack mapping only
- * shortens the copy (a page more may be read into uw_big's slack).
- * Returns the bytes appended (0: no user context).
- */
-__noinline int pm_copy_user(struct bpf_perf_event_data *ctx, __u32 nframes)
-{
-	__u32 cpu, copied = 0, len, i;
-	struct pm_uregs *u;
-	__u8 *buf, *data;
-	__u64 sp;
-
-	if (!ctx || nframes > PM_MAX_STACK)
-		return 0;
-	cpu = bpf_get_smp_processor_id();
-	buf = bpf_map_lookup_elem(&uw_big, &cpu);
-	if (!buf)
-		return 0;
-	barrier_var(nframes);
-	if (nframes > PM_MAX_STACK)
-		return 0;
-	u = (struct pm_uregs *)(buf + sizeof(struct pm_sample) + nframes * sizeof(__u64));
-	if (!user_regs(u->regs))
-		return 0;
-	u->abi = PM_UREGS_ABI_64;
-	data = (__u8 *)(u + 1);
-	sp = u->regs[UREG_SP];
-	/* up to the end of sp's page, then whole pages: a fault only shortens it */
-	len = 4096 - (sp & 4095);
-	if (bpf_probe_read_user(data, len, (void *)sp))
-		len = 0;
-	copied = len;
-	for (i = 0; len && i < PM_MAX_USTACK / 4096 + 1; i++) {
-		if (copied >= ustack_size)
-			break;
-		if (bpf_probe_read_user(data + copied, 4096, (void *)(sp + copied)))
-			break;
-		copied += 4096;
-	}
-	if (copied > ustack_size)
-		copied = ustack_size;
-	u->size = copied & ~7u;
-	return sizeof(*u) + u->size;
 }

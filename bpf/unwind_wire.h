@@ -32,7 +32,7 @@
 enum pm_ustack_mode {
 	PM_US_FP = 0,          /* the kernel's frame-pointer walk (bpf_get_stack) */
 	PM_US_EHFRAME = 1,     /* pm_unwind_user(): tables from .eh_frame */
-	PM_US_DWARF = 2,       /* pm_copy_user(): registers and a stack copy */
+	PM_US_DWARF = 2,       /* registers and a stack copy (copy_sample()) */
 };
 
 /* CFA rules, the low 4 bits of a row's rule */

@@ -6,7 +6,7 @@
  *
  *   fp       bpf_get_stack(BPF_F_USER_STACK): the kernel's frame-pointer walk
  *   ehframe  pm_unwind_user() walks it with tables from .eh_frame
- *   dwarf    pm_copy_user() copies registers and stack, as perf does
+ *   dwarf    the sample program copies registers and stack, as perf does
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -46,31 +46,16 @@ uint32_t collector_ustack_mode(const struct recspec *spec)
 int collector_unwind_setup(struct collector *c)
 {
 	const struct recspec *spec = &c->spec;
-	uint32_t mode = collector_ustack_mode(spec), big = 8;
-	int ncpus;
+	uint32_t mode = collector_ustack_mode(spec);
 
 	c->skel->rodata->want_callchain = spec->call_graph != RECSPEC_CG_NONE;
 	c->skel->rodata->ustack_mode = mode;
-	if (mode != PM_US_FP) {
-		/*
-		 * The sample, every kernel frame, the registers, the stack and a
-		 * page of slack.  ehframe copies stacks of processes it has no
-		 * tables for yet, to walk them here once they are in.
-		 */
-		uint32_t size = mode == PM_US_DWARF ? spec->stack_size : UNWIND_COPY_STACK;
-
-		c->skel->rodata->ustack_size = size;
-		big = sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t) +
-		      sizeof(struct pm_uregs) + size + 4096;
-	}
-	c->skel->rodata->big_size = big;
+	/* ehframe copies stacks of processes it has no tables for yet, to walk them here */
+	if (mode != PM_US_FP)
+		c->skel->rodata->ustack_size = mode == PM_US_DWARF ? spec->stack_size : UNWIND_COPY_STACK;
 	bpf_map__set_max_entries(c->skel->maps.uw_maps, mode == PM_US_EHFRAME ? UNWIND_MAX_MAPS : 1);
 	bpf_map__set_max_entries(c->skel->maps.uw_pids, mode == PM_US_EHFRAME ? UNWIND_MAX_PIDS : 1);
-	ncpus = libbpf_num_possible_cpus();
-	if (ncpus <= 0)
-		return -EINVAL;
-	bpf_map__set_max_entries(c->skel->maps.uw_big, mode == PM_US_FP ? 1 : (uint32_t)ncpus);
-	return bpf_map__set_value_size(c->skel->maps.uw_big, big);
+	return 0;
 }
 
 int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int pids_fd,
