@@ -11,6 +11,7 @@
 #   ehframe file / perfmark fp file              (goal <= 1.5)
 #   perf dwarf file / ehframe file               (goal >= 50)
 #   perfmark dwarf overhead / perf dwarf overhead, file / file  (goal <= 1.1)
+#   (and the time under perfmark dwarf / the time under perf dwarf)
 #   and, for the file sizes, the same with -z (zstd) on fp and ehframe
 #   ehframe table memory for python3             (goal < 32 MB)
 #
@@ -31,6 +32,9 @@ kinds="bare perf-g perf-dwarf pm-fp pm-ehframe pm-dwarf pm-fp-z pm-ehframe-z"
 run() {
 	local prog=$1 kind=$2 out=$W/$1.$2.data res=$W/time cmd
 	rm -f "$out" "$res"
+	# the last run's file is on disk before this one starts: its writeback
+	# (perf's dwarf files are 30-200 MB) must not land in another kind's time
+	sync
 	# bash's time: milliseconds (GNU time's %U has only hundredths)
 	case $prog in
 	xz) cmd=(bash -c 'TIMEFORMAT="%3R %3U %3S"; { time "$@" >/dev/null; } 2>"$0"' "$res"
@@ -88,6 +92,7 @@ for prog in xz python3; do
 	echo "  ehframe file / perfmark fp file:        $(calc "$sz_pm_ehframe / $sz_pm_fp")   (goal <= 1.5)"
 	echo "  perf dwarf file / ehframe file:         $(calc "$sz_perf_dwarf / $sz_pm_ehframe")   (goal >= 50)"
 	echo "  perfmark dwarf / perf dwarf overhead:   wall $(ratio "$ow_pm_dwarf" "$ow_perf_dwarf"), cpu $(ratio "$oc_pm_dwarf" "$oc_perf_dwarf")   (goal <= 1.1)"
+	echo "    time under perfmark dwarf / under perf dwarf: wall $(calc "(1 + $ow_pm_dwarf) / (1 + $ow_perf_dwarf)"), cpu $(calc "(1 + $oc_pm_dwarf) / (1 + $oc_perf_dwarf)")"
 	echo "  perfmark dwarf file / perf dwarf file:  $(calc "$sz_pm_dwarf / $sz_perf_dwarf")   (goal <= 1.1)"
 	echo "  with -z on both (zstd; stock perf reads it): ehframe -z file / fp -z file $(calc "$sz_pm_ehframe_z / $sz_pm_fp_z"),"
 	echo "    ehframe -z file / fp file $(calc "$sz_pm_ehframe_z / $sz_pm_fp"), perf dwarf file / ehframe -z file $(calc "$sz_perf_dwarf / $sz_pm_ehframe_z")"
