@@ -81,6 +81,7 @@ struct perfdata_writer {
 	struct perfdata_env env;        /* what the features describe */
 
 	uint64_t data_off, data_size;   /* file mode */
+	uint64_t kept_size;             /* data_size when features last followed it */
 	uint64_t pos;                   /* bytes written so far */
 	struct dio *dio;                /* file mode: the data goes out direct (dio.h) */
 
@@ -245,6 +246,7 @@ static int write_file_resume(struct perfdata_writer *w)
 		return e;
 	w->data_off = h.data.offset;
 	w->data_size = h.data.size;
+	w->kept_size = w->data_size;
 	w->pos = w->data_off + w->data_size;
 	if (ftruncate(w->fd, (off_t)w->pos))
 		return -errno;
@@ -537,6 +539,8 @@ static int flush_compressed(struct perfdata_writer *w, bool last)
 	return out(w, w->zout.p, w->zout.len);
 }
 
+static int keep_last_round(struct perfdata_writer *w, int err);
+
 /*
  * What the round holds so far goes out (file mode: over the features,
  * unlinked from the header first, as the round's end writes them again).
@@ -553,11 +557,11 @@ static int write_piece(struct perfdata_writer *w)
 	}
 	w->in_round = true;
 	if (w->zstd_level)
-		return flush_compressed(w, false);
+		return keep_last_round(w, flush_compressed(w, false));
 	w->raw_bytes += w->round.len;
 	err = out(w, w->round.p, w->round.len);
 	pdbuf_reset(&w->round);
-	return err;
+	return keep_last_round(w, err);
 }
 
 /*
@@ -604,8 +608,35 @@ static int write_features(struct perfdata_writer *w)
 	w->pos = table_off;     /* the next round's data goes here */
 	if (!err)
 		err = write_file_header(w, bits);
-	if (!err)
+	if (!err) {
 		w->have_features = true;
+		w->kept_size = w->data_size;
+	}
+	return err;
+}
+
+/*
+ * A round, or its features, that could not be written (the disk is full,
+ * say) leaves the file as the last round whose features fitted left it:
+ * its data, then its features again.  Without them the header has no
+ * feature bits, and perf cannot read a compressed file at all (no
+ * COMPRESSED: no mmap_len to decompress into).  Cutting what came after
+ * gives back the room the features took then.  The writer keeps its
+ * error: nothing more is written.
+ */
+static int keep_last_round(struct perfdata_writer *w, int err)
+{
+	uint64_t end = w->data_off + w->kept_size;
+
+	if (!err || w->pipe || w->have_features || !w->data_off)
+		return err;
+	if (ftruncate(w->fd, (off_t)end))
+		return err;
+	w->err = 0;
+	w->data_size = w->kept_size;
+	w->pos = end;
+	(void)write_features(w);
+	w->err = err;
 	return err;
 }
 
@@ -645,10 +676,10 @@ int perfdata_writer__round(struct perfdata_writer *w)
 			w->err = err;
 	}
 	if (err)
-		return err;
+		return keep_last_round(w, err);
 	if (!w->pipe) {
 		w->data_size = w->pos - w->data_off;
-		err = write_features(w);
+		err = keep_last_round(w, write_features(w));
 	}
 	return err;
 }
@@ -666,7 +697,7 @@ int perfdata_writer__finish(struct perfdata_writer *w)
 	if (err || w->pipe)
 		return err;
 	if (!w->have_features)
-		err = write_features(w);
+		err = keep_last_round(w, write_features(w));
 	if (err && !w->err)
 		w->err = err;
 	return err;
