@@ -57,6 +57,18 @@ __u64 uw_ends[PM_UW_END_NR] = {};
 __u64 uw_frames_cfi = 0;
 __u64 uw_frames_fp = 0;
 
+/*
+ * The rules found lately, per CPU, by (table generation, ELF address): a
+ * profile's samples walk the same few hundred return addresses again and
+ * again, and a hit costs a few loads where the search costs a helper call
+ * per step between blocks.  Direct-mapped; a generation is never reused,
+ * so an entry of an evicted table just never matches again.
+ */
+#define UW_CACHE 1024
+struct uw_cached {
+	__u32 gen, rel, rule, pad;
+};
+
 struct uw_state {
 	__u64 pc, sp, bp;
 	__u64 uregs[PM_UREGS_NR];  /* the sampled frame's registers (perf order) */
@@ -66,6 +78,7 @@ struct uw_state {
 	__u32 exact;           /* pc is not a return address */
 	__u64 cfi, fp;         /* frames found each way */
 	struct pm_uw_map m;    /* the last frame's mapping (m.end 0: none) */
+	struct uw_cached cache[UW_CACHE];
 };
 
 struct {
@@ -210,13 +223,21 @@ static __always_inline long cfi_step(struct uw_state *st, __u32 rule)
 	}
 	if (cfa <= st->sp)                     /* a caller's frame is always above */
 		return uw_stop(st, PM_UW_END_RULE);
-	if (bpf_probe_read_user(&v, sizeof(v), (void *)(cfa - 8)))
-		return uw_stop(st, PM_UW_END_READ);
-	if (arg == PM_UW_RBP_LOST) {
-		st->bp = 0;
-	} else if (arg < 0) {
-		if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (void *)(cfa + arg * 8)))
+	if (arg == -2) {
+		/* rbp pushed right after the call, as most prologues do: one read */
+		if (bpf_probe_read_user(regs, 16, (void *)(cfa - 16)))
 			return uw_stop(st, PM_UW_END_READ);
+		st->bp = regs[0];
+		v = regs[1];
+	} else {
+		if (bpf_probe_read_user(&v, sizeof(v), (void *)(cfa - 8)))
+			return uw_stop(st, PM_UW_END_READ);
+		if (arg == PM_UW_RBP_LOST) {
+			st->bp = 0;
+		} else if (arg < 0) {
+			if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (void *)(cfa + arg * 8)))
+				return uw_stop(st, PM_UW_END_READ);
+		}
 	}
 	st->sp = cfa;
 	st->pc = v;
@@ -233,8 +254,10 @@ static long uw_frame(__u32 i, void *data)
 	struct pm_uw_map_key key;
 	struct pm_uw_map *m;
 	struct pm_uw_row *r;
+	struct uw_cached *c;
 	void *pool;
-	__u32 n = st->n;
+	__u32 n = st->n, rule;
+	__u64 rel;
 
 	if (n >= PM_MAX_STACK)
 		return uw_stop(st, PM_UW_END_DEPTH);
@@ -255,13 +278,23 @@ static long uw_frame(__u32 i, void *data)
 		st->m = *m;
 		m = &st->m;
 	}
+	rel = st->pc - m->bias - (st->exact ? 0 : 1);
+	c = &st->cache[((__u32)rel * 2654435761u ^ m->gen * 2246822519u) >> 22 & (UW_CACHE - 1)];
+	if (m->gen && c->gen == m->gen && c->rel == rel)
+		return cfi_step(st, c->rule);
 	pool = bpf_map_lookup_elem(&uw_pools, &m->pool);
 	if (!pool)
 		return fp_step(st);
-	r = find_row(pool, m->first, m->nr_rows, st->pc - m->bias - (st->exact ? 0 : 1));
+	r = find_row(pool, m->first, m->nr_rows, rel);
 	if (!r || PM_UW_TYPE(r->rule) == PM_UW_NONE)
 		return fp_step(st);
-	return cfi_step(st, r->rule);
+	rule = r->rule;
+	if (m->gen && rel <= 0xffffffffull) {
+		c->gen = m->gen;
+		c->rel = rel;
+		c->rule = rule;
+	}
+	return cfi_step(st, rule);
 }
 
 

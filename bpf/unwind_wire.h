@@ -109,7 +109,9 @@ struct pm_uw_map {
 	__u32 pool;        /* index in the array of pools */
 	__u32 first;       /* the table's first row in the pool */
 	__u32 nr_rows;
-	__u32 pad;
+	__u32 gen;         /* which filling of the table, never reused by a
+			    * recorder: the walk's row cache keys on it (0: an
+			    * older perfmark's maps, not cached) */
 	__u64 bias;        /* runtime address - ELF virtual address */
 	__u64 start, end;  /* the whole mapping, runtime addresses: the unwinder
 			    * keeps the last one and skips the trie lookup for

@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 
@@ -83,6 +85,7 @@ static int install_mapping(struct unwinder *u, const struct uw_set *only, uint32
 		.pool = t->pool,
 		.first = t->first,
 		.nr_rows = t->nr_rows,
+		.gen = t->gen,
 		.bias = m->bias,
 		.start = m->start,
 		.end = m->end,
@@ -409,6 +412,13 @@ int unwinder__get(struct unwinder **out)
 		return -ENOMEM;
 	}
 	elf_version(EV_CURRENT);
+	/*
+	 * Table generations start anywhere: the BPF walk caches rows by
+	 * generation, and programs adopted from a daemon that died still hold
+	 * the cache that daemon's generations filled.
+	 */
+	if (getrandom(&u->gen, sizeof(u->gen), GRND_NONBLOCK) != sizeof(u->gen))
+		u->gen = (uint32_t)time(NULL) * 2654435761u;
 	u->refs = 1;
 	u->cap = UNWIND_DEFAULT_CAP;
 	if (getenv("PERFMARK_UNWIND_CAP")) {

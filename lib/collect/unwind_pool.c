@@ -249,7 +249,9 @@ static int32_t table_for_elf(struct unwinder *u, Elf *elf, const struct stat *sb
 	memcpy(u->pools[pool].mem + first, t->rows, t->nr_rows * sizeof(*t->rows));
 	ut = &u->tables[slot];
 	ut->used = true;
-	ut->gen = ++u->gen;
+	if (!++u->gen)     /* 0: uncached (bpf/unwind_wire.h) */
+		++u->gen;
+	ut->gen = u->gen;
 	snprintf(ut->key, sizeof(ut->key), "%s", key);
 	ut->pool = pool;
 	ut->first = first;
