@@ -29,15 +29,7 @@ run() {
 	local loop=(bash -c 'TIMEFORMAT="%3U %3S"; { time "$@" >/dev/null; } 2>"$0"' "$t"
 		    /usr/bin/python3 "$here/../tests/prog-pyloop.py")
 	rm -f "$t" "$W/out.data"
-	sync    # the last file's writeback stays out of this run
-	case $kind in
-	bare) "${loop[@]}";;
-	perf-g) perf record -q -e cpu-clock -F "$freq" -g -o "$W/out.data" -- "${loop[@]}";;
-	pm-ehframe) "$PERFMARK" record -F "$freq" --call-graph ehframe -o "$W/out.data" -- "${loop[@]}";;
-	perf-dwarf) perf record -q -e cpu-clock -F "$freq" --call-graph dwarf -o "$W/out.data" \
-		-- "${loop[@]}";;
-	pm-dwarf) "$PERFMARK" record -F "$freq" --call-graph dwarf -o "$W/out.data" -- "${loop[@]}";;
-	esac >/dev/null 2>>"$W/err"
+	record_as "$kind" "$W/out.data" "${loop[@]}" >/dev/null 2>>"$W/err"
 	[ -s "$t" ] || { tail -5 "$W/err" >&2; die "python3 under $kind failed"; }
 	awk '{ print $1 + $2 }' "$t" >>"$W/$kind"
 }

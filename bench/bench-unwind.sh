@@ -32,9 +32,6 @@ kinds="bare perf-g perf-dwarf pm-fp pm-ehframe pm-dwarf pm-fp-z pm-ehframe-z"
 run() {
 	local prog=$1 kind=$2 out=$W/$1.$2.data res=$W/time cmd
 	rm -f "$out" "$res"
-	# the last run's file is on disk before this one starts: its writeback
-	# (perf's dwarf files are 30-200 MB) must not land in another kind's time
-	sync
 	# bash's time: milliseconds (GNU time's %U has only hundredths)
 	case $prog in
 	xz) cmd=(bash -c 'TIMEFORMAT="%3R %3U %3S"; { time "$@" >/dev/null; } 2>"$0"' "$res"
@@ -42,17 +39,11 @@ run() {
 	python3) cmd=(bash -c 'TIMEFORMAT="%3R %3U %3S"; { time "$@" >/dev/null; } 2>"$0"' "$res"
 		      /usr/bin/python3 "$here/../tests/prog-pyloop.py");;
 	esac
-	case $kind in
-	bare) "${cmd[@]}";;
-	perf-g) perf record -q -e cpu-clock -F "$freq" -g -o "$out" -- "${cmd[@]}";;
-	perf-dwarf) perf record -q -e cpu-clock -F "$freq" --call-graph dwarf -o "$out" -- "${cmd[@]}";;
-	pm-fp) "$PERFMARK" record -F "$freq" -g -o "$out" -- "${cmd[@]}";;
-	pm-ehframe) "$PERFMARK" record -v -F "$freq" --call-graph ehframe -o "$out" -- "${cmd[@]}" \
-		2>"$W/$prog.unwound";;
-	pm-dwarf) "$PERFMARK" record -F "$freq" --call-graph dwarf -o "$out" -- "${cmd[@]}";;
-	pm-fp-z) "$PERFMARK" record -z -F "$freq" -g -o "$out" -- "${cmd[@]}";;
-	pm-ehframe-z) "$PERFMARK" record -z -F "$freq" --call-graph ehframe -o "$out" -- "${cmd[@]}";;
-	esac >/dev/null 2>>"$W/err"
+	if [ "$kind" = pm-ehframe ]; then
+		record_as "$kind" "$out" "${cmd[@]}" >/dev/null 2>"$W/$prog.unwound"
+	else
+		record_as "$kind" "$out" "${cmd[@]}" >/dev/null 2>>"$W/err"
+	fi
 	[ -s "$res" ] || { tail -5 "$W/err" >&2; die "$prog under $kind failed"; }
 	local size=0
 	[ -f "$out" ] && size=$(stat -c %s "$out")

@@ -28,6 +28,30 @@ bench_setup() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 }
 
+# record_as KIND OUT CMD...: CMD bare, or under one call-graph mode of perf
+# or perfmark at -F $freq (perf on cpu-clock, where perfmark falls back to
+# here), writing OUT.  KIND: bare perf-g perf-dwarf pm-fp pm-ehframe
+# pm-dwarf pm-fp-z pm-ehframe-z (pm-ehframe with -v: its unwinder figures
+# on stderr).  The files written before are synced first: their writeback
+# (perf's dwarf files are 30-200 MB) must not land in this run's time.
+# For bench-unwind.sh and bench-slowdown.sh.
+record_as() {
+	local kind=$1 out=$2
+	shift 2
+	sync
+	case $kind in
+	bare) "$@";;
+	perf-g) perf record -q -e cpu-clock -F "$freq" -g -o "$out" -- "$@";;
+	perf-dwarf) perf record -q -e cpu-clock -F "$freq" --call-graph dwarf -o "$out" -- "$@";;
+	pm-fp) "$PERFMARK" record -F "$freq" -g -o "$out" -- "$@";;
+	pm-ehframe) "$PERFMARK" record -v -F "$freq" --call-graph ehframe -o "$out" -- "$@";;
+	pm-dwarf) "$PERFMARK" record -F "$freq" --call-graph dwarf -o "$out" -- "$@";;
+	pm-fp-z) "$PERFMARK" record -z -F "$freq" -g -o "$out" -- "$@";;
+	pm-ehframe-z) "$PERFMARK" record -z -F "$freq" --call-graph ehframe -o "$out" -- "$@";;
+	*) die "no such kind: $kind";;
+	esac
+}
+
 # The fixed-work loop (bench/loop.c) as $W/loop, with frame pointers for -g.
 build_loop() {
 	cc -O2 -fno-omit-frame-pointer -Wall -Wextra -o "$W/loop" "$here/loop.c" ||
