@@ -27,6 +27,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "fastlane.h"
 #include "perfmarkd.h"
 #include "proto.h"
 
@@ -171,6 +172,7 @@ int main(int argc, char **argv)
 	};
 	bool foreground = false, activated;
 	int ready_fd = -1;
+	size_t kept, exited, dropped;
 	sigset_t mask;
 	int c, e;
 
@@ -244,6 +246,10 @@ int main(int argc, char **argv)
 	if (instance__ring_dir())
 		return 1;
 	sessions__restore();
+	fastlane_keeper_done(&kept, &exited, &dropped);
+	if (kept || dropped)
+		logmsg("kept rings from the fd store: %zu taken over (%zu of processes that exited "
+		       "while no daemon ran), %zu no session wanted", kept, exited, dropped);
 	runs__update_tick();
 	logmsg("listening on %s (%zu session%s)", activated ? "the socket-activated fd 3" : D.socket_path,
 	       D.nr_sessions, D.nr_sessions == 1 ? "" : "s");

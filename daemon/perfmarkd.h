@@ -7,7 +7,7 @@
  *   instance.c  one daemon per state directory and pins; the ring directory
  *   loop.c      the epoll loop: watches with their own handlers, the drain
  *               timer, deferred freeing
- *   systemd.c   sd_notify, the watchdog, socket activation
+ *   systemd.c   sd_notify, the watchdog, socket activation, the fd store
  *   run.c       a running recording (named or anonymous): its ring fds, its
  *               drains, and the tick that drains every run
  *   sessions.c  named sessions: build from a definition, drain, stop, fail,
@@ -103,7 +103,10 @@ void sd_watchdog_setup(void);
 uint64_t sd_watchdog_usec(void);
 /* Ping the watchdog when half its period has passed. */
 void sd_watchdog_tick(void);
-/* The socket-activated fd (3), or -1. */
+/*
+ * The socket-activated fd, or -1; the fd store's rings go to the fast
+ * lane's keeper (fastlane.h), which keeps rings there from now on.
+ */
 int sd_activated_fd(void);
 
 /* --- run.c -------------------------------------------------------------- */

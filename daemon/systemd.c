@@ -2,41 +2,83 @@
 /*
  * What perfmarkd says to systemd and takes from it, without libsystemd:
  * sd_notify datagrams (READY, STOPPING, WATCHDOG), the watchdog period,
- * and the socket-activated listening fd.
+ * the socket-activated listening fd, and the fd store, where the fast
+ * lane keeps the rings of the processes it reads (lib/collect/fastlane.h).
  */
 #include <fcntl.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "clock.h"
+#include "fastlane.h"
 #include "perfmarkd.h"
 
 static uint64_t watchdog_usec, last_ping;
 
-void sd_notify_msg(const char *msg)
+/* msg to $NOTIFY_SOCKET, with fd attached when it is >= 0 */
+static int notify(const char *msg, int fd)
 {
 	const char *path = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	socklen_t len;
-	int fd;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} ctl;
+	struct iovec iov = { .iov_base = (void *)msg, .iov_len = strlen(msg) };
+	struct msghdr mh = { .msg_name = &sa, .msg_iov = &iov, .msg_iovlen = 1 };
+	int sfd, e = 0;
 
 	if (!path || !path[0] || strlen(path) >= sizeof(sa.sun_path))
-		return;
+		return -1;
 	memcpy(sa.sun_path, path, strlen(path));
 	if (sa.sun_path[0] == '@')
 		sa.sun_path[0] = '\0';
-	len = offsetof(struct sockaddr_un, sun_path) + strlen(path);
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	(void)!sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa, len);
-	close(fd);
-	if (!strncmp(msg, "READY=1", 7))
+	mh.msg_namelen = offsetof(struct sockaddr_un, sun_path) + strlen(path);
+	if (fd >= 0) {
+		struct cmsghdr *c;
+
+		memset(&ctl, 0, sizeof(ctl));
+		mh.msg_control = ctl.buf;
+		mh.msg_controllen = sizeof(ctl.buf);
+		c = CMSG_FIRSTHDR(&mh);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	}
+	sfd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (sfd < 0)
+		return -1;
+	if (sendmsg(sfd, &mh, MSG_NOSIGNAL) < 0)
+		e = -1;
+	close(sfd);
+	return e;
+}
+
+void sd_notify_msg(const char *msg)
+{
+	if (!notify(msg, -1) && !strncmp(msg, "READY=1", 7))
 		last_ping = clock_mono_ns();
+}
+
+/*
+ * The fd store (FileDescriptorStoreMax= in the unit): fd stored under name,
+ * or (fd < 0) what is stored under name dropped.  systemd keeps the fds
+ * while the service runs or restarts, and hands them back in $LISTEN_FDS.
+ */
+static void sd_fdstore(int fd, const char *name)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s\nFDNAME=%s", fd >= 0 ? "FDSTORE=1" : "FDSTOREREMOVE=1", name);
+	notify(msg, fd);
 }
 
 /* after daemonizing: $WATCHDOG_PID names the process that serves */
@@ -69,21 +111,57 @@ void sd_watchdog_tick(void)
 	}
 }
 
-/* socket activation: $LISTEN_PID/$LISTEN_FDS */
+/*
+ * What systemd passed ($LISTEN_PID, $LISTEN_FDS, $LISTEN_FDNAMES): the
+ * listening socket of socket activation, returned (-1: none), and the fast
+ * lane's rings from the fd store (named FASTLANE_KEPT_PREFIX...), handed to
+ * its keeper.  Under systemd ($NOTIFY_SOCKET) the keeper stores every ring
+ * from now on; fastlane_keeper_done() once the sessions are back.
+ */
 int sd_activated_fd(void)
 {
 	const char *p = getenv("LISTEN_PID"), *n = getenv("LISTEN_FDS");
-	int fl;
+	char *names = getenv("LISTEN_FDNAMES"), *save = NULL, *name;
+	int nfds = 0, lfd = -1, nkept = 0, *kept = NULL;
+	char **kept_names = NULL;
 
-	if (!p || !n || (pid_t)strtol(p, NULL, 10) != getpid() || strtol(n, NULL, 10) < 1)
-		return -1;
+	if (p && n && (pid_t)strtol(p, NULL, 10) == getpid())
+		nfds = (int)strtol(n, NULL, 10);
+	if (nfds < 0 || nfds > 65536)
+		nfds = 0;
+	names = names ? strdup(names) : NULL;
+	if (nfds) {
+		kept = calloc((size_t)nfds, sizeof(*kept));
+		kept_names = calloc((size_t)nfds, sizeof(*kept_names));
+	}
+	name = names ? strtok_r(names, ":", &save) : NULL;
+	for (int fd = 3; fd < 3 + nfds; fd++, name = name ? strtok_r(NULL, ":", &save) : NULL) {
+		struct stat sb;
+		int fl;
+
+		fcntl(fd, F_SETFD, FD_CLOEXEC);
+		if (name && !strncmp(name, FASTLANE_KEPT_PREFIX, strlen(FASTLANE_KEPT_PREFIX)) &&
+		    kept && kept_names) {
+			kept[nkept] = fd;
+			kept_names[nkept++] = name;
+		} else if (lfd < 0 && !fstat(fd, &sb) && S_ISSOCK(sb.st_mode) &&
+			   (fl = fcntl(fd, F_GETFL)) >= 0) {
+			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
+			lfd = fd;
+		} else {
+			close(fd);
+		}
+	}
 	unsetenv("LISTEN_PID");
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_FDNAMES");
-	fl = fcntl(3, F_GETFL);
-	if (fl < 0)
-		return -1;
-	fcntl(3, F_SETFL, fl | O_NONBLOCK);
-	fcntl(3, F_SETFD, FD_CLOEXEC);
-	return 3;
+	if (getenv("NOTIFY_SOCKET"))
+		fastlane_keeper(sd_fdstore, kept, kept_names, (size_t)nkept);
+	else
+		for (int i = 0; i < nkept; i++)
+			close(kept[i]);
+	free(kept);
+	free(kept_names);
+	free(names);
+	return lfd;
 }

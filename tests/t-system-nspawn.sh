@@ -36,7 +36,11 @@
 #   watchdog  the daemon sent WATCHDOG=1 (WatchdogTimestamp set), systemd never
 #             restarted it (NRestarts=0), its journal has no watchdog timeout.
 #   crash     SIGKILL to the daemon: systemd restarts it (Restart=on-failure,
-#             NRestarts=1) and the session is running again.
+#             NRestarts=1) and the session is running again.  A process that
+#             was writing markers through its fast lane when the daemon died,
+#             and exited before the daemon was back (RestartSec=3s for this
+#             step), has every one of them in the next snapshot, once: its
+#             ring outlived it in systemd's fd store (FileDescriptorStoreMax=).
 #   delete    `perfmark session delete sys` removes the pins.
 #
 # The container: tests/nspawn-rootfs.sh's cached Debian 12 root (make check
@@ -167,6 +171,7 @@ execstart=$(sed -n 's/^ExecStart=\([^ ]*\).*/\1/p' "$ROOT$UNITDIR/perfmarkd.serv
 [ -x "$ROOT$execstart" ] ||
 	die "perfmarkd.service runs $execstart, which the install did not create ($(cd "$ROOT" && find . -name perfmarkd -type f | head -n 3 | tr '\n' ' '))"
 cp "$DEMO" "$ROOT/usr/local/bin/markers-demo"
+cp "$PERFMARK_BUILD/tests/prog-emit" "$ROOT/usr/local/bin/prog-emit" || die "no $PERFMARK_BUILD/tests/prog-emit"
 chroot "$ROOT" ldconfig || die "ldconfig in the container failed"
 for b in "$execstart" "$prefix/bin/perfmark" /usr/local/bin/markers-demo; do
 	if chroot "$ROOT" ldd "$b" 2>&1 | grep -q 'not found'; then
@@ -441,8 +446,23 @@ run2=$(demo_pid s3 0.4)
 run3=$(demo_pid s3 0.2)
 before=""
 for r in "$run1" "$run2" "$run3"; do before="$before $(markers_of s3 "$r")"; done
+# A process writes a marker every millisecond (600, about 0.7 s) and dies
+# while the daemon is down: what waited in its fast-lane ring when the daemon
+# was killed, and what it wrote there until it found the daemon silent, is
+# held only by the ring's memfd, which the daemon had put in systemd's fd store.
+ct mkdir -p /run/systemd/system/perfmarkd.service.d || fail "mkdir drop-in"
+ct_sh 'printf "[Service]\nRestartSec=3s\n" >/run/systemd/system/perfmarkd.service.d/crash.conf' || fail "drop-in"
+ct systemctl daemon-reload || fail "daemon-reload"
 pid3=$(ct systemctl show -p MainPID --value perfmarkd.service)
+ct_sh 'prog-emit 600 crash 1 >/tmp/emit.out' &
+emit=$!
+sleep 0.3
 ct kill -KILL "$pid3" || fail "cannot kill perfmarkd ($pid3)"
+wait "$emit" || fail "prog-emit failed in the container"
+stored=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
+s=$(ct systemctl is-active perfmarkd.service)
+[ "$s" != active ] || fail "perfmarkd was back before prog-emit exited ($s): the step tests nothing"
+ct_sh 'grep -q "^pid " /tmp/emit.out' || fail "prog-emit printed no pid"
 for i in $(seq 100); do
 	pid4=$(ct systemctl show -p MainPID --value perfmarkd.service)
 	[ "${pid4:-0}" -gt 0 ] && [ "$pid4" != "$pid3" ] && [ "$(ct systemctl is-active perfmarkd.service)" = active ] && break
@@ -459,6 +479,28 @@ after=""
 for r in "$run1" "$run2" "$run3"; do after="$after $(markers_of s5 "$r")"; done
 [ "$after" = "$before" ] || fail "after kill -9 the ring holds markers$after of the three runs, before it:$before"
 ok "kill -9 under systemd: the ring kept the markers of all three runs ($before)"
+grep -o 'BPF string: "crash seq=[0-9]*"' "$T/s5.txt" >"$T/crash.seq"
+for i in $(seq 10); do   # the restarted daemon reads the kept ring at once; the reorder window holds it back a little
+	[ "$(sort -u "$T/crash.seq" | wc -l)" -ge 600 ] && break
+	sleep 0.5
+	snapshot s5
+	grep -o 'BPF string: "crash seq=[0-9]*"' "$T/s5.txt" >"$T/crash.seq"
+done
+got=$(sort -u "$T/crash.seq" | wc -l)
+all=$(wc -l <"$T/crash.seq")
+[ "$got" -eq 600 ] && [ "$all" -eq 600 ] ||
+	fail "a process that exited while perfmarkd was down: $got of its 600 markers after the restart ($all with repeats; the fd store held ${stored:-?} fds while the daemon was down)"
+ct journalctl --no-pager -u perfmarkd.service | grep -m 1 'kept ring' | sed 's/^/    /'
+ok "a process that died while the daemon was down: all 600 markers, once each (its ring was kept in the fd store)"
+# read to its end, the ring left the store
+for i in $(seq 50); do
+	n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
+	[ "$n" = 0 ] && break
+	sleep 0.1
+done
+[ "$n" = 0 ] || fail "the fd store still holds $n fds after the ring was read to its end"
+ok "the dead process's ring left the fd store once read"
+ct rm -f /run/systemd/system/perfmarkd.service.d/crash.conf
 
 # ---- delete ------------------------------------------------------------------------
 ct perfmark session delete sys >"$T/delete.out" 2>&1 || die "session delete failed" -- "$T/delete.out"

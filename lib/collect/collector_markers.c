@@ -610,7 +610,9 @@ int collector_attach_markers(struct collector *c, char *err, size_t errlen)
 /*
  * A restarted daemon: its token from the pinned .bss; the areas it read
  * before it went are read on from where it stopped (what the processes
- * wrote meanwhile waited in their rings, or took the trap lane once full).
+ * wrote meanwhile waited in their rings, or took the trap lane once full),
+ * those of processes that exited meanwhile too, where the keeper (the fd
+ * store) held them.
  */
 void collector_markers_adopt(struct collector *c)
 {
@@ -621,8 +623,11 @@ void collector_markers_adopt(struct collector *c)
 		return;
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		bss.fl_token = 0;
-	if (!markers_new(c, bss.fl_token) && bss.fl_token)
+	if (!markers_new(c, bss.fl_token) && bss.fl_token) {
+		/* the rings of processes that exited meanwhile first: only the fd store has them */
+		fastlane__adopt_kept(c->mk->fl);
 		fastlane__rejoin(c->mk->fl, 0);
+	}
 }
 
 void collector_markers_free(struct collector *c)

@@ -49,13 +49,14 @@ static uint64_t mono_ns(void)
  * O_PATH open has no side effects even on a device; only a sealed shmem
  * file of exactly this size is then opened for real.
  */
-static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out)
+static int map_fd(int fd, uint64_t size, void **out);
+
+static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd)
 {
 	char path[96];
 	struct stat sb;
 	struct statfs sf;
-	int pfd, fd, seals, e = 0;
-	void *m;
+	int pfd, fd, e = 0;
 
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
 		 (unsigned long long)addr, (unsigned long long)(addr + size));
@@ -77,20 +78,34 @@ static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out)
 		e = -errno;
 		goto out;
 	}
-	seals = fcntl(fd, F_GET_SEALS);
-	if (seals < 0 || !(seals & F_SEAL_SHRINK) || fstat(fd, &sb) || (uint64_t)sb.st_size != size) {
-		e = seals < 0 ? -errno : -EINVAL;
+	e = map_fd(fd, size, out);
+	if (e)
 		close(fd);
-		goto out;
-	}
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	e = m == MAP_FAILED ? -errno : 0;
-	close(fd);
-	if (!e)
-		*out = m;
+	else
+		*memfd = fd;
 out:
 	close(pfd);
 	return e;
+}
+
+/* fd, a shmem file sealed against shrinking, of exactly size bytes, mapped */
+static int map_fd(int fd, uint64_t size, void **out)
+{
+	int seals = fcntl(fd, F_GET_SEALS);
+	struct statfs sf;
+	struct stat sb;
+	void *m;
+
+	if (seals < 0)
+		return -errno;
+	if (!(seals & F_SEAL_SHRINK) || fstat(fd, &sb) || fstatfs(fd, &sf) || !S_ISREG(sb.st_mode) ||
+	    (uint64_t)sb.st_size != size || (unsigned long)sf.f_type != TMPFS_MAGIC)
+		return -EINVAL;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return -errno;
+	*out = m;
+	return 0;
 }
 
 /* the header's geometry, checked once and kept in private memory */
@@ -112,6 +127,92 @@ static int check_geometry(struct area *a, const struct pm_fastreg *r)
 	a->slot_size = ss;
 	a->ring_size = rs;
 	return 0;
+}
+
+/* --- keeping areas beyond this process (fastlane.h) ------------------------- */
+
+struct kept_area {
+	int fd;                       /* -1 once taken or dropped */
+	char *name;
+	bool taken;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	fastlane_keep_fn keep;
+	struct kept_area *v;
+	size_t n, taken, exited;
+} keeper = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+void fastlane_keeper(fastlane_keep_fn keep, const int *fds, char *const *names, size_t n)
+{
+	pthread_mutex_lock(&keeper.lock);
+	keeper.keep = keep;
+	keeper.v = n ? calloc(n, sizeof(*keeper.v)) : NULL;
+	for (size_t i = 0; keeper.v && i < n; i++) {
+		keeper.v[keeper.n].fd = fds[i];
+		keeper.v[keeper.n].name = strdup(names[i]);
+		if (keeper.v[keeper.n].name)
+			keeper.n++;
+	}
+	pthread_mutex_unlock(&keeper.lock);
+}
+
+void fastlane_keeper_done(size_t *taken, size_t *exited, size_t *dropped)
+{
+	pthread_mutex_lock(&keeper.lock);
+	*taken = keeper.taken;
+	*exited = keeper.exited;
+	*dropped = 0;
+	for (size_t i = 0; i < keeper.n; i++) {
+		struct kept_area *k = &keeper.v[i];
+
+		if (!k->taken) {
+			keeper.keep(-1, k->name);
+			(*dropped)++;
+		}
+		if (k->fd >= 0)
+			close(k->fd);
+		free(k->name);
+	}
+	free(keeper.v);
+	keeper.v = NULL;
+	keeper.n = 0;
+	pthread_mutex_unlock(&keeper.lock);
+}
+
+/* "pmfl-TOKEN-PID-LOCALPID-UID-NONCE", the fields in hex and decimal */
+static void kept_name(char *buf, size_t len, uint64_t token, const struct area *a)
+{
+	snprintf(buf, len, FASTLANE_KEPT_PREFIX "%016llx-%u-%u-%u-%016llx",
+		 (unsigned long long)token, a->pid, a->local_pid, a->uid,
+		 (unsigned long long)a->nonce);
+}
+
+/* hand the area's memfd to the keeper (lock held; once, on attaching) */
+static void keep_area(struct fastlane *fl, struct area *a)
+{
+	if (a->memfd < 0)
+		return;
+	pthread_mutex_lock(&keeper.lock);
+	if (keeper.keep) {
+		kept_name(a->kept, sizeof(a->kept), fl->token, a);
+		keeper.keep(a->memfd, a->kept);
+	}
+	pthread_mutex_unlock(&keeper.lock);
+	close(a->memfd);
+	a->memfd = -1;
+}
+
+static void unkeep_area(struct area *a)
+{
+	if (!a->kept[0])
+		return;
+	pthread_mutex_lock(&keeper.lock);
+	if (keeper.keep)
+		keeper.keep(-1, a->kept);
+	pthread_mutex_unlock(&keeper.lock);
+	a->kept[0] = '\0';
 }
 
 /*
@@ -176,6 +277,9 @@ static void area_free(struct fastlane *fl, struct area *a)
 		return;
 	if (a->hdr && a->cons >= 0)
 		leave(fl, a);
+	unkeep_area(a);
+	if (a->memfd >= 0)
+		close(a->memfd);
 	if (a->map)
 		munmap(a->map, a->size);
 	if (a->pidfd >= 0)
@@ -211,13 +315,14 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 	a->reg_time = r->time;
 	a->size = r->reg.size;
 	a->cons = -1;
+	a->memfd = -1;
 	/* before the mapping: if that succeeds, the pid was still this process */
 	a->pidfd = (int)syscall(SYS_pidfd_open, r->pid, 0);
 	if (a->pidfd < 0) {
 		e = -errno;
 		goto fail;
 	}
-	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map);
+	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd);
 	if (e)
 		goto fail;
 	a->hdr = a->map;
@@ -280,6 +385,7 @@ void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t 
 		fl->stats.refused++;
 		goto out;
 	}
+	keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;
@@ -308,6 +414,7 @@ static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64
 	if (attach(fl, &r, &a, true))
 		return;
 	a->local_pid = a->hdr->pid;
+	keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;
@@ -326,7 +433,8 @@ void fastlane__rejoin(struct fastlane *fl, uint32_t pid)
 		uint32_t p = pid ? pid : (uint32_t)strtoul(de->d_name, NULL, 10);
 		FILE *f;
 
-		if (p) {
+		/* not ourselves: the areas we read are mapped here too */
+		if (p && p != (uint32_t)getpid()) {
 			snprintf(path, sizeof(path), "/proc/%u/maps", p);
 			f = fopen(path, "re");
 			while (f && fgets(line, sizeof(line), f)) {
@@ -343,6 +451,139 @@ void fastlane__rejoin(struct fastlane *fl, uint32_t pid)
 	}
 	if (d)
 		closedir(d);
+	pthread_cond_signal(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/*
+ * Where kept area a (its memfd: fd) is still mapped in a live process: its
+ * address there, with a->pidfd watching that process; 0 when the process
+ * has gone.  Matched by inode, so a reused pid never passes for it.
+ */
+static uint64_t live_mapping(struct area *a, int fd)
+{
+	char path[96], line[512];
+	uint64_t at = 0;
+	struct stat kept, sb;
+	FILE *f;
+
+	if (fstat(fd, &kept))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", a->pid);
+	f = fopen(path, "re");
+	while (f && !at && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+
+		if (!strstr(line, "/memfd:perfmark") || sscanf(line, "%llx-%llx", &start, &end) != 2)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", a->pid, start, end);
+		if (!stat(path, &sb) && sb.st_ino == kept.st_ino && sb.st_dev == kept.st_dev &&
+		    end - start == a->size)
+			at = start;
+	}
+	if (f)
+		fclose(f);
+	if (!at)
+		return 0;
+	/* the pidfd first, then the mapping once more: it is that process */
+	a->pidfd = (int)syscall(SYS_pidfd_open, a->pid, 0);
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", a->pid,
+		 (unsigned long long)at, (unsigned long long)(at + a->size));
+	if (a->pidfd < 0 || stat(path, &sb) || sb.st_ino != kept.st_ino || sb.st_dev != kept.st_dev)
+		return 0;
+	return at;
+}
+
+/* the fields of a kept area's name (kept_name), if it names one of fl's */
+static bool kept_ours(const struct fastlane *fl, const char *name, struct area *a)
+{
+	unsigned long long token, nonce;
+	int n = 0;
+
+	return sscanf(name, FASTLANE_KEPT_PREFIX "%16llx-%u-%u-%u-%16llx%n", &token, &a->pid,
+		      &a->local_pid, &a->uid, &nonce, &n) == 5 && !name[n] && token == fl->token &&
+	       (a->nonce = nonce, true);
+}
+
+/*
+ * Area a, kept under name with its memfd fd, read on as before the restart
+ * (both locks held).  On failure it is dropped from the store.
+ */
+static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *name)
+{
+	struct pm_fastreg r = { 0 };
+	struct stat sb;
+	int c, e = -EINVAL;
+
+	a->reg_time = mono_ns();
+	a->cons = -1;
+	a->pidfd = -1;
+	a->memfd = -1;
+	if (fstat(fd, &sb) || sb.st_size < PM_FL_HDR_SIZE || (uint64_t)sb.st_size > FL_MAX_AREA)
+		goto fail;
+	a->size = (uint64_t)sb.st_size;
+	e = map_fd(fd, a->size, &a->map);
+	if (e)
+		goto fail;
+	a->hdr = a->map;
+	r.reg.nonce = a->nonce;
+	e = check_geometry(a, &r);
+	if (e)
+		goto fail;
+	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
+	if (!a->tails) {
+		e = -ENOMEM;
+		goto fail;
+	}
+	for (c = 0; c < FASTLANE_SITES; c++)
+		if (__atomic_load_n(&a->hdr->consumer[c].token, __ATOMIC_ACQUIRE) == fl->token)
+			break;
+	if (c == FASTLANE_SITES) {
+		e = -ENOENT;            /* the process let us go: nothing of ours is left in it */
+		goto fail;
+	}
+	a->reg_area = live_mapping(a, fd);
+	if (!a->reg_area) {
+		/* it exited while no daemon ran: read what it left, then let go */
+		if (a->pidfd >= 0)
+			close(a->pidfd);
+		a->pidfd = -1;
+		a->gone = true;
+		keeper.exited++;
+	}
+	join(fl, a, c, __atomic_load_n(&a->hdr->readers, __ATOMIC_ACQUIRE) & (1u << c));
+	snprintf(a->kept, sizeof(a->kept), "%s", name);
+	a->next = fl->areas;
+	fl->areas = a;
+	fl->stats.areas++;
+	keeper.taken++;
+	return 0;
+fail:
+	keeper.keep(-1, name);
+	area_free(fl, a);
+	return e;
+}
+
+void fastlane__adopt_kept(struct fastlane *fl)
+{
+	pthread_mutex_lock(&fl->lock);
+	pthread_mutex_lock(&keeper.lock);
+	for (size_t i = 0; i < keeper.n; i++) {
+		struct kept_area *k = &keeper.v[i];
+		struct area *a;
+
+		if (k->taken || !(a = calloc(1, sizeof(*a))))
+			continue;
+		if (!kept_ours(fl, k->name, a)) {
+			free(a);
+			continue;
+		}
+		k->taken = true;
+		adopt_one(fl, a, k->fd, k->name);
+		close(k->fd);           /* the store keeps its own */
+		k->fd = -1;
+	}
+	pthread_mutex_unlock(&keeper.lock);
 	pthread_cond_signal(&fl->wake);
 	pthread_mutex_unlock(&fl->lock);
 }

@@ -40,6 +40,25 @@ struct fastlane_stats {
 	uint64_t evicted;        /* areas that let us go (we were silent too long) */
 };
 
+/*
+ * Keeping areas beyond this process: perfmarkd, under systemd, puts each
+ * area's memfd in the service's fd store, so that markers a process left in
+ * its rings are still there for the next daemon when this one is killed and
+ * the process exits before the next one starts.  keep(fd, name) stores fd
+ * under name; keep(-1, name) drops it again (the area was read to its end
+ * and let go).  fds and names: what the store handed back at start-up.
+ * Set once, before any fastlane is made; without it nothing is kept.
+ */
+typedef void (*fastlane_keep_fn)(int fd, const char *name);
+#define FASTLANE_KEPT_PREFIX "pmfl-"
+void fastlane_keeper(fastlane_keep_fn keep, const int *fds, char *const *names, size_t n);
+/*
+ * After every session was adopted: the handed-back areas no fastlane took
+ * (their session is gone) are dropped from the store and closed.
+ * *taken: areas adopted, *exited: of those, whose process had exited.
+ */
+void fastlane_keeper_done(size_t *taken, size_t *exited, size_t *dropped);
+
 /* token: the consumer token to use in areas (0: a new random one) */
 int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn deliver, void *ctx);
 uint64_t fastlane__token(const struct fastlane *fl);
@@ -49,6 +68,12 @@ uint64_t fastlane__token(const struct fastlane *fl);
  * from where the earlier process stopped.
  */
 void fastlane__rejoin(struct fastlane *fl, uint32_t pid);
+/*
+ * A daemon that adopts its pins: the areas the keeper handed back with this
+ * fastlane's token, read on from where the dead daemon stopped.  Call before
+ * fastlane__rejoin(fl, 0), which then skips the processes found here.
+ */
+void fastlane__adopt_kept(struct fastlane *fl);
 /* detaches from every area (the processes go back to the trap lane) */
 void fastlane__free(struct fastlane *fl);
 /* a PM_REC_FASTREG record from the BPF ring */

@@ -52,6 +52,8 @@ struct area {
 	unsigned gone_passes;         /* consumes since: a record never finished ends it */
 	bool corrupt;                 /* contents made no sense: let go */
 	size_t queued;                /* chunks of it in the spill: freed only at 0 */
+	int memfd;                    /* until handed to the keeper (fastlane.h), else -1 */
+	char kept[80];                /* its name in the keeper's store, "" if not kept */
 };
 
 /*
