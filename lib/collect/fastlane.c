@@ -297,6 +297,33 @@ static struct area *find_area(struct fastlane *fl, uint32_t pid, uint64_t nonce)
 	return NULL;
 }
 
+/* a freshly mapped area: its header checked, our tails made */
+static int area_setup(struct area *a, const struct pm_fastreg *r)
+{
+	int e;
+
+	a->hdr = a->map;
+	e = check_geometry(a, r);
+	if (e)
+		return e;
+	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
+	return a->tails ? 0 : -ENOMEM;
+}
+
+/* join again as the consumer whose word holds our token (-ENOENT: none does) */
+static int rejoin_area(struct fastlane *fl, struct area *a)
+{
+	const struct pm_fl_hdr *h = a->hdr;
+
+	for (int k = 0; k < FASTLANE_SITES; k++) {
+		if (__atomic_load_n(&h->consumer[k].token, __ATOMIC_ACQUIRE) == fl->token) {
+			join(fl, a, k, __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 /*
  * Map the area r offers and join it.  rejoin: found in a scan after a
  * restart, joined only where our token still holds a consumer word.
@@ -325,28 +352,14 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd);
 	if (e)
 		goto fail;
-	a->hdr = a->map;
-	e = check_geometry(a, r);
+	e = area_setup(a, r);
 	if (e)
 		goto fail;
-	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
-	if (!a->tails) {
-		e = -ENOMEM;
-		goto fail;
-	}
 	a->reg_area = r->reg.area;
 	if (rejoin) {
-		const struct pm_fl_hdr *h = a->hdr;
-		int k;
-
-		for (k = 0; k < FASTLANE_SITES; k++)
-			if (__atomic_load_n(&h->consumer[k].token, __ATOMIC_ACQUIRE) == fl->token)
-				break;
-		if (k == FASTLANE_SITES) {
-			e = -ENOENT;
+		e = rejoin_area(fl, a);
+		if (e)
 			goto fail;
-		}
-		join(fl, a, k, __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
 	} else {
 		join(fl, a, r->site, r->wanted);
 	}
@@ -513,7 +526,7 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 {
 	struct pm_fastreg r = { 0 };
 	struct stat sb;
-	int c, e = -EINVAL;
+	int e = -EINVAL;
 
 	a->reg_time = mono_ns();
 	a->cons = -1;
@@ -525,23 +538,10 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 	e = map_fd(fd, a->size, &a->map);
 	if (e)
 		goto fail;
-	a->hdr = a->map;
 	r.reg.nonce = a->nonce;
-	e = check_geometry(a, &r);
+	e = area_setup(a, &r);
 	if (e)
 		goto fail;
-	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
-	if (!a->tails) {
-		e = -ENOMEM;
-		goto fail;
-	}
-	for (c = 0; c < FASTLANE_SITES; c++)
-		if (__atomic_load_n(&a->hdr->consumer[c].token, __ATOMIC_ACQUIRE) == fl->token)
-			break;
-	if (c == FASTLANE_SITES) {
-		e = -ENOENT;            /* the process let us go: nothing of ours is left in it */
-		goto fail;
-	}
 	a->reg_area = live_mapping(a, fd);
 	if (!a->reg_area) {
 		/* it exited while no daemon ran: read what it left, then let go */
@@ -549,9 +549,12 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 			close(a->pidfd);
 		a->pidfd = -1;
 		a->gone = true;
-		keeper.exited++;
 	}
-	join(fl, a, c, __atomic_load_n(&a->hdr->readers, __ATOMIC_ACQUIRE) & (1u << c));
+	e = rejoin_area(fl, a);
+	if (e)
+		goto fail;      /* the process let us go: nothing of ours is left in it */
+	if (a->gone)
+		keeper.exited++;
 	snprintf(a->kept, sizeof(a->kept), "%s", name);
 	a->next = fl->areas;
 	fl->areas = a;
