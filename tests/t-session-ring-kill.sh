@@ -20,8 +20,9 @@ count() {   # file pid tag
 }
 
 # 1. kill -9 once the workload's markers sit in the ring: none is lost.
-# (Not at once: markers of the fast lane that no drain has read yet die
-# with the daemon that mapped the process's area: markers, issue 13.)
+# (Not at once: without systemd, markers of the fast lane that no drain has
+# read yet die with the daemon when the process has exited before the next
+# one starts; under systemd its fd store keeps the ring: t-system-nspawn.)
 p1=$("$PROGS/prog-emit" 2000 before | awk '/^pid/ { print $2 }')
 sleep 0.3
 daemon_kill9
