@@ -40,7 +40,9 @@
 #             was writing markers through its fast lane when the daemon died,
 #             and exited before the daemon was back (RestartSec=3s for this
 #             step), has every one of them in the next snapshot, once: its
-#             ring outlived it in systemd's fd store (FileDescriptorStoreMax=).
+#             ring outlived it in systemd's fd store (FileDescriptorStoreMax=),
+#             which is empty again once the ring was read.  One user's 300
+#             processes take at most 256 places in the store.
 #   delete    `perfmark session delete sys` removes the pins.
 #
 # The container: tests/nspawn-rootfs.sh's cached Debian 12 root (make check
@@ -500,6 +502,27 @@ for i in $(seq 50); do
 done
 [ "$n" = 0 ] || fail "the fd store still holds $n fds after the ring was read to its end"
 ok "the dead process's ring left the fd store once read"
+# one user's 300 processes take at most 256 places in the store
+ct_sh 'install -o pmuser -m 755 /usr/local/bin/prog-emit /home/pmuser/prog-emit &&
+       runuser -u pmuser -- sh -c "for i in \$(seq 300); do /home/pmuser/prog-emit 3000 many 10 >/dev/null & done"' ||
+	fail "cannot start 300 prog-emit as pmuser"
+for i in $(seq 100); do
+	n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
+	[ "${n:-0}" -ge 256 ] && break
+	sleep 0.1
+done
+sleep 1
+n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
+running=$(ct pgrep -c -u pmuser prog-emit)
+ct pkill -u pmuser prog-emit
+[ "$n" -eq 256 ] || fail "300 processes of one user ($running running) hold $n places in the fd store, want 256"
+for i in $(seq 50); do
+	n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
+	[ "$n" = 0 ] && break
+	sleep 0.2
+done
+[ "$n" = 0 ] || fail "the fd store holds $n fds after the user's processes were killed"
+ok "one user's 300 processes held 256 places in the fd store (its per-user limit), none once they were gone"
 ct rm -f /run/systemd/system/perfmarkd.service.d/crash.conf
 
 # ---- delete ------------------------------------------------------------------------
