@@ -149,6 +149,9 @@ int sd_activated_fd(void)
 			fcntl(fd, F_SETFL, fl | O_NONBLOCK);
 			lfd = fd;
 		} else {
+			/* nothing of ours (a later version's?): out of the store too */
+			if (name && getenv("NOTIFY_SOCKET") && (fstat(fd, &sb) || !S_ISSOCK(sb.st_mode)))
+				sd_fdstore(-1, name);
 			close(fd);
 		}
 	}
