@@ -1,8 +1,8 @@
 /*
- * prog-emit N TAG [MS]: prints "pid P", then emits N string markers
- * "TAG seq=S" (S = 0..N-1) with perf_printf, MS milliseconds apart (default
- * 0: back to back), and exits.  The workload of the session durability
- * tests (t-session-*.sh).
+ * prog-emit N TAG [MS [LINGER]]: prints "pid P", then emits N string
+ * markers "TAG seq=S" (S = 0..N-1) with perf_printf, MS milliseconds apart
+ * (default 0: back to back), stays LINGER more seconds (default 0), and
+ * exits.  The workload of the session durability tests (t-session-*.sh).
  */
 #include <perfmark.h>
 #include <stdio.h>
@@ -28,6 +28,12 @@ int main(int argc, char **argv)
 
 			nanosleep(&ts, NULL);
 		}
+	}
+	if (argc > 4 && atof(argv[4]) > 0) {
+		double l = atof(argv[4]);
+		struct timespec ts = { (time_t)l, (long)((l - (double)(time_t)l) * 1e9) };
+
+		nanosleep(&ts, NULL);
 	}
 	return 0;
 }

@@ -103,7 +103,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
 	*samples = bss.lost_samples;
-	*markers = bss.lost_markers;
+	*markers = bss.lost_markers + collector_markers_lost(c);
 }
 
 /* --- union filter ------------------------------------------------------------- */

@@ -119,7 +119,10 @@ void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *
  * happened before, while no daemon read.
  */
 uint64_t collector__sideband_since(const struct collector *c);
-/* drops counted in BPF since the collector was loaded */
+/*
+ * drops counted in BPF since the collector was loaded; markers also those
+ * an earlier recorder had taken from the fast lane when it died
+ */
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
 /* the attr of sampling event idx as opened (rate in force after any clamp), disabled */

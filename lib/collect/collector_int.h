@@ -107,6 +107,7 @@ int collector_site_free(int fd, const uint64_t *sema, int n);
 /* collector_markers.c */
 int collector_attach_markers(struct collector *c, char *err, size_t errlen);
 void collector_markers_adopt(struct collector *c);
+uint64_t collector_markers_lost(const struct collector *c);
 void collector_markers_free(struct collector *c);
 void collector_markers_scan_pid(struct collector *c, uint32_t pid);
 void collector_markers_scan_all(struct collector *c);

@@ -531,6 +531,17 @@ bool collector_markers_consume(struct collector *c)
 	return more;
 }
 
+/* markers an earlier recorder took from the fast lane and died with */
+uint64_t collector_markers_lost(const struct collector *c)
+{
+	struct fastlane_stats st;
+
+	if (!c->mk || !c->mk->fl)
+		return 0;
+	fastlane__stats(c->mk->fl, &st);
+	return st.lost;
+}
+
 int collector_markers_fd(const struct collector *c)
 {
 	return c->mk && c->mk->fl ? fastlane__fd(c->mk->fl) : -1;

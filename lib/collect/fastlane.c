@@ -321,6 +321,14 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 			t = head;               /* nothing sensible there: from now on */
 		a->tails[s] = t;
 		__atomic_store_n(&sl->tail[k], t, __ATOMIC_RELEASE);
+		if (!again) {
+			/* what the earlier holder took and never handed on: lost with it */
+			uint64_t held = __atomic_exchange_n(&sl->held[k], 0, __ATOMIC_ACQ_REL);
+
+			/* (the process can write here too: no more than a full spill) */
+			if (backlog && held <= FL_SPILL_MAX / sizeof(struct pm_fl_rec))
+				fl->stats.lost += held;
+		}
 	}
 	__atomic_store_n(&h->consumer[k].heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
 	if (read)
@@ -884,7 +892,6 @@ static void recycle(struct fastlane *fl, struct fl_seg *list)
 		next = list->next;
 		for (size_t off = 0; off < list->len;) {
 			const struct fl_chunk *ch = (const void *)(list->data + off);
-
 			ch->area->queued--;
 			off += sizeof(*ch) + ch->bytes;
 		}

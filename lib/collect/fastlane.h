@@ -38,6 +38,7 @@ struct fastlane_stats {
 	uint64_t refused;        /* registrations refused (bad area, no consumer slot) */
 	uint64_t corrupt;        /* rings given up because their contents made no sense */
 	uint64_t evicted;        /* areas that let us go (we were silent too long) */
+	uint64_t lost;           /* markers an earlier recorder took and died with */
 };
 
 /*

@@ -73,6 +73,8 @@ struct fl_chunk {
 	uint64_t pos;                 /* ring position of the first byte */
 	uint32_t bytes;
 	uint32_t slot;
+	uint32_t recs;                /* markers in it: counted in the slot's held[cons] */
+	int32_t cons;                 /* our consumer word when it was copied */
 };
 
 struct fastlane {

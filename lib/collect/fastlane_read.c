@@ -103,6 +103,23 @@ static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, 
 	return pos;
 }
 
+/* the markers (fillers not counted) in a span copied from a ring */
+static uint32_t count_recs(const char *p, uint32_t bytes)
+{
+	uint32_t n = 0, off = 0;
+
+	while (off + 8 <= bytes) {
+		uint32_t len = ((const struct pm_fl_rec *)(const void *)(p + off))->len;
+		uint32_t sz = len & PM_FL_LEN_MASK;
+
+		if (sz < 8 || (sz & 7))
+			break;
+		n += !(len & PM_FL_F_PAD);
+		off += sz;
+	}
+	return n;
+}
+
 /*
  * Copy what is complete in slot s; returns the bytes copied.  pressure:
  * the pump's pass, which leaves a ring alone while it is less than a
@@ -140,7 +157,11 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		ch->pos = tail;
 		ch->bytes = bytes;
 		ch->slot = s;
+		ch->cons = a->cons;
 		memcpy(ch + 1, ring + off, bytes);
+		/* held until delivered: if we die first, our successor counts them lost */
+		ch->recs = count_recs((const char *)(ch + 1), bytes);
+		__atomic_fetch_add(&sl->held[a->cons], ch->recs, __ATOMIC_RELAXED);
 		fl->tail->len += sizeof(*ch) + bytes;
 		fl->spilled += sizeof(*ch) + bytes;
 		a->queued++;
@@ -306,13 +327,52 @@ struct stream {
 	const struct pm_fl_rec *cur;  /* NULL: no more */
 	uint32_t len;
 	bool reloaded;
+	const struct fl_chunk *ch;    /* the chunk being read */
+	uint32_t emitted, unheld;     /* its records handed on: not yet unheld, unheld */
 };
 
-/* the next marker (fillers skipped), checked again on our private copy */
+/* n fewer records held in *held (never below 0: the word is in shared memory) */
+static void unhold(uint64_t *held, uint64_t n)
+{
+	uint64_t old = __atomic_load_n(held, __ATOMIC_RELAXED);
+
+	while (n && !__atomic_compare_exchange_n(held, &old, old > n ? old - n : 0, true,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * Records of the stream's chunk handed on (all of it: done) are no longer
+ * ours to lose: off its slot's held count, every FL_UNHOLD_BATCH of them.
+ */
+#define FL_UNHOLD_BATCH 256
+static void stream_unhold(struct stream *s, bool done)
+{
+	const struct fl_chunk *ch = s->ch;
+	uint32_t n = s->emitted;
+
+	if (!ch)
+		return;
+	if (done)
+		n = ch->recs > s->unheld ? ch->recs - s->unheld : 0;
+	if (n && ch->cons >= 0 && ch->cons < PM_FL_MAX_CONSUMERS && ch->slot < ch->area->nr_slots)
+		unhold(&area_slot(ch->area, ch->slot)->held[ch->cons], n);
+	s->unheld += n;
+	s->emitted = 0;
+	if (done)
+		s->ch = NULL;
+}
+
+/*
+ * The next marker (fillers skipped), checked again on our private copy.
+ * The one before it, if any, has been handed on.
+ */
 static void stream_next(struct stream *s)
 {
 	const struct fl_chunk *ch;
 
+	if (s->cur && ++s->emitted >= FL_UNHOLD_BATCH)
+		stream_unhold(s, false);
 	for (;;) {
 		while (s->left >= 8) {
 			const struct pm_fl_rec *r = (const void *)s->p;
@@ -332,12 +392,15 @@ static void stream_next(struct stream *s)
 				return;
 			}
 		}
+		stream_unhold(s, true);
 		if (s->ref == s->end) {
 			s->cur = NULL;
 			return;
 		}
 		ch = s->ref->ch;
 		s->ref++;
+		s->ch = ch;
+		s->unheld = 0;
 		s->p = (const char *)(ch + 1);
 		s->pos = ch->pos;
 		s->left = ch->bytes;

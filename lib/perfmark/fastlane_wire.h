@@ -87,8 +87,15 @@ struct pm_fl_slot {
 	uint64_t pad0[4];
 	/* written by consumers, one word each */
 	uint64_t tail[PM_FL_MAX_CONSUMERS];
-	uint64_t pad1[8 - PM_FL_MAX_CONSUMERS];
+	/*
+	 * Records consumer k took past its tail but has not handed on yet:
+	 * what a consumer that died leaves here is what it lost, which its
+	 * successor counts.  Producers never touch it.
+	 */
+	uint64_t held[PM_FL_MAX_CONSUMERS];
 };
+
+_Static_assert(sizeof(struct pm_fl_slot) == PM_FL_CTL_SIZE, "a slot's control words");
 
 /* record flags, in the top bits of pm_fl_rec.len */
 #define PM_FL_F_PAD        0x80000000u   /* filler up to the ring's end */
