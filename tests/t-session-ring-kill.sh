@@ -19,6 +19,21 @@ ls "$T"/rings/r9.ring >/dev/null 2>&1 || die "no ring file under $T/rings" -- "$
 count() {   # file pid tag
 	marker_lines "$1" | grep -c "^$2 .*\"$3 seq="
 }
+# across_kill9 UP DOWN OUT PROG-EMIT-ARGS...: prog-emit started, the daemon
+# killed UP seconds later and started again DOWN seconds after that; once
+# prog-emit is done, $pid is its pid (its output in OUT)
+across_kill9() {
+	local up=$1 down=$2 out=$3 bgp
+	shift 3
+	"$PROGS/prog-emit" "$@" >"$out" &
+	bgp=$!
+	sleep "$up"
+	daemon_kill9
+	sleep "$down"
+	daemon_start
+	wait "$bgp"
+	pid=$(awk '/^pid/ { print $2 }' "$out")
+}
 
 # 1. kill -9 once the workload's markers sit in the ring: none is lost.
 # (Not at once: without systemd, markers of the fast lane that no drain has
@@ -41,14 +56,8 @@ ok "kill -9: 2000/2000 markers from before, 500/500 from while down"
 # 1b. a process that runs across kill -9 and the restart keeps every marker
 # (what the old daemon drained is in the ring, the rest waits in the
 # process's fast-lane ring or the pinned BPF ring for the next daemon)
-"$PROGS/prog-emit" 1500 across 2 >"$T/across.txt" &
-pa=$!
-sleep 1
-daemon_kill9
-sleep 0.5
-daemon_start
-wait "$pa"
-pa=$(awk '/^pid/ { print $2 }' "$T/across.txt")
+across_kill9 1 0.5 "$T/across.txt" 1500 across 2
+pa=$pid
 pm session snapshot r9 -o "$T/s1b" || die "snapshot failed"
 n=$(count "$T/s1b" "$pa" across)
 [ "$n" -eq 1500 ] || die "a process running across kill -9 and a restart: $n of 1500 markers" -- "$T/pmd.log"
@@ -142,14 +151,8 @@ ok "a stopped ring survives a restart; delete removes it"
 # snapshot or in its lost count (at most a few hundred counted twice: those
 # journalled in the last moment before the kill).
 pm session create burst -a -F 99 --ring 512M || die "create burst failed" -- "$T/pmd.log"
-"$PROGS/prog-emit" 3000000 burst 0 3 >"$T/burst.txt" &     # stays 3 s: alive across the restart
-pb=$!
-sleep 0.15
-daemon_kill9
-sleep 0.3
-daemon_start
-wait "$pb"
-pb=$(awk '/^pid/ { print $2 }' "$T/burst.txt")
+across_kill9 0.15 0.3 "$T/burst.txt" 3000000 burst 0 3     # stays 3 s: alive across the restart
+pb=$pid
 pm session snapshot burst -o "$T/sb" || die "snapshot of burst failed"
 kept=$("$PERFMARK" script -i "$T/sb" --json 2>/dev/null | grep '"event":"perfmark' | grep -c "\"pid\":$pb,")
 lost=$(pm session show burst --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["lost"])')

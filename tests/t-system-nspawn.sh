@@ -494,34 +494,31 @@ all=$(wc -l <"$T/crash.seq")
 	fail "a process that exited while perfmarkd was down: $got of its 600 markers after the restart ($all with repeats; the fd store held ${stored:-?} fds while the daemon was down)"
 ct journalctl --no-pager -u perfmarkd.service | grep -m 1 'kept ring' | sed 's/^/    /'
 ok "a process that died while the daemon was down: all 600 markers, once each (its ring was kept in the fd store)"
+# fdstore_until OP VALUE TRIES: until the fds in perfmarkd's fd store ($n)
+# compare so with VALUE (test's -eq, -ge ...), polled TRIES times 0.1 s apart
+fdstore_until() {
+	local i
+	for i in $(seq "$3"); do
+		n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
+		[ "${n:-0}" "$1" "$2" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # read to its end, the ring left the store
-for i in $(seq 50); do
-	n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
-	[ "$n" = 0 ] && break
-	sleep 0.1
-done
-[ "$n" = 0 ] || fail "the fd store still holds $n fds after the ring was read to its end"
+fdstore_until -eq 0 50 || fail "the fd store still holds $n fds after the ring was read to its end"
 ok "the dead process's ring left the fd store once read"
 # one user's 300 processes take at most 256 places in the store
 ct_sh 'install -o pmuser -m 755 /usr/local/bin/prog-emit /home/pmuser/prog-emit &&
        runuser -u pmuser -- sh -c "for i in \$(seq 300); do /home/pmuser/prog-emit 3000 many 10 >/dev/null & done"' ||
 	fail "cannot start 300 prog-emit as pmuser"
-for i in $(seq 100); do
-	n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
-	[ "${n:-0}" -ge 256 ] && break
-	sleep 0.1
-done
+fdstore_until -ge 256 100
 sleep 1
 n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
 running=$(ct pgrep -c -u pmuser prog-emit)
 ct pkill -u pmuser prog-emit
 [ "$n" -eq 256 ] || fail "300 processes of one user ($running running) hold $n places in the fd store, want 256"
-for i in $(seq 50); do
-	n=$(ct systemctl show -p NFileDescriptorStore --value perfmarkd.service)
-	[ "$n" = 0 ] && break
-	sleep 0.2
-done
-[ "$n" = 0 ] || fail "the fd store holds $n fds after the user's processes were killed"
+fdstore_until -eq 0 100 || fail "the fd store holds $n fds after the user's processes were killed"
 ok "one user's 300 processes held 256 places in the fd store (its per-user limit), none once they were gone"
 ct rm -f /run/systemd/system/perfmarkd.service.d/crash.conf
 
