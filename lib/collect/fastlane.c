@@ -596,9 +596,11 @@ static bool kept_ours(const struct fastlane *fl, const char *name, struct area *
 	unsigned long long token, nonce;
 	int n = 0;
 
-	return sscanf(name, FASTLANE_KEPT_PREFIX "%16llx-%u-%u-%u-%16llx%n", &token, &a->pid,
-		      &a->local_pid, &a->uid, &nonce, &n) == 5 && !name[n] && token == fl->token &&
-	       (a->nonce = nonce, true);
+	if (sscanf(name, FASTLANE_KEPT_PREFIX "%16llx-%u-%u-%u-%16llx%n", &token, &a->pid,
+		   &a->local_pid, &a->uid, &nonce, &n) != 5 || name[n] || token != fl->token)
+		return false;
+	a->nonce = nonce;
+	return true;
 }
 
 /*

@@ -71,15 +71,17 @@ static bool still_joined(const struct fastlane *fl, const struct area *a)
 
 /*
  * The span of complete records from our tail in slot s: its end position,
- * or UINT64_MAX when the ring makes no sense.
+ * or UINT64_MAX when the ring makes no sense.  recs: the markers in it
+ * (fillers not counted) before the ring's end, and after it.
  */
 static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, uint64_t tail,
-			     uint64_t head)
+			     uint64_t head, uint32_t recs[2])
 {
 	const char *ring = (const char *)sl + PM_FL_CTL_SIZE;
 	uint32_t rs = a->ring_size;
-	uint64_t pos = tail;
+	uint64_t pos = tail, wrap = tail - (tail & (rs - 1)) + rs;
 
+	recs[0] = recs[1] = 0;
 	while (pos < head) {
 		uint32_t off = (uint32_t)(pos & (rs - 1)), len, n;
 		uint64_t w;
@@ -98,26 +100,11 @@ static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, 
 		}
 		if (pos + n > head)
 			return UINT64_MAX;
+		if (!(len & PM_FL_F_PAD))
+			recs[pos >= wrap]++;
 		pos += n;
 	}
 	return pos;
-}
-
-/* the markers (fillers not counted) in a span copied from a ring */
-static uint32_t count_recs(const char *p, uint32_t bytes)
-{
-	uint32_t n = 0, off = 0;
-
-	while (off + 8 <= bytes) {
-		uint32_t len = ((const struct pm_fl_rec *)(const void *)(p + off))->len;
-		uint32_t sz = len & PM_FL_LEN_MASK;
-
-		if (sz < 8 || (sz & 7))
-			break;
-		n += !(len & PM_FL_F_PAD);
-		off += sz;
-	}
-	return n;
 }
 
 /*
@@ -132,7 +119,8 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 	struct pm_fl_slot *sl = area_slot(a, s);
 	const char *ring = (const char *)sl + PM_FL_CTL_SIZE;
 	uint64_t tail = a->tails[s], head, end, start = tail;
-	uint32_t rs = a->ring_size;
+	uint32_t rs = a->ring_size, recs[2];
+	unsigned part = 0;
 
 	head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
 	if (head == tail || (pressure && head - tail < rs / 4))
@@ -141,12 +129,13 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		a->corrupt = true;
 		return 0;
 	}
-	end = complete_end(a, sl, tail, head);
+	end = complete_end(a, sl, tail, head, recs);
 	if (end == UINT64_MAX) {
 		a->corrupt = true;
 		return 0;
 	}
-	while (tail < end) {
+	/* at most two chunks (head - tail <= rs): up to the ring's end, and on from 0 */
+	while (tail < end && part < 2) {
 		uint32_t off = (uint32_t)(tail & (rs - 1));
 		uint32_t bytes = (uint32_t)(end - tail < rs - off ? end - tail : rs - off);
 		struct fl_chunk *ch = chunk_room(fl, bytes);
@@ -160,7 +149,7 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		ch->cons = a->cons;
 		memcpy(ch + 1, ring + off, bytes);
 		/* held until delivered: if we die first, our successor counts them lost */
-		ch->recs = count_recs((const char *)(ch + 1), bytes);
+		ch->recs = recs[part++];
 		__atomic_fetch_add(&sl->held[a->cons], ch->recs, __ATOMIC_RELAXED);
 		fl->tail->len += sizeof(*ch) + bytes;
 		fl->spilled += sizeof(*ch) + bytes;
