@@ -49,9 +49,10 @@ static uint64_t mono_ns(void)
  * O_PATH open has no side effects even on a device; only a sealed shmem
  * file of exactly this size is then opened for real.
  */
-static int map_fd(int fd, uint64_t size, void **out);
+static int map_fd(int fd, uint64_t size, void **out, uint64_t *born);
 
-static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd)
+static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd,
+		    uint64_t *born)
 {
 	char path[96];
 	struct stat sb;
@@ -78,7 +79,7 @@ static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int 
 		e = -errno;
 		goto out;
 	}
-	e = map_fd(fd, size, out);
+	e = map_fd(fd, size, out, born);
 	if (e)
 		close(fd);
 	else
@@ -88,8 +89,32 @@ out:
 	return e;
 }
 
-/* fd, a shmem file sealed against shrinking, of exactly size bytes, mapped */
-static int map_fd(int fd, uint64_t size, void **out)
+/*
+ * When the file at fd was made, on CLOCK_MONOTONIC: its birth time (which
+ * its owner cannot set, unlike mtime and ctime) less the clocks' offset now.
+ * 0 when the filesystem does not say.
+ */
+static uint64_t birth_mono(int fd)
+{
+	struct statx sx;
+	struct timespec rt;
+	uint64_t born, now = mono_ns(), real;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) || !(sx.stx_mask & STATX_BTIME) ||
+	    clock_gettime(CLOCK_REALTIME, &rt) || sx.stx_btime.tv_sec < 0)
+		return 0;
+	born = (uint64_t)sx.stx_btime.tv_sec * 1000000000ull + sx.stx_btime.tv_nsec;
+	real = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	if (born >= real)
+		return now;
+	return real - born < now ? now - (real - born) : 0;
+}
+
+/*
+ * fd, a shmem file sealed against shrinking, of exactly size bytes, mapped;
+ * *born: when it was made (birth_mono)
+ */
+static int map_fd(int fd, uint64_t size, void **out, uint64_t *born)
 {
 	int seals = fcntl(fd, F_GET_SEALS);
 	struct statfs sf;
@@ -105,6 +130,7 @@ static int map_fd(int fd, uint64_t size, void **out)
 	if (m == MAP_FAILED)
 		return -errno;
 	*out = m;
+	*born = birth_mono(fd);
 	return 0;
 }
 
@@ -302,12 +328,23 @@ static void unkeep_area(struct area *a)
 static void join(struct fastlane *fl, struct area *a, int k, bool read)
 {
 	struct pm_fl_hdr *h = a->hdr;
+	uint64_t now = mono_ns();
 	uint64_t old = __atomic_exchange_n(&h->consumer[k].token, fl->token, __ATOMIC_ACQ_REL);
 	bool backlog = old && (__atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
 
 	/* joining again (let go as silent, or reading now): go on where we were */
 	bool again = a->has_tails && a->reading;
 
+	/*
+	 * The clamp's floor (fastlane_read.c).  We read from the heads as
+	 * they are after now, and a producer takes a record's time just
+	 * before it reserves the record's place (after seeing every site
+	 * joined): a record we read is no older than now, but for one whose
+	 * writer was between the two (it is clamped by that much).  A backlog
+	 * was written since the area was made.
+	 */
+	if (!again)
+		a->since = backlog ? a->born : now;
 	a->cons = k;
 	a->reading = read;
 	a->has_tails = true;
@@ -317,7 +354,7 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 		uint64_t t = again ? a->tails[s] :
 			     backlog ? __atomic_load_n(&sl->tail[k], __ATOMIC_ACQUIRE) : head;
 
-		if (t > head || head - t > a->ring_size)
+		if (t > head || head - t > a->ring_size || (t & 7))
 			t = head;               /* nothing sensible there: from now on */
 		a->tails[s] = t;
 		__atomic_store_n(&sl->tail[k], t, __ATOMIC_RELEASE);
@@ -330,7 +367,7 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 				fl->stats.lost += held;
 		}
 	}
-	__atomic_store_n(&h->consumer[k].heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->consumer[k].heartbeat_ns, now, __ATOMIC_RELAXED);
 	if (read)
 		__atomic_fetch_or(&h->readers, 1u << k, __ATOMIC_ACQ_REL);
 	else
@@ -407,6 +444,16 @@ static int rejoin_area(struct fastlane *fl, struct area *a)
 	return -ENOENT;
 }
 
+/* the group of /proc/PID (its owner's, see jitmap.c), (uint32_t)-1 if it has gone */
+static uint32_t proc_gid(uint32_t pid)
+{
+	char path[32];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &sb) ? (uint32_t)-1 : (uint32_t)sb.st_gid;
+}
+
 /*
  * Map the area r offers and join it.  rejoin: found in a scan after a
  * restart, joined only where our token still holds a consumer word.
@@ -432,9 +479,10 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 		e = -errno;
 		goto fail;
 	}
-	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd);
+	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd, &a->born);
 	if (e)
 		goto fail;
+	a->gid = proc_gid(r->pid);
 	e = area_setup(a, r);
 	if (e)
 		goto fail;
@@ -620,7 +668,7 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 	if (fstat(fd, &sb) || sb.st_size < PM_FL_HDR_SIZE || (uint64_t)sb.st_size > FL_MAX_AREA)
 		goto fail;
 	a->size = (uint64_t)sb.st_size;
-	e = map_fd(fd, a->size, &a->map);
+	e = map_fd(fd, a->size, &a->map, &a->born);
 	if (e)
 		goto fail;
 	r.reg.nonce = a->nonce;
@@ -628,6 +676,7 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 	if (e)
 		goto fail;
 	a->reg_area = live_mapping(a, fd);
+	a->gid = a->reg_area ? proc_gid(a->pid) : (uint32_t)-1;
 	if (!a->reg_area) {
 		/* it exited while no daemon ran: read what it left, then let go */
 		if (a->pidfd >= 0)
@@ -911,6 +960,7 @@ bool fastlane__consume(struct fastlane *fl)
 {
 	struct area *dead = NULL, *a, **pp, *next;
 	struct fl_seg *list = NULL, *last = NULL;
+	struct fastlane_counts counts = { 0 };
 	size_t taken = 0;
 	bool more;
 
@@ -941,9 +991,11 @@ bool fastlane__consume(struct fastlane *fl)
 		wake_drain(fl);         /* the rest at the next drain, after the BPF ring */
 	pthread_mutex_unlock(&fl->lock);
 
-	fastlane_deliver(fl, list);
+	fastlane_deliver(fl, list, &counts);
 
 	pthread_mutex_lock(&fl->lock);
+	fl->stats.clamped += counts.clamped;
+	fl->stats.lost += counts.dropped;
 	recycle(fl, list);
 	/* areas let go whose last chunks are out: freed */
 	for (pp = &fl->dead; (a = *pp);) {

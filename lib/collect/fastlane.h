@@ -38,7 +38,9 @@ struct fastlane_stats {
 	uint64_t refused;        /* registrations refused (bad area, no consumer slot) */
 	uint64_t corrupt;        /* rings given up because their contents made no sense */
 	uint64_t evicted;        /* areas that let us go (we were silent too long) */
-	uint64_t lost;           /* markers an earlier recorder took and died with */
+	uint64_t lost;           /* markers an earlier recorder took and died with, or
+				    that changed under our copy (not delivered) */
+	uint64_t clamped;        /* marker times outside what we saw, clamped into it */
 };
 
 /*
