@@ -349,6 +349,13 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 		st->bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
 		(unsigned long long)st->samples, (unsigned long long)st->markers,
 		(unsigned long long)st->lost_samples, (unsigned long long)st->lost_markers, comp, via);
+	/* what the recorder did to what it was given: nothing of it is silent */
+	if (r->verbose)
+		fprintf(stderr, "[ perfmark record: %llu marker times clamped into what the recorder "
+			"saw; reorder window: %llu records written early (window full), %llu late "
+			"(%llu unordered) ]\n", (unsigned long long)st->clamped,
+			(unsigned long long)st->overflow, (unsigned long long)st->late,
+			(unsigned long long)st->late_unordered);
 	if (r->verbose && st->unwind.cap) {
 		char line[512];
 

@@ -28,9 +28,22 @@ _Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PE
 
 /* --- staging: the reorder window, and the journal ------------------------- */
 
+/*
+ * At the window's cap (window.h), the oldest half of what it holds is
+ * written at once, as a round of its own, and the room asked again: each
+ * pass writes at least one record, so this ends.
+ */
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time)
 {
-	s->staged = window__alloc(s->ro, len, time);
+	int e;
+
+	while (!(s->staged = window__alloc(s->ro, len, time)) && window__full(s->ro) && s->sink &&
+	       !s->err) {
+		e = window__overflow(s->ro, session_out_record, s);
+		e = e < 0 ? e : sink__round(s->sink);
+		if (e)
+			s->err = e;
+	}
 	s->staged_len = len;
 	s->staged_time = time;
 	return s->staged;
@@ -231,6 +244,8 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 		return -ENOMEM;
 	perfdata_encode_sample(rec, MARKER_SAMPLE_TYPE, &ds);
 	s->stats.markers++;
+	if (pm->ext & PM_X_CLAMPED)
+		s->stats.clamped++;
 	return stage_done(s);
 }
 
