@@ -356,6 +356,11 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 			"(%llu unordered) ]\n", (unsigned long long)st->clamped,
 			(unsigned long long)st->overflow, (unsigned long long)st->late,
 			(unsigned long long)st->late_unordered);
+	if (r->verbose && (st->jit_lines || st->jit_missed || st->jit_refused))
+		fprintf(stderr, "[ perfmark record: /tmp/perf-PID.map: %llu lines written, %llu not "
+			"(the process had gone, its owner unknown), %llu refused (not plainly one "
+			"user's, or not a safe file) ]\n", (unsigned long long)st->jit_lines,
+			(unsigned long long)st->jit_missed, (unsigned long long)st->jit_refused);
 	if (r->verbose && st->unwind.cap) {
 		char line[512];
 

@@ -355,6 +355,9 @@ static int do_show(int argc, char **argv)
 	       jsonf_get_int(s, "window_bytes"), jsonf_get_int(s, "overflow"));
 	printf("clamped:  %lld marker times outside what the recorder saw\n",
 	       jsonf_get_int(s, "clamped"));
+	printf("jit map:  %lld lines written, %lld not (process gone, owner unknown), %lld refused\n",
+	       jsonf_get_int(s, "jit_lines"), jsonf_get_int(s, "jit_missed"),
+	       jsonf_get_int(s, "jit_refused"));
 	printf("bytes:    %lld\n", jsonf_get_int(s, "bytes"));
 	if (!strcmp(jstr(sk, "type"), "ring")) {
 		human(b, sizeof(b), jsonf_get_int(sk, "size"));

@@ -63,6 +63,10 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "window_bytes", d->run.st.window_bytes);
 	/* marker times a traced process wrote outside what the recorder saw, clamped */
 	add_u64(o, "clamped", d->run.st.clamped);
+	/* /tmp/perf-PID.map lines of JIT code markers (all sessions on the same events) */
+	add_u64(o, "jit_lines", d->run.st.jit_lines);
+	add_u64(o, "jit_missed", d->run.st.jit_missed);
+	add_u64(o, "jit_refused", d->run.st.jit_refused);
 	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
 	add_u64(o, "readers", ks.readers);
 	add_u64(o, "reader_lost", ks.reader_lost);
@@ -88,6 +92,9 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "late_unordered", st->late_unordered);
 	add_u64(x, "overflow", st->overflow);
 	add_u64(x, "clamped", st->clamped);
+	add_u64(x, "jit_lines", st->jit_lines);
+	add_u64(x, "jit_missed", st->jit_missed);
+	add_u64(x, "jit_refused", st->jit_refused);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
 	json_object_object_add(o, "stats", x);

@@ -880,6 +880,29 @@ void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st)
 	pthread_mutex_unlock(&fl->lock);
 }
 
+bool fastlane__owner(struct fastlane *fl, uint32_t pid, uint32_t *uid, uint32_t *gid)
+{
+	const struct area *found = NULL;
+
+	pthread_mutex_lock(&fl->lock);
+	/* a live area first: a reused pid's, not the one of a process gone */
+	for (const struct area *a = fl->areas; a && !found; a = a->next)
+		if (a->pid == pid && a->gid != (uint32_t)-1 && !a->gone)
+			found = a;
+	for (const struct area *a = fl->areas; a && !found; a = a->next)
+		if (a->pid == pid && a->gid != (uint32_t)-1)
+			found = a;
+	for (const struct area *a = fl->dead; a && !found; a = a->next)
+		if (a->pid == pid && a->gid != (uint32_t)-1)
+			found = a;
+	if (found) {
+		*uid = found->uid;
+		*gid = found->gid;
+	}
+	pthread_mutex_unlock(&fl->lock);
+	return found != NULL;
+}
+
 /*
  * Areas whose process exited (its pidfd reads) or exec'd: after the pass
  * that follows, nothing more can come; move them to the dead list, freed

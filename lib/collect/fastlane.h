@@ -97,5 +97,11 @@ int fastlane__fd(const struct fastlane *fl);
  */
 bool fastlane__consume(struct fastlane *fl);
 void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);
+/*
+ * The owner of pid's area (still read, or let go with records not yet
+ * delivered), as found when it registered and the process was verified
+ * alive: the uid its markers are recorded under and its /proc group.
+ */
+bool fastlane__owner(struct fastlane *fl, uint32_t pid, uint32_t *uid, uint32_t *gid);
 
 #endif

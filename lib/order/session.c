@@ -761,8 +761,15 @@ void session__stats(const struct session *s, struct session_stats *st)
 		sink__stats(s->sink, &ks);
 	st->bytes = ks.bytes;
 	st->raw_bytes = ks.raw_bytes;
-	if (s->c)
+	if (s->c) {
+		struct collector_marker_stats ms;
+
 		collector__unwind_stats(s->c, &st->unwind);
+		collector__marker_stats(s->c, &ms);
+		st->jit_lines = ms.jit_lines;
+		st->jit_missed = ms.jit_missed;
+		st->jit_refused = ms.jit_refused;
+	}
 }
 
 const char *session__event_name(const struct session *s, size_t i)

@@ -70,6 +70,8 @@ struct session_stats {
 	uint64_t overflow;         /* written before their reorder delay: the window was full */
 	uint64_t window_bytes;     /* the reorder window's memory now */
 	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
+	/* /tmp/perf-PID.map lines for JIT code markers, of the collector (shared) */
+	uint64_t jit_lines, jit_missed, jit_refused;
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
 };
