@@ -63,6 +63,7 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "window_bytes", d->run.st.window_bytes);
 	/* marker times a traced process wrote outside what the recorder saw, clamped */
 	add_u64(o, "clamped", d->run.st.clamped);
+	add_u64(o, "fastlane_corrupt", d->run.st.fl_corrupt);   /* areas given up */
 	/* /tmp/perf-PID.map lines of JIT code markers (all sessions on the same events) */
 	add_u64(o, "jit_lines", d->run.st.jit_lines);
 	add_u64(o, "jit_missed", d->run.st.jit_missed);
@@ -92,6 +93,7 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "late_unordered", st->late_unordered);
 	add_u64(x, "overflow", st->overflow);
 	add_u64(x, "clamped", st->clamped);
+	add_u64(x, "fastlane_corrupt", st->fl_corrupt);
 	add_u64(x, "jit_lines", st->jit_lines);
 	add_u64(x, "jit_missed", st->jit_missed);
 	add_u64(x, "jit_refused", st->jit_refused);

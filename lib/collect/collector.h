@@ -131,6 +131,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
  */
 struct collector_marker_stats {
 	uint64_t jit_lines, jit_missed, jit_refused;
+	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
 };
 void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);

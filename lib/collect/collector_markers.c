@@ -551,6 +551,13 @@ void collector__marker_stats(const struct collector *c, struct collector_marker_
 	st->jit_lines = js.lines;
 	st->jit_missed = js.missed;
 	st->jit_refused = js.refused;
+	st->fl_corrupt = 0;
+	if (c->mk && c->mk->fl) {
+		struct fastlane_stats fs;
+
+		fastlane__stats(c->mk->fl, &fs);
+		st->fl_corrupt = fs.corrupt;
+	}
 }
 
 /* markers an earlier recorder took from the fast lane and died with */

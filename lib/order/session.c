@@ -769,6 +769,7 @@ void session__stats(const struct session *s, struct session_stats *st)
 		st->jit_lines = ms.jit_lines;
 		st->jit_missed = ms.jit_missed;
 		st->jit_refused = ms.jit_refused;
+		st->fl_corrupt = ms.fl_corrupt;
 	}
 }
 

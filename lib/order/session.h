@@ -72,6 +72,7 @@ struct session_stats {
 	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
 	/* /tmp/perf-PID.map lines for JIT code markers, of the collector (shared) */
 	uint64_t jit_lines, jit_missed, jit_refused;
+	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
 };
