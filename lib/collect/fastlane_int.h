@@ -3,6 +3,7 @@
  * Inside the fast lane's recorder side (users have fastlane.h):
  *
  *   fastlane.c        attaching to areas, life cycle, consume
+ *   fastlane_keep.c   keeping areas beyond this process, adopting them again
  *   fastlane_read.c   the pass over the rings (pump thread and consume) and
  *                     the delivery of what it copied
  */
@@ -109,6 +110,16 @@ static inline struct pm_fl_slot *area_slot(const struct area *a, uint32_t s)
 {
 	return (struct pm_fl_slot *)(void *)((char *)a->map + a->hdr_size + (size_t)s * a->slot_size);
 }
+
+/* fastlane.c, for fastlane_keep.c */
+int fastlane_map_fd(int fd, uint64_t size, void **out, uint64_t *born);
+int fastlane_area_setup(struct area *a, const struct pm_fastreg *r);
+int fastlane_rejoin_area(struct fastlane *fl, struct area *a);
+void fastlane_area_free(struct fastlane *fl, struct area *a);
+uint32_t fastlane_proc_gid(uint32_t pid);
+/* fastlane_keep.c: the area's memfd to the keeper, once, on attaching (lock held); and back */
+void fastlane_keep_area(struct fastlane *fl, struct area *a);
+void fastlane_unkeep_area(struct area *a);
 
 /* fastlane_read.c; pass with the lock held, returns the next wait for the pump */
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t last_wait_ns, bool pressure);
