@@ -96,11 +96,21 @@ static uint64_t birth_mono(int fd)
 {
 	struct statx sx;
 	struct timespec rt;
-	uint64_t born, now = mono_ns(), real;
+	uint64_t born, now, real;
 
 	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) || !(sx.stx_mask & STATX_BTIME) ||
-	    clock_gettime(CLOCK_REALTIME, &rt) || sx.stx_btime.tv_sec < 0)
+	    sx.stx_btime.tv_sec < 0)
 		return 0;
+	/* both clocks at one moment: read again if we were preempted between them */
+	for (int i = 0; i < 3; i++) {
+		uint64_t before = mono_ns();
+
+		if (clock_gettime(CLOCK_REALTIME, &rt))
+			return 0;
+		now = mono_ns();
+		if (now - before < 100 * 1000)
+			break;
+	}
 	born = (uint64_t)sx.stx_btime.tv_sec * 1000000000ull + sx.stx_btime.tv_nsec;
 	real = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
 	if (born >= real)
