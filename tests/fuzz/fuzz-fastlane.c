@@ -215,6 +215,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		init();
 	if (size < 1)
 		return 0;
+	/* before the memfd is made: its birth, on a coarse clock, is a backlog's floor */
+	lo_time = mono_ns() - 20 * 1000 * 1000;
 	/* 32 slots: the last ring ends where the area's pages do (a read past it faults) */
 	make_area(&a, (p[0] & 3) == 3 ? 32 : 1 + (p[0] & 3));
 	site = ((p[0] >> 2) & 3) % 3;
@@ -223,7 +225,6 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		a.h->readers |= 1u << site;
 	}
 	p++;
-	lo_time = mono_ns() - 20 * 1000 * 1000;     /* the memfd's birth: a coarse clock */
 	delivered = 0;
 	/* the pump does not pass while we write (a real producer races it: see stream_next) */
 	while (p < end) {
