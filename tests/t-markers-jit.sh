@@ -40,10 +40,13 @@ grep -q "\[JIT\] tid $pid" "$T/dso" ||
 	die "perf report does not put jitted_loop in the JIT dso of pid $pid ([JIT] tid $pid)" -- "$T/dso"
 ok "perf report: jitted_loop in [JIT] tid $pid"
 
-# and perfmark script too
+# and perfmark script too: the samples stock perf names jitted_loop (how many
+# there are depends on the machine's load, not on the naming)
+nperf=$(perf script -i "$F" -F event,ip,sym 2>/dev/null | grep -a 'cpu-clock\|cycles' | grep -c 'jitted_loop')
 n=$("$PERFMARK" script -i "$F" --json 2>/dev/null | grep -a '"event":"cpu-clock"\|"event":"cycles"' | grep -ac '"sym":"jitted_loop"')
-[ "$n" -ge 1000 ] || die "perfmark script names only $n samples jitted_loop (~2000 expected)"
-ok "perfmark script: $n samples in jitted_loop"
+[ "$nperf" -ge 10 ] || die "stock perf names only $nperf samples jitted_loop: the test proves nothing"
+[ "$n" -eq "$nperf" ] || die "perfmark script names $n samples jitted_loop, stock perf $nperf"
+ok "perfmark script: $n samples in jitted_loop, as stock perf"
 # Issue 18 case 9: a process (as nobody) names 20000 code ranges and exits at
 # once, long before the recorder's drain.  Before, 379 of its lines were
 # written, silently: the writer looked its owner up in /proc per marker and
