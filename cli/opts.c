@@ -88,12 +88,35 @@ int opts_getopt(const struct opts_cmd *c, char *shortopts, size_t len,
 	return 0;
 }
 
+/* the argv element getopt_long just took the option from ("--name=x", "--name", "-v") */
+static const char *option_text(char **argv)
+{
+	if (optarg && optind >= 2 && optarg == argv[optind - 1])
+		return argv[optind - 2];   /* "--name x": the argument came separately */
+	return argv[optind - 1];
+}
+
+/*
+ * getopt_long takes any unambiguous prefix of a long name; the tables do
+ * not: "--ring" must never quietly mean --ringbuf.
+ */
+static bool spelled_out(char **argv, const char *name)
+{
+	const char *t = option_text(argv);
+	size_t n;
+
+	if (t[0] != '-' || t[1] != '-')
+		return true;
+	n = strcspn(t + 2, "=");
+	return n == strlen(name) && !strncmp(t + 2, name, n);
+}
+
 int opts_parse(const struct opts_cmd *c, void *const *ctx, int argc, char **argv)
 {
 	struct option longopts[OPTS_MAX + 2];
 	char shortopts[3 * OPTS_MAX + 8];
 	struct flat f;
-	int ch, e;
+	int ch, e, li = -1;
 	size_t i;
 
 	e = opts_getopt(c, shortopts, sizeof(shortopts), longopts, OPTS_MAX + 2);
@@ -102,12 +125,17 @@ int opts_parse(const struct opts_cmd *c, void *const *ctx, int argc, char **argv
 	flatten(c, &f);
 	optind = 0;     /* a full restart: argv[0] is the command's name */
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, shortopts, longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, shortopts, longopts, &li)) != -1) {
 		const struct opt *o = NULL;
 		int t = -1;
 
 		if (ch == ':')
 			return pm_err("option '%s' needs an argument", argv[optind - 1]);
+		if (li >= 0 && !spelled_out(argv, longopts[li].name)) {
+			ch = '?';   /* getopt took an abbreviation: --ring for --ringbuf */
+			optopt = 0;
+		}
+		li = -1;
 		if (ch >= 256 && (size_t)(ch - 256) < f.n) {
 			o = f.row[ch - 256];
 			t = f.table[ch - 256];
@@ -121,8 +149,8 @@ int opts_parse(const struct opts_cmd *c, void *const *ctx, int argc, char **argv
 		if (!o) {
 			if (optopt && optopt < 256)
 				return pm_err("unknown option '-%c' (try 'perfmark %s --help')", optopt, c->name);
-			return pm_err("unknown option '%s' (try 'perfmark %s --help')", argv[optind - 1],
-				      c->name);
+			return pm_err("unknown option '%.*s' (try 'perfmark %s --help')",
+				      (int)strcspn(option_text(argv), "="), option_text(argv), c->name);
 		}
 		if (o == &help_row) {
 			opts_help(c, stdout);

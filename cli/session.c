@@ -470,7 +470,8 @@ static int do_show(int argc, char **argv)
 /*
  * The daemon first (reachable?), then the output, through a temporary that
  * takes its place only once the daemon accepted (outfile.h): a failed
- * snapshot or attach leaves FILE as it was.
+ * snapshot or attach leaves FILE as it was.  0, 1 after the error, -1
+ * after --help.
  */
 static int start_out(const struct opts_cmd *c, int argc, char **argv, const char *cmd,
 		     struct outfile *o, int *sock, struct json_object **rep)
@@ -482,7 +483,7 @@ static int start_out(const struct opts_cmd *c, int argc, char **argv, const char
 	*rep = NULL;
 	e = verb_args(c, &v, argc, argv);
 	if (e)
-		return e;
+		return e == OPTS_HELP ? -1 : 1;
 	if (!v.out)
 		return pm_err("-o FILE|- is needed (try 'perfmark %s --help')", c->name);
 	*sock = connect_daemon();
@@ -507,7 +508,7 @@ static int do_snapshot(int argc, char **argv)
 	if (o.fd > 1)
 		close(o.fd);
 	json_object_put(rep);
-	return ret;
+	return ret < 0 ? 0 : ret;     /* -1: --help */
 }
 
 /*
@@ -531,7 +532,7 @@ static int do_attach(int argc, char **argv)
 	if (ret) {
 		if (sock >= 0)
 			close(sock);
-		return ret;
+		return ret < 0 ? 0 : ret;     /* -1: --help */
 	}
 	client_untimed(sock);
 	for (;;) {

@@ -174,6 +174,13 @@ static void test_errors(void **state)
 	assert_string_equal(last_err, "unknown option '--bogus' (try 'perfmark toy --help')");
 	assert_int_equal(parse(&toy_cmd, ctx, (char *[]){ "toy", "-q", NULL }), 1);
 	assert_string_equal(last_err, "unknown option '-q' (try 'perfmark toy --help')");
+	/* no abbreviations: --out is not --output, --only is not --only-long */
+	assert_int_equal(parse(&toy_cmd, ctx, (char *[]){ "toy", "--out", "x", NULL }), 1);
+	assert_string_equal(last_err, "unknown option '--out' (try 'perfmark toy --help')");
+	assert_int_equal(parse(&toy_cmd, ctx, (char *[]){ "toy", "--only=x", NULL }), 1);
+	assert_string_equal(last_err, "unknown option '--only' (try 'perfmark toy --help')");
+	assert_int_equal(parse(&toy_cmd, ctx, (char *[]){ "toy", "--json", "--lev", NULL }), 1);
+	assert_string_equal(last_err, "unknown option '--lev' (try 'perfmark toy --help')");
 	/* a setter's own error stops the parse */
 	assert_int_equal(parse(&toy_cmd, ctx, (char *[]){ "toy", "-z42", "-v", NULL }), 1);
 	assert_string_equal(last_err, "bad level '42'");
