@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,15 +31,6 @@ int pm_load(const char *input, const struct profile_opts *opts, struct profile *
 	if (r < 0)
 		return pm_err("%s: %s", pm_input_name(input), why[0] ? why : strerror(-r));
 	return 0;
-}
-
-int pm_getopt_error(const char *cmd, int c, char **argv)
-{
-	if (c == ':')
-		return pm_err("option '%s' needs an argument", argv[optind - 1]);
-	if (optopt)
-		return pm_err("unknown option '-%c' (try 'perfmark %s --help')", optopt, cmd);
-	return pm_err("unknown option '%s' (try 'perfmark %s --help')", argv[optind - 1], cmd);
 }
 
 int pm_range_id(const struct profile *p, const char *input, const char *name, uint32_t *id)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What report, flamegraph and export share: the input option, loading the
- * profile with the same one-line errors as `perfmark script`, getopt's
- * complaints, and output files.
+ * profile with the same one-line errors as `perfmark script`, and output
+ * files.
  */
 #ifndef PERFMARK_CLI_ANALYSIS_H
 #define PERFMARK_CLI_ANALYSIS_H
@@ -18,9 +18,6 @@ const char *pm_input_name(const char *input);
 
 /* Load input; on failure prints `perfmark: INPUT: reason` and returns 1. */
 int pm_load(const char *input, const struct profile_opts *opts, struct profile **out);
-
-/* The one-line complaint for getopt's return c (':' or '?'); returns 1. */
-int pm_getopt_error(const char *cmd, int c, char **argv);
 
 /* The range name's string id for --range, or prints `no range named ...` and returns 1. */
 int pm_range_id(const struct profile *p, const char *input, const char *name, uint32_t *id);

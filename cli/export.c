@@ -12,13 +12,14 @@
  *              fractions (the profile's own times are whole µs).
  *   pprof      gzip'd profile.proto (pprof.c)
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "commands.h"
+#include "opts.h"
 #include "uevent.h"
 
 /* ---- collapsed ------------------------------------------------------------------ */
@@ -298,44 +299,50 @@ static const struct format {
 	{ NULL, NULL, false },
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: perfmark export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed "
-		   "[-o FILE]\n");
-}
+struct export_args {
+	const char *input, *output, *format;
+};
+
+static const struct opt export_table[] = {
+	OPT_INPUT(struct export_args, input),
+	{ .flag = 'o', .name = "output", .arg = "FILE", .help = "where it goes", .def = "stdout",
+	  .set = opt_set_str, .off = offsetof(struct export_args, output) },
+	{ .flag = 'f', .name = "format", .arg = "chrome|pprof|collapsed",
+	  .help = "chrome: Trace Event JSON (Perfetto, "
+	    "speedscope); pprof: gzip'd profile.proto (go tool pprof); collapsed: folded stacks",
+	  .set = opt_set_str, .off = offsetof(struct export_args, format), .required = true },
+	{ 0 },
+};
+static const struct opt export_event_table[] = {
+	OPT_EVENT(struct profile_opts, event),
+	{ 0 },
+};
+
+const struct opts_cmd export_cmd = {
+	.name = "export",
+	.brief = "convert for other viewers: chrome, pprof, collapsed",
+	.about = "Convert a recording for other viewers.",
+	.in_order = true,
+	.tables = { export_table, export_event_table },
+};
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *input = "perf.data", *output = NULL, *fmt = NULL;
 	const struct format *fm;
 	struct profile_opts po = { 0 };
 	struct profile *p = NULL;
+	struct export_args args = { .input = "perf.data" };
+	void *ctx[] = { &args, &po };
 	FILE *out;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:o:f:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': input = optarg; break;
-		case 'e': po.event = optarg; break;
-		case 'o': output = optarg; break;
-		case 'f': fmt = optarg; break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return pm_getopt_error("export", c, argv);
-		}
-	}
+	r = opts_parse(&export_cmd, ctx, argc, argv);
+	if (r)
+		return r == OPTS_HELP ? 0 : 1;
+	input = args.input;
+	output = args.output;
+	fmt = args.format;
 	if (optind < argc)
 		return pm_err("unexpected argument '%s'", argv[optind]);
 	if (!fmt)

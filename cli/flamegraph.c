@@ -19,7 +19,7 @@
  * SVG (-o FILE.svg): the flame graph alone, one <g> per frame with a
  * <title> (samples and %) for hover, click to zoom and a search button.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +27,7 @@
 #include "aggregate.h"
 #include "analysis.h"
 #include "commands.h"
+#include "opts.h"
 #include "flamegraph-assets.h"
 
 #define SVG_WIDTH 1200
@@ -240,11 +241,27 @@ out:
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] "
-		   "[--range NAME]\n");
-}
+static const struct opt fg_table[] = {
+	OPT_INPUT(struct fg_opts, input),
+	{ .flag = 'o', .name = "output", .arg = "FILE.svg|FILE.html",
+	  .help = "where it goes: an SVG for FILE.svg, " "else an interactive HTML page",
+	  .def = "stdout, HTML", .set = opt_set_str, .off = offsetof(struct fg_opts, output) },
+	{ .name = "range", .arg = "NAME", .help = "only the samples inside this marker range",
+	  .def = "every sample", .set = opt_set_str, .off = offsetof(struct fg_opts, range) },
+	{ 0 },
+};
+static const struct opt fg_event_table[] = {
+	OPT_EVENT(struct profile_opts, event),
+	{ 0 },
+};
+
+const struct opts_cmd flamegraph_cmd = {
+	.name = "flamegraph",
+	.brief = "a flame graph, as an interactive HTML page or an SVG",
+	.about = "Draw a recording's call stacks as a flame graph.",
+	.in_order = true,
+	.tables = { fg_table, fg_event_table },
+};
 
 static bool is_svg(const char *path)
 {
@@ -255,37 +272,19 @@ static bool is_svg(const char *path)
 
 int cmd_flamegraph(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "range", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct fg_opts o = { .input = "perf.data" };
 	struct profile_opts po = { 0 };
 	struct range_pred_ctx rc;
 	struct profile *p = NULL;
 	struct weights w = { 0 };
 	FILE *out = NULL;
-	int c, r = 1;
+	void *ctx[] = { &o, &po };
+	int r = 1;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:o:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': o.input = optarg; break;
-		case 'o': o.output = optarg; break;
-		case 'e': po.event = optarg; break;
-		case 'r': o.range = optarg; break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return pm_getopt_error("flamegraph", c, argv);
-		}
-	}
+	r = opts_parse(&flamegraph_cmd, ctx, argc, argv);
+	if (r)
+		return r == OPTS_HELP ? 0 : 1;
+	r = 1;
 	if (optind < argc)
 		return pm_err("unexpected argument '%s'", argv[optind]);
 	if (pm_load(o.input, &po, &p))

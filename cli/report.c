@@ -10,7 +10,7 @@
  * analysed one event at a time (-e; the first by default), and the text
  * names the others.
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -21,6 +21,7 @@
 #include "aggregate.h"
 #include "analysis.h"
 #include "commands.h"
+#include "opts.h"
 
 #define TEXT_TOP_FUNCTIONS 25   /* per command in text; --json has all */
 #define TEXT_TOP_RANGE_FNS 5
@@ -276,51 +277,56 @@ static struct json_object *json_counters(const struct profile *p)
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static int set_sort(void *ctx, const struct opt *opt, const char *arg)
 {
-	fprintf(f, "usage: perfmark report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] "
-		   "[--sort self|total] [--json]\n");
+	struct report_opts *o = ctx;
+
+	if (!strcmp(arg, "self"))
+		o->sort = FNSORT_SELF;
+	else if (!strcmp(arg, "total"))
+		o->sort = FNSORT_TOTAL;
+	else
+		return pm_err("bad --sort '%s' (self or total)", arg);
+	return 0;
 }
 
+static const struct opt report_table[] = {
+	OPT_INPUT(struct report_opts, input),
+	OPT_EVENT(struct report_opts, event),
+	{ .name = "by-marker",
+	  .help = "per marker range: count, durations (total, mean, p50, "
+	    "p99, max) and the functions sampled inside it",
+	  .def = "functions by samples", .set = opt_set_true,
+	  .off = offsetof(struct report_opts, by_marker) },
+	{ .name = "range", .arg = "NAME",
+	  .help = "only this range (its samples, or its row with --by-marker)", .def = "every range",
+	  .set = opt_set_str, .off = offsetof(struct report_opts, range) },
+	{ .name = "sort", .arg = "self|total",
+	  .help = "order functions by their own samples or with callees", .def = "self",
+	  .set = set_sort },
+	{ .name = "json", .help = "the same as one JSON document", .set = opt_set_true,
+	  .off = offsetof(struct report_opts, json) },
+	{ 0 },
+};
+
+const struct opts_cmd report_cmd = {
+	.name = "report",
+	.brief = "functions by samples, or durations per marker range",
+	.about = "Summarise a recording: the functions sampled, or per marker range.",
+	.in_order = true,
+	.tables = { report_table },
+};
+
+/* 0: go on; 1: --help printed; -1 after the error line */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "by-marker", no_argument, NULL, 'm' },
-		{ "range", required_argument, NULL, 'r' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	void *ctx[] = { o };
+	int e;
 
 	o->input = "perf.data";
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': o->input = optarg; break;
-		case 'e': o->event = optarg; break;
-		case 'm': o->by_marker = true; break;
-		case 'r': o->range = optarg; break;
-		case 'j': o->json = true; break;
-		case 's':
-			if (!strcmp(optarg, "self"))
-				o->sort = FNSORT_SELF;
-			else if (!strcmp(optarg, "total"))
-				o->sort = FNSORT_TOTAL;
-			else
-				return -pm_err("bad --sort '%s' (self or total)", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			return -pm_getopt_error("report", c, argv);
-		}
-	}
+	e = opts_parse(&report_cmd, ctx, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? 1 : -1;
 	if (optind < argc)
 		return -pm_err("unexpected argument '%s'", argv[optind]);
 	return 0;

@@ -11,12 +11,13 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "opts.h"
 #include "script.h"
 #include "uevent.h"
 #include "grow.h"
@@ -257,62 +258,51 @@ void script__free(struct script *sc)
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static int set_type(void *ctx, const struct opt *opt, const char *arg)
 {
-	fprintf(f, "usage: perfmark script [-i FILE|-] [--type N] [--json]\n");
+	struct script_opts *o = ctx;
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ' || errno ||
+	    v > UINT32_MAX)
+		return pm_err("bad --type '%s'", arg);
+	o->filter_type = true;
+	o->type = (uint32_t)v;
+	return 0;
 }
 
+static const struct opt script_table[] = {
+	OPT_INPUT(struct script_opts, input),
+	{ .name = "type", .arg = "N",
+	  .help = "only markers of this type (0 strings, 1/2 range begin/end, "
+	    "3 counters, 4 JIT code, 65536 up: the application's)",
+	  .def = "every record", .set = set_type },
+	{ .name = "json", .help = "one JSON object a line instead of text", .set = opt_set_true,
+	  .off = offsetof(struct script_opts, json) },
+	{ 0 },
+};
+
+const struct opts_cmd script_cmd = {
+	.name = "script",
+	.brief = "print samples and markers in time order (text or JSON)",
+	.about = "Print a recording's samples and markers in time order, as text or JSON.",
+	.in_order = true,
+	.tables = { script_table },
+};
+
+/* 0: go on; 1: --help printed; -EINVAL after the error line */
 static int parse_args(int argc, char **argv, struct script_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "type", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	void *ctx[] = { o };
+	int e;
 
 	o->input = "perf.data";
-	optind = 0;   /* restart getopt: argv[0] is "script" */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->input = optarg;
-			break;
-		case 't': {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-' || optarg[0] == '+' ||
-			    optarg[0] == ' ' || errno || v > UINT32_MAX) {
-				pm_err("bad --type '%s'", optarg);
-				return -EINVAL;
-			}
-			o->filter_type = true;
-			o->type = (uint32_t)v;
-			break;
-		}
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			pm_err("option '%s' needs an argument", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			if (optopt)
-				pm_err("unknown option '-%c' (try 'perfmark script --help')", optopt);
-			else
-				pm_err("unknown option '%s' (try 'perfmark script --help')", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
+	e = opts_parse(&script_cmd, ctx, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? 1 : -EINVAL;
 	if (optind < argc) {
 		pm_err("unexpected argument '%s'", argv[optind]);
 		return -EINVAL;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "callchain.h"
+#include "evnames.h"
 #include "script.h"
 #include "uevent.h"
 
@@ -113,31 +114,15 @@ static void put_quoted(FILE *f, const uint8_t *s, size_t n)
 
 static const char *event_name(const struct perfread_event *e, char *buf, size_t size)
 {
-	static const char *const hw[] = {
-		[PERF_COUNT_HW_CPU_CYCLES] = "cycles",
-		[PERF_COUNT_HW_INSTRUCTIONS] = "instructions",
-		[PERF_COUNT_HW_CACHE_REFERENCES] = "cache-references",
-		[PERF_COUNT_HW_CACHE_MISSES] = "cache-misses",
-		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = "branches",
-		[PERF_COUNT_HW_BRANCH_MISSES] = "branch-misses",
-	};
-	static const char *const sw[] = {
-		[PERF_COUNT_SW_CPU_CLOCK] = "cpu-clock",
-		[PERF_COUNT_SW_TASK_CLOCK] = "task-clock",
-		[PERF_COUNT_SW_PAGE_FAULTS] = "page-faults",
-		[PERF_COUNT_SW_CONTEXT_SWITCHES] = "context-switches",
-	};
+	const char *n;
 
 	if (!e)
 		return "unknown";
 	if (e->name && *e->name)
 		return e->name;
-	if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config < sizeof(hw) / sizeof(hw[0]) &&
-	    hw[e->attr.config])
-		return hw[e->attr.config];
-	if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config < sizeof(sw) / sizeof(sw[0]) &&
-	    sw[e->attr.config])
-		return sw[e->attr.config];
+	n = evname_of(e->attr.type, e->attr.config);
+	if (n)
+		return n;
 	snprintf(buf, size, "%u:%llu", e->attr.type, (unsigned long long)e->attr.config);
 	return buf;
 }

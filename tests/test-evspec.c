@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <linux/perf_event.h>
 
+#include "evnames.h"
 #include "evspec.h"
 
 static void test_lookup_all(void **state)
@@ -39,6 +40,40 @@ static void test_lookup_all(void **state)
 		assert_int_equal(e.config, cases[i].config);
 		assert_int_equal(e.hardware, cases[i].type == PERF_TYPE_HARDWARE);
 	}
+}
+
+/* the one table of names: by (type, config) both ways, and what -e takes from it */
+static void test_evnames(void **state)
+{
+	static const struct {
+		uint32_t type;
+		uint64_t config;
+		const char *name;
+		bool record;
+	} cases[] = {
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles", true },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches", false },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "bus-cycles", false },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock", true },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches", false },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "bpf-output", false },
+	};
+	struct evspec e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct evname *d = evname_find(cases[i].name, strlen(cases[i].name));
+
+		assert_string_equal(evname_of(cases[i].type, cases[i].config), cases[i].name);
+		assert_non_null(d);
+		assert_int_equal(d->type, cases[i].type);
+		assert_int_equal(d->config, cases[i].config);
+		assert_int_equal(evspec_lookup(cases[i].name, &e), cases[i].record ? 0 : -EINVAL);
+	}
+	assert_null(evname_of(PERF_TYPE_HARDWARE, 1000));
+	assert_null(evname_of(PERF_TYPE_TRACEPOINT, 0));
+	assert_null(evname_find("cycle", 5));
+	assert_string_equal(evname_find("cpu-cycles", 10)->name, "cycles");
 }
 
 static void test_lookup_bad(void **state)
@@ -259,6 +294,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup_all),
+		cmocka_unit_test(test_evnames),
 		cmocka_unit_test(test_lookup_bad),
 		cmocka_unit_test(test_parse_list),
 		cmocka_unit_test(test_parse_errors),

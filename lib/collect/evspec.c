@@ -4,59 +4,25 @@
  * Every parser is strict: the whole string must be consumed, no sign, no
  * surrounding blanks, no silent wrap-around.
  */
+#include "errline.h"
+#include "evnames.h"
 #include "evspec.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-struct evspec_def {
-	const char *name;   /* canonical */
-	const char *alias;  /* or NULL */
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct evspec_def evspec_table[] = {
-	{ "cycles",        "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions",  NULL,         PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-misses",  NULL,         PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branch-misses", NULL,         PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "cpu-clock",     NULL,         PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock",    NULL,         PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults",   "faults",     PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-};
-
-__attribute__((format(printf, 3, 4)))
-static int evspec_fail(char *err, size_t errlen, const char *fmt, ...)
+/* a name -e takes (the table: lib/common/evnames.c) */
+static const struct evname *evspec_find(const char *name, size_t len)
 {
-	va_list ap;
+	const struct evname *d = evname_find(name, len);
 
-	if (err && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
+	return d && d->record ? d : NULL;
 }
 
-static const struct evspec_def *evspec_find(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof(evspec_table) / sizeof(evspec_table[0]); i++) {
-		const struct evspec_def *d = &evspec_table[i];
-
-		if (strlen(d->name) == len && memcmp(d->name, name, len) == 0)
-			return d;
-		if (d->alias && strlen(d->alias) == len && memcmp(d->alias, name, len) == 0)
-			return d;
-	}
-	return NULL;
-}
-
-static void evspec_fill(const struct evspec_def *d, struct evspec *out)
+static void evspec_fill(const struct evname *d, struct evspec *out)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", d->name);
@@ -67,7 +33,7 @@ static void evspec_fill(const struct evspec_def *d, struct evspec *out)
 
 int evspec_lookup(const char *name, struct evspec *out)
 {
-	const struct evspec_def *d;
+	const struct evname *d;
 
 	if (!name || !out)
 		return -EINVAL;
@@ -84,7 +50,7 @@ int evspec_parse(const char *list, struct evspec *out, size_t max, char *err, si
 	size_t n = 0;
 
 	if (!list || !*list)
-		return evspec_fail(err, errlen, "empty event list");
+		return errline(err, errlen, "empty event list");
 	if (!out && max > 0)
 		return -EINVAL;
 
@@ -92,16 +58,16 @@ int evspec_parse(const char *list, struct evspec *out, size_t max, char *err, si
 	for (;;) {
 		const char *end = strchr(p, ',');
 		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const struct evspec_def *d;
+		const struct evname *d;
 
 		if (len == 0)
-			return evspec_fail(err, errlen, "empty event name in '%s'", list);
+			return errline(err, errlen, "empty event name in '%s'", list);
 		d = evspec_find(p, len);
 		if (!d)
-			return evspec_fail(err, errlen, "unknown event '%.*s'",
+			return errline(err, errlen, "unknown event '%.*s'",
 					   (int)(len > 64 ? 64 : len), p);
 		if (n >= max)
-			return evspec_fail(err, errlen, "too many events (at most %zu)", max);
+			return errline(err, errlen, "too many events (at most %zu)", max);
 		evspec_fill(d, &out[n++]);
 		if (!end)
 			break;
@@ -149,13 +115,13 @@ int evspec_parse_freq(const char *s, uint64_t *out, char *err, size_t errlen)
 	int r;
 
 	if (!s)
-		return evspec_fail(err, errlen, "missing frequency");
+		return errline(err, errlen, "missing frequency");
 	r = evspec_u64_full(s, &v);
 	if (r == -ERANGE || (r == 0 && (v < 1 || v > EVSPEC_FREQ_MAX)))
-		return evspec_fail(err, errlen, "frequency %.64s out of range (1..%llu)",
+		return errline(err, errlen, "frequency %.64s out of range (1..%llu)",
 				   s, (unsigned long long)EVSPEC_FREQ_MAX);
 	if (r < 0)
-		return evspec_fail(err, errlen, "bad frequency '%.64s'", s);
+		return errline(err, errlen, "bad frequency '%.64s'", s);
 	*out = v;
 	return 0;
 }
@@ -166,12 +132,12 @@ int evspec_parse_period(const char *s, uint64_t *out, char *err, size_t errlen)
 	int r;
 
 	if (!s)
-		return evspec_fail(err, errlen, "missing period");
+		return errline(err, errlen, "missing period");
 	r = evspec_u64_full(s, &v);
 	if (r == -ERANGE || (r == 0 && v < 1))
-		return evspec_fail(err, errlen, "period %.64s out of range", s);
+		return errline(err, errlen, "period %.64s out of range", s);
 	if (r < 0)
-		return evspec_fail(err, errlen, "bad period '%.64s'", s);
+		return errline(err, errlen, "bad period '%.64s'", s);
 	*out = v;
 	return 0;
 }
@@ -182,7 +148,7 @@ int evspec_parse_pids(const char *s, int *pids, size_t max, char *err, size_t er
 	size_t n = 0;
 
 	if (!s || !*s)
-		return evspec_fail(err, errlen, "empty pid list");
+		return errline(err, errlen, "empty pid list");
 	p = s;
 	for (;;) {
 		const char *end = strchr(p, ',');
@@ -192,15 +158,15 @@ int evspec_parse_pids(const char *s, int *pids, size_t max, char *err, size_t er
 		int r;
 
 		if (len == 0 || len >= sizeof(buf))
-			return evspec_fail(err, errlen, "bad pid '%.*s'",
+			return errline(err, errlen, "bad pid '%.*s'",
 					   (int)(len > 32 ? 32 : len), p);
 		memcpy(buf, p, len);
 		buf[len] = '\0';
 		r = evspec_u64_full(buf, &v);
 		if (r < 0 || v < 1 || v > EVSPEC_PID_MAX)
-			return evspec_fail(err, errlen, "bad pid '%s'", buf);
+			return errline(err, errlen, "bad pid '%s'", buf);
 		if (n >= max)
-			return evspec_fail(err, errlen, "too many pids (at most %zu)", max);
+			return errline(err, errlen, "too many pids (at most %zu)", max);
 		pids[n++] = (int)v;
 		if (!end)
 			break;
@@ -216,12 +182,12 @@ int evspec_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 	int r;
 
 	if (!s)
-		return evspec_fail(err, errlen, "missing size");
+		return errline(err, errlen, "missing size");
 	r = evspec_u64(s, &v, &end);
 	if (r == -ERANGE)
-		return evspec_fail(err, errlen, "size '%.64s' out of range", s);
+		return errline(err, errlen, "size '%.64s' out of range", s);
 	if (r < 0)
-		return evspec_fail(err, errlen, "bad size '%.64s'", s);
+		return errline(err, errlen, "bad size '%.64s'", s);
 	switch (*end) {
 	case '\0':
 	case 'B':
@@ -231,7 +197,7 @@ int evspec_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 	case 'g': case 'G': mul = 1ULL << 30; end++; break;
 	case 't': case 'T': mul = 1ULL << 40; end++; break;
 	default:
-		return evspec_fail(err, errlen, "bad size '%.64s'", s);
+		return errline(err, errlen, "bad size '%.64s'", s);
 	}
 	/* optional "B" or "iB" after a unit, "B" alone after a plain number */
 	if (mul > 1 && end[0] == 'i' && end[1] == 'B')
@@ -239,11 +205,11 @@ int evspec_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 	else if (end[0] == 'B')
 		end++;
 	if (*end)
-		return evspec_fail(err, errlen, "bad size '%.64s'", s);
+		return errline(err, errlen, "bad size '%.64s'", s);
 	if (v == 0)
-		return evspec_fail(err, errlen, "size 0 out of range");
+		return errline(err, errlen, "size 0 out of range");
 	if (v > UINT64_MAX / mul)
-		return evspec_fail(err, errlen, "size '%.64s' out of range", s);
+		return errline(err, errlen, "size '%.64s' out of range", s);
 	*out = v * mul;
 	return 0;
 }

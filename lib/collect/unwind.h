@@ -74,7 +74,6 @@ void unwinder__sample(struct unwinder *u, uint32_t pid);
  */
 size_t unwinder__walk(struct unwinder *u, uint32_t pid, const uint64_t *regs,
 		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max);
-void unwinder__set_cap(struct unwinder *u, uint64_t bytes);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 
 #endif
