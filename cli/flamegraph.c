@@ -265,7 +265,8 @@ int cmd_flamegraph(int argc, char **argv)
 	};
 	struct fg_opts o = { .input = "perf.data" };
 	struct profile_opts po = { 0 };
-	struct range_pred_ctx rc;
+	struct range_pred_ctx rc = { 0 };
+	uint32_t id;
 	struct profile *p = NULL;
 	struct weights w = { 0 };
 	FILE *out = NULL;
@@ -290,9 +291,10 @@ int cmd_flamegraph(int argc, char **argv)
 		return pm_err("unexpected argument '%s'", argv[optind]);
 	if (pm_load(o.input, &po, &p))
 		return 1;
-	if (o.range && pm_range_id(p, o.input, o.range, &rc.name))
+	if (o.range && pm_range_id(p, o.input, o.range, &id))
 		goto out;
-	if (weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
+	if ((o.range && range_pred__init(&rc, p, id) < 0) ||
+	    weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
 		pm_err("out of memory");
 		goto out;
 	}
@@ -310,6 +312,7 @@ int cmd_flamegraph(int argc, char **argv)
 		write_html(p, &o, out, o.range ? aggregate__in_range : NULL, &rc), r = 0;
 	r = pm_output_close(out, o.output) || r;
 out:
+	range_pred__free(&rc);
 	weights__free(&w);
 	profile__free(p);
 	return r;

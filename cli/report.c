@@ -329,14 +329,20 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 static int report_functions(const struct profile *p, const struct report_opts *o,
 			    struct json_object *doc)
 {
-	struct range_pred_ctx rc;
+	struct range_pred_ctx rc = { 0 };
 	struct weights w;
 	struct fnstats fs;
 	char title[300];
+	uint32_t id;
+	int r;
 
-	if (o->range && pm_range_id(p, o->input, o->range, &rc.name))
+	if (o->range && pm_range_id(p, o->input, o->range, &id))
 		return 1;
-	if (weights__build(&w, p, o->range ? aggregate__in_range : NULL, &rc) < 0)
+	if (o->range && range_pred__init(&rc, p, id) < 0)
+		return pm_err("out of memory");
+	r = weights__build(&w, p, o->range ? aggregate__in_range : NULL, &rc);
+	range_pred__free(&rc);
+	if (r < 0)
 		return pm_err("out of memory");
 	if (fnstats__build(&fs, p, &w, true) < 0) {
 		weights__free(&w);
