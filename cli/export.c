@@ -11,6 +11,9 @@
  *              ProfileChunk).  ts and dur in µs, the nanoseconds kept as
  *              fractions (the profile's own times are whole µs).
  *   pprof      gzip'd profile.proto (pprof.c)
+ *
+ * Names go through lib/common/escape.h: escape_json for chrome, escape_term
+ * for the collapsed stacks (text, often read on a terminal).
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -19,6 +22,8 @@
 
 #include "analysis.h"
 #include "commands.h"
+#include "escape.h"
+#include "marker.h"
 #include "uevent.h"
 
 /* ---- collapsed ------------------------------------------------------------------ */
@@ -46,9 +51,8 @@ int pm_export_collapsed(const struct profile *p, FILE *out)
 		while (depth--) {
 			const char *s = profile__str(p, path[depth]);
 
-			/* ';' separates frames and ' ' ends the stack: keep them out of names */
-			for (; *s; s++)
-				putc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
+			/* ';' separates frames: escaped in names, as controls are */
+			escape_term(out, s, strlen(s), ESC_TERM_FOLDED);
 			putc(depth ? ';' : ' ', out);
 		}
 		fprintf(out, "%" PRIu64 "\n", count[i]);
@@ -70,7 +74,7 @@ static void ev_head(FILE *f, bool *first, const char *ph, const char *cat,
 static void ev_name(FILE *f, const char *s, size_t n)
 {
 	fputs(",\"name\":", f);
-	pm_json_str(f, s, n, false);
+	escape_json(f, s, n);
 }
 
 static void ev_ts(FILE *f, const char *key, uint64_t ns)
@@ -90,12 +94,12 @@ static void chrome_names(const struct profile *p, FILE *f, bool *first)
 		if (tv[i].tid == tv[i].pid) {
 			ev_head(f, first, "M", "__metadata", &tv[i]);
 			fputs(",\"name\":\"process_name\",\"args\":{\"name\":", f);
-			pm_json_str(f, comm, strlen(comm), false);
+			escape_json(f, comm, strlen(comm));
 			fputs("}}", f);
 		}
 		ev_head(f, first, "M", "__metadata", &tv[i]);
 		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", f);
-		pm_json_str(f, comm, strlen(comm), false);
+		escape_json(f, comm, strlen(comm));
 		fputs("}}", f);
 	}
 }
@@ -132,14 +136,17 @@ static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 		if (m->type == PERFMARK_TYPE_RANGE_BEGIN || m->type == PERFMARK_TYPE_RANGE_END)
 			continue;   /* slices */
 		if (m->type == PERFMARK_TYPE_COUNTER) {
-			const char *name = (const char *)d + 8;
+			size_t len;
+			const char *name = m->len > 8 ? marker_name(d + 8, m->len - 8, &len) : NULL;
 
+			if (!name)
+				continue;   /* not a counter profile.c kept */
 			memcpy(&v, d, 8);
 			ev_head(f, first, "C", "counter", &tv[m->thread]);
-			ev_name(f, name, strlen(name));
+			ev_name(f, name, len);
 			ev_ts(f, "ts", m->time);
 			fputs(",\"args\":{", f);
-			pm_json_str(f, name, strlen(name), false);
+			escape_json(f, name, len);
 			fprintf(f, ":%" PRId64 "}}", v);
 			continue;
 		}
@@ -149,9 +156,9 @@ static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 		if (m->type == PERFMARK_TYPE_STRING) {
 			size_t n = strnlen((const char *)d, m->len);
 
-			ev_name(f, (const char *)d, n < 80 ? n : 80);
+			ev_name(f, (const char *)d, escape_utf8_cut((const char *)d, n, 80, NULL));
 			fputs(",\"args\":{\"text\":", f);
-			pm_json_str(f, (const char *)d, n, false);
+			escape_json(f, (const char *)d, n);
 		} else {
 			fprintf(f, ",\"name\":\"marker type %u\",\"args\":{\"data\":\"", m->type);
 			for (uint32_t k = 0; k < m->len; k++)
@@ -208,9 +215,9 @@ static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp
 		file = profile__str(p, maps[fr->mapping].file);
 		fprintf(f, ",\n{\"id\":%zu,\"parent\":%u,\"callFrame\":{\"functionName\":", k + 1,
 			chrome_node(nodes, nodes[k].parent));
-		pm_json_str(f, name, strlen(name), false);
+		escape_json(f, name, strlen(name));
 		fputs(",\"url\":", f);
-		pm_json_str(f, file, strlen(file), false);
+		escape_json(f, file, strlen(file));
 		fputs("}}", f);
 	}
 }
