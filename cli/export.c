@@ -170,23 +170,54 @@ static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 	}
 }
 
-/* Sample indexes grouped by thread (time order kept): by[at[t] .. at[t + 1]). */
+/* A sample's place in its thread's profile: by time, then as read */
+struct by_key {
+	uint32_t thread;
+	uint64_t time;
+	size_t i;
+};
+
+static int by_key_cmp(const void *a, const void *b)
+{
+	const struct by_key *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Sample indexes grouped by thread, in time order: by[at[t] .. at[t + 1]).
+ * The samples come in the order they were read, and late samples (README:
+ * they keep their true time) come after later ones: their time deltas
+ * wrapped to 18446744073709551615 before (issue 18 case 8).
+ */
 static int by_thread(const struct profile *p, size_t **by, size_t **at)
 {
 	size_t ns, nt;
 	const struct profile_sample *sv = profile__samples(p, &ns);
+	struct by_key *k = malloc((ns ? ns : 1) * sizeof(*k));
 
 	profile__threads(p, &nt);
 	*by = malloc((ns ? ns : 1) * sizeof(**by));
-	*at = calloc(nt + 2, sizeof(**at));
-	if (!*by || !*at)
+	*at = calloc(nt + 1, sizeof(**at));
+	if (!k || !*by || !*at) {
+		free(k);
 		return -1;
-	for (size_t i = 0; i < ns; i++)
-		(*at)[sv[i].thread + 2]++;
-	for (size_t t = 2; t < nt + 2; t++)
+	}
+	for (size_t i = 0; i < ns; i++) {
+		k[i] = (struct by_key){ .thread = sv[i].thread, .time = sv[i].time, .i = i };
+		(*at)[sv[i].thread + 1]++;
+	}
+	if (ns)
+		qsort(k, ns, sizeof(*k), by_key_cmp);
+	for (size_t t = 1; t <= nt; t++)
 		(*at)[t] += (*at)[t - 1];
 	for (size_t i = 0; i < ns; i++)
-		(*by)[(*at)[sv[i].thread + 1]++] = i;
+		(*by)[i] = k[i].i;
+	free(k);
 	return 0;
 }
 
