@@ -32,6 +32,7 @@
  *                the sampling event named EVENT, a process named COMM, a
  *                range RANGE around samples in JIT code named JIT, a
  *                counter COUNTER and a string marker TEXT (any bytes)
+ *   namesz ...   as names, zstd-compressed
  *   dwarf PATH   an MMAP2 naming PATH and a --call-graph dwarf sample in it
  *   nested N     range "outer", then N ranges nested in it with a sample
  *                each, all ended innermost first
@@ -475,7 +476,7 @@ int main(int argc, char **argv)
 	} else if (!strcmp(mode, "perfmap")) {
 		sample(&d, (uint32_t)n, 0x12345678, NULL, 0);
 		write_file(out, &d, 2, 0, NULL, 0);
-	} else if (!strcmp(mode, "names") && argc >= 9) {
+	} else if ((!strcmp(mode, "names") || !strcmp(mode, "namesz")) && argc >= 9) {
 		uint64_t jit[2] = { 0x500000, 0x1000 };
 		int64_t v = 42;
 
@@ -488,7 +489,7 @@ int main(int argc, char **argv)
 		marker_named(&d, 3, &v, sizeof(v), argv[6]);
 		marker(&d, 0, argv[8]);
 		marker(&d, 2, argv[5]);
-		write_file(out, &d, 2, 0, NULL, 0);
+		write_file(out, &d, 2, 0, NULL, !strcmp(mode, "namesz"));
 	} else if (!strcmp(mode, "dwarf")) {
 		dwarf = 1;
 		mmap2(&d, 100, 0x400000, 0x1000, argv[3]);
