@@ -111,6 +111,7 @@ for c in report "report --by-marker" "flamegraph -o $T/r.html" "export --format 
 done
 craft nested nested 40000
 for c in "report --by-marker" "report --range outer" "flamegraph --range outer -o $T/n.svg" \
+	 "export --format pprof" \
 	 "export --format chrome"; do
 	cmd nested $c -i "$T/nested.data"
 	[ "$RC" -eq 0 ] || die "[nested] perfmark $c failed" -- "$T/nested.err"
