@@ -32,14 +32,6 @@ const char *pm_fmt_ns(uint64_t ns, char *buf, size_t size);
 
 #endif
 
-/*
- * Write s (n bytes) as a quoted JSON string: quotes, backslashes and control
- * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD (so
- * that marker payloads of any content still give valid JSON).  With html,
- * '<' '>' '&' are escaped too, for JSON inside a <script> element.
- */
-void pm_json_str(FILE *f, const char *s, size_t n, bool html);
-
 /* Microseconds with the nanoseconds kept as three decimals. */
 void pm_json_us(FILE *f, uint64_t ns);
 

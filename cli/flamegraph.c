@@ -17,7 +17,13 @@
  *   ranges                 [thread, name index, start µs, end µs, depth, open]
  *
  * SVG (-o FILE.svg): the flame graph alone, one <g> per frame with a
- * <title> (samples and %) for hover, click to zoom and a search button.
+ * <title> (samples and %) for hover and its label, cut to fit its box as
+ * FlameGraph cuts them, so that it reads without JavaScript; the script
+ * adds click to zoom and a search button.
+ *
+ * Every name goes through lib/common/escape.h: JSON inside the page's
+ * <script> element, XML in the SVG (issue 18: an event name held a
+ * <script> that ran when the SVG was opened).
  */
 #include <stddef.h>
 #include <inttypes.h>
@@ -28,10 +34,13 @@
 #include "analysis.h"
 #include "commands.h"
 #include "opts.h"
+#include "escape.h"
 #include "flamegraph-assets.h"
 
 #define SVG_WIDTH 1200
 #define SVG_ROW 17
+#define SVG_CHAR 6.5         /* px per character of the labels (svg.js sizes them alike) */
+#define SVG_MIN_LABEL 30     /* px: narrower frames have no label */
 
 struct fg_opts {
 	const char *input, *output, *range;
@@ -43,7 +52,7 @@ static void json_key_str(FILE *f, const char *key, const char *s)
 {
 	fprintf(f, "\"%s\":", key);
 	if (s)
-		pm_json_str(f, s, strlen(s), true);
+		escape_json_html(f, s, strlen(s));
 	else
 		fputs("null", f);
 	fputs(",\n", f);
@@ -74,7 +83,7 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 		const char *s = strtab__str(st, i);
 
 		fputs(i ? ",\n" : "", f);
-		pm_json_str(f, s, strlen(s), true);
+		escape_json_html(f, s, strlen(s));
 	}
 	fputs("],\n\"frames\":[", f);
 	for (size_t i = 0; i < nf; i++)
@@ -87,7 +96,7 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 		const char *c = profile__str(p, tv[i].comm);
 
 		fprintf(f, "%s{\"tid\":%u,\"pid\":%u,\"comm\":", i ? ",\n" : "", tv[i].tid, tv[i].pid);
-		pm_json_str(f, c, strlen(c), true);
+		escape_json_html(f, c, strlen(c));
 		fputs("}", f);
 	}
 	fputs("],\n\"samples\":[", f);
@@ -144,6 +153,20 @@ static unsigned name_hash(const char *s)
 	return h;
 }
 
+/* A frame's label: as much of the name as fits w px, ".." where it is cut */
+static void svg_label(FILE *f, const char *name, double w)
+{
+	size_t len = strlen(name), max = w < SVG_MIN_LABEL ? 0 : (size_t)((w - 6) / SVG_CHAR);
+
+	if (escape_utf8_cut(name, len, max, NULL) == len) {
+		escape_xml(f, name, len);
+		return;
+	}
+	escape_xml(f, name, escape_utf8_cut(name, len, max > 2 ? max - 2 : 0, NULL));
+	if (max)
+		fputs("..", f);
+}
+
 static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 {
 	size_t nf;
@@ -156,23 +179,16 @@ static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 	if (w < 0.3)
 		return;
 	fprintf(c->f, "<g class=\"f\"><title>");
-	for (const char *s = name; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", c->f);
-		else if (*s == '&')
-			fputs("&amp;", c->f);
-		else if (*s == '>')
-			fputs("&gt;", c->f);
-		else
-			putc(*s, c->f);
-	}
+	escape_xml(c->f, name, strlen(name));
 	fprintf(c->f, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
-		"height=\"%d\" fill=\"rgb(%u,%u,%u)\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		"height=\"%d\" fill=\"rgb(%u,%u,%u)\"/><text x=\"%.2f\" y=\"%d\">",
 		c->total[n], 100.0 * (double)c->total[n] / (double)c->w->total_count, x, y,
 		w > 0.5 ? w - 0.5 : w, SVG_ROW - 1,
 		fr->kind == PROFILE_FRAME_COMM ? 180 : 205 + v / 2,
 		fr->kind == PROFILE_FRAME_COMM ? 180 : fr->kind == PROFILE_FRAME_KERNEL ? 110 + v / 2 : 90 + v,
 		fr->kind == PROFILE_FRAME_COMM ? 190 : 40 + v / 3, x + 3, y + SVG_ROW - 5);
+	svg_label(c->f, name, w);
+	fputs("</text></g>\n", c->f);
 	for (size_t k = 0; k < c->nkids[n]; k++) {
 		uint32_t ch = c->kids[n][k];
 
@@ -217,12 +233,13 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" onload=\"pmInit(evt)\">\n<style>\n%s</style>\n"
-		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: %" PRIu64 " samples of %s "
-		"(click: zoom, double-click: reset)</text>\n"
+		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: %" PRIu64 " samples of ",
+		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css, w->total_count);
+	escape_xml(f, profile__event_name(p), strlen(profile__event_name(p)));
+	fprintf(f, " (click: zoom, double-click: reset)</text>\n"
 		"<text x=\"%d\" y=\"14\" class=\"hdr btn\" id=\"search\">Search</text>\n"
 		"<text x=\"%d\" y=\"30\" class=\"hdr\" id=\"matched\"></text>\n",
-		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css, w->total_count,
-		profile__event_name(p), SVG_WIDTH - 60, SVG_WIDTH - 200);
+		SVG_WIDTH - 60, SVG_WIDTH - 200);
 	if (w->total_count)
 		for (size_t k = 0, x = 0; k < c.nkids[0]; k++) {
 			svg_node(&c, c.kids[0][k], (double)x, 0);
@@ -274,7 +291,8 @@ int cmd_flamegraph(int argc, char **argv)
 {
 	struct fg_opts o = { .input = "perf.data" };
 	struct profile_opts po = { 0 };
-	struct range_pred_ctx rc;
+	struct range_pred_ctx rc = { 0 };
+	uint32_t id;
 	struct profile *p = NULL;
 	struct weights w = { 0 };
 	FILE *out = NULL;
@@ -289,9 +307,10 @@ int cmd_flamegraph(int argc, char **argv)
 		return pm_err("unexpected argument '%s'", argv[optind]);
 	if (pm_load(o.input, &po, &p))
 		return 1;
-	if (o.range && pm_range_id(p, o.input, o.range, &rc.name))
+	if (o.range && pm_range_id(p, o.input, o.range, &id))
 		goto out;
-	if (weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
+	if ((o.range && range_pred__init(&rc, p, id) < 0) ||
+	    weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
 		pm_err("out of memory");
 		goto out;
 	}
@@ -309,6 +328,7 @@ int cmd_flamegraph(int argc, char **argv)
 		write_html(p, &o, out, o.range ? aggregate__in_range : NULL, &rc), r = 0;
 	r = pm_output_close(out, o.output) || r;
 out:
+	range_pred__free(&rc);
 	weights__free(&w);
 	profile__free(p);
 	return r;

@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "opts.h"
+#include "escape.h"
 
 bool pm_verbose;
 
@@ -41,10 +42,23 @@ void pm_warnings(void)
 	held.n = 0;
 }
 
+/*
+ * One line on stderr, escaped for the terminal: messages quote names from
+ * recordings and perfmarkd (escape.h), which must neither drive the
+ * terminal nor break the line in two.
+ */
 static void vline(const char *fmt, va_list ap)
 {
+	char *buf = NULL;
+	int n = vasprintf(&buf, fmt, ap);
+
 	fputs("perfmark: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	if (n >= 0) {
+		escape_term(stderr, buf, (size_t)n, 0);
+		free(buf);
+	} else {
+		fputs("out of memory", stderr);
+	}
 	fputc('\n', stderr);
 }
 

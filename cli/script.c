@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "opts.h"
+#include "marker.h"
 #include "script.h"
 #include "uevent.h"
 #include "grow.h"
@@ -76,18 +77,24 @@ static void note_jit(struct script *sc, const struct perfread_sample *s)
 {
 	const struct perfmark_uevent_hdr *h;
 	const uint8_t *d;
+	const char *name;
+	char buf[PERFMARK_MAX_PAYLOAD + 1];
 	uint64_t addr, size;
+	size_t len;
 	bool uevent;
 
 	if (!script__is_marker(s, &uevent) || !uevent)
 		return;
 	h = script__uevent_hdr(s, &d);
 	if (!h || h->version != PERFMARK_UEVENT_VERSION || h->type != PERFMARK_TYPE_JIT_CODE ||
-	    h->size < 17 || !memchr(d + 16, '\0', h->size - 16))
+	    h->size < 17 || !(name = marker_name(d + 16, h->size - 16, &len)))
 		return;
 	memcpy(&addr, d, 8);
 	memcpy(&size, d + 8, 8);
-	symbolizer__add_jit(sc->sym, s->pid, addr, size, (const char *)d + 16);
+	len = len < PERFMARK_MAX_PAYLOAD ? len : PERFMARK_MAX_PAYLOAD;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	symbolizer__add_jit(sc->sym, s->pid, addr, size, buf);
 }
 
 /*
@@ -143,16 +150,17 @@ static int entry_cmp(const void *a, const void *b)
  * the one it nests in.  O(1) per begin and end, whatever the input holds
  * (a scan over all open ranges took 7.6 s for 60,000 unmatched ones).
  */
-static uint64_t range_key(struct script *sc, uint32_t tid, const char *name)
+static uint64_t range_key(struct script *sc, uint32_t tid, const char *name, size_t len)
 {
-	uint32_t id = strtab__intern(&sc->range_names, name, strlen(name));
+	uint32_t id = strtab__intern(&sc->range_names, name, len);
 
 	return id == TABLE_NONE ? UINT64_MAX : (uint64_t)tid << 32 | id;
 }
 
-void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint64_t time)
+void script__range_begin(struct script *sc, uint32_t tid, const char *name, size_t len,
+			 uint64_t time)
 {
-	uint64_t key = range_key(sc, tid, name);
+	uint64_t key = range_key(sc, tid, name, len);
 	uint32_t top;
 
 	if (key == UINT64_MAX || sc->nranges >= UINT32_MAX - 1)
@@ -167,10 +175,10 @@ void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint
 }
 
 /* The innermost open range of tid named name: its duration, closed. */
-bool script__range_end(struct script *sc, uint32_t tid, const char *name, uint64_t time,
-		       uint64_t *dur)
+bool script__range_end(struct script *sc, uint32_t tid, const char *name, size_t len,
+		       uint64_t time, uint64_t *dur)
 {
-	uint64_t key = range_key(sc, tid, name);
+	uint64_t key = range_key(sc, tid, name, len);
 	uint32_t top = key == UINT64_MAX ? TABLE_NONE : idmap__get(&sc->open_idx, key);
 	const struct open_range *o;
 

@@ -22,6 +22,9 @@
  *   prog-markers jit MS       copies a small add loop into an anonymous executable
  *                             page, names it with perfmark_jit_code(...,
  *                             "jitted_loop") and spins in it MS ms.
+ *   prog-markers longname LEN MS  a range named "long" + 'x' * (LEN - 4) around
+ *                             phase_one() spinning MS ms, then a counter of
+ *                             that name (names past the payload limit: cut).
  *
  * Every mode prints what it did on stdout, one fact per line ("pid P",
  * "emit size=S rc=R", "expect TYPE HEX", "count NAME N", ...), so the test
@@ -214,6 +217,24 @@ static int mode_phases(double ms)
 	phase_two(ms);
 	rc |= perf_printf("phase C");
 	printf("phases rc %d\n", rc);
+	return 0;
+}
+
+static int mode_longname(size_t len, double ms)
+{
+	char *name = malloc(len + 1);
+
+	if (!name || len < 4)
+		return 1;
+	memcpy(name, "long", 4);
+	memset(name + 4, 'x', len - 4);
+	name[len] = '\0';
+	printf("pid %d\n", (int)getpid());
+	perfmark_range_begin(name);
+	phase_one(ms);
+	perfmark_range_end(name);
+	perfmark_counter(name, 7);
+	free(name);
 	return 0;
 }
 
@@ -444,8 +465,10 @@ int main(int argc, char **argv)
 		return mode_idle(atol(argv[2]));
 	if (!strcmp(argv[1], "jit") && argc == 3)
 		return mode_jit(atof(argv[2]));
+	if (!strcmp(argv[1], "longname") && argc == 4)
+		return mode_longname((size_t)atol(argv[2]), atof(argv[3]));
 usage:
 	fprintf(stderr, "usage: prog-markers mix N | child M | phases MS | loop SEC TAG | "
-		"faults | burst N SIZE | idle N | jit MS\n");
+		"faults | burst N SIZE | idle N | jit MS | longname LEN MS\n");
 	return 2;
 }

@@ -1,6 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libdw's unwinder over perf's register and stack copies.  See unwind_dwarf.h.
+ *
+ * The files it reads are named by the recording (MMAP records, and the
+ * build-id of what they name): every one is opened by fsafe_open_regular()
+ * (fsafe.h: regular files only, never blocking), and libdwfl gets the
+ * descriptor, never a path to open itself.  A FIFO named by a --call-graph
+ * dwarf sample's mapping hung report, flamegraph, export and script in
+ * open() before (issue 18 case 2).
  */
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -13,11 +20,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fsafe.h"
 #include "perfread.h"
 #include "symbolize.h"
 #include "unwind_dwarf.h"
 
 #define PROC_BUCKETS 256
+#define DEBUG_BUILD_ID_DIR "/usr/lib/debug/.build-id"
 #define NR_DWARF_REGS 17         /* x86-64: rax..r15, then the return address column */
 
 /* perf's x86-64 register numbers (PERF_REG_X86_*) for DWARF registers 0..15 */
@@ -46,8 +55,40 @@ struct dwarf_unwinder {
 	struct symbolizer *sym;     /* the maps the cached Dwfls were built from */
 };
 
+/*
+ * A module's separate debug information (CFI in .debug_frame, when its
+ * .eh_frame has none for a pc): /usr/lib/debug/.build-id/NN/REST.debug of
+ * its own build-id only, opened as every path here.  Not libdwfl's standard
+ * search, which opens the .gnu_debuglink name beside the mapped file (a
+ * directory the recording chooses) with a plain open() and may ask
+ * debuginfod servers on the network for any build-id a file claims.  An
+ * alternate file (.gnu_debugaltlink, an absolute name) is not looked for:
+ * it only completes DIEs, and unwinding reads CFI.
+ */
+static int find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			  Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			  GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	char path[sizeof(DEBUG_BUILD_ID_DIR) + 2 * 64 + 16];
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	size_t len;
+	int n = dwfl_module_build_id(mod, &id, &vaddr), fd;
+
+	if (n < 2 || n > 64 || (debuglink_file && debuglink_file[0] == '/'))
+		return -1;
+	len = (size_t)snprintf(path, sizeof(path), DEBUG_BUILD_ID_DIR "/%02x/", id[0]);
+	for (int i = 1; i < n; i++)
+		len += (size_t)snprintf(path + len, sizeof(path) - len, "%02x", id[i]);
+	snprintf(path + len, sizeof(path) - len, ".debug");
+	fd = fsafe_open_regular(path);
+	if (fd >= 0)
+		*debuginfo_file_name = strdup(path);
+	return fd < 0 ? -1 : fd;
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -102,10 +143,9 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 /* --- modules, from the symbolizer's maps -------------------------------------- */
 
 /* runtime address - ELF address, for the mapping of file offset pgoff at start */
-static bool file_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
+static bool file_bias(int fd, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	Elf *e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	bool found = false;
 	GElf_Phdr ph;
 	size_t n = 0;
@@ -118,8 +158,6 @@ static bool file_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t
 				found = true;
 			}
 	elf_end(e);
-	if (fd >= 0)
-		close(fd);
 	return found;
 }
 
@@ -135,6 +173,7 @@ static bool report_module(struct dw_proc *p, uint64_t addr)
 	const char *name = NULL;
 	Dwarf_Addr start = 0;
 	uint64_t bias;
+	int fd;
 
 	symbolizer__lookup(p->sym, p->pid, addr, 0, &loc);
 	m = dwfl_addrmodule(p->dwfl, addr);
@@ -144,12 +183,21 @@ static bool report_module(struct dw_proc *p, uint64_t addr)
 			p->stale = true;
 		return !p->stale;
 	}
-	if (!loc.dso || loc.dso[0] != '/' || !loc.map_end ||
-	    !file_bias(loc.dso, loc.map_start, loc.map_pgoff, &bias))
+	if (!loc.dso || loc.dso[0] != '/' || !loc.map_end)
 		return false;
+	fd = fsafe_open_regular(loc.dso);
+	if (fd < 0)
+		return false;
+	if (!file_bias(fd, loc.map_start, loc.map_pgoff, &bias)) {
+		close(fd);
+		return false;
+	}
+	/* the descriptor, not the path: libdwfl keeps it when it takes the module */
 	dwfl_report_begin_add(p->dwfl);
-	m = dwfl_report_elf(p->dwfl, loc.dso, loc.dso, -1, bias, true);
+	m = dwfl_report_elf(p->dwfl, loc.dso, loc.dso, fd, bias, true);
 	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!m)
+		close(fd);
 	return m != NULL;
 }
 
