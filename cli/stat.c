@@ -203,9 +203,13 @@ struct run {
 	unsigned interval_ms;
 };
 
-/* print the share since the last one; 0 or 1 after the error line */
-static int interval(struct run *r, uint64_t t)
+/*
+ * Print the share since the last one; the last share (final) only when
+ * something counted in it.  0 or 1 after the error line.
+ */
+static int interval(struct run *r, uint64_t t, bool final)
 {
+	bool any = false;
 	size_t i;
 	int e = counting__read(r->c, r->cur);
 
@@ -216,7 +220,10 @@ static int interval(struct run *r, uint64_t t)
 
 		r->prev[i] = r->cur[i];
 		r->cur[i] = d;
+		any |= d.enabled > 0;
 	}
+	if (final && !any)
+		return 0;
 	stat_print_counts(&r->out, &r->ev, r->cur, t - r->last, (int64_t)(t - r->t0));
 	r->last = t;
 	return 0;
@@ -280,7 +287,7 @@ static int watch(struct run *r, struct child *ch, int sfd, const pid_t *pids, si
 			uint64_t ticks;
 
 			if (read(tfd, &ticks, sizeof(ticks)) == sizeof(ticks))
-				ret = interval(r, now_ns());
+				ret = interval(r, now_ns(), false);
 		}
 		for (i = tfd >= 0 ? 2 : 1; i < n; i++) {
 			if (pfd[i].fd >= 0 && pfd[i].revents) {
@@ -338,6 +345,8 @@ int cmd_stat(int argc, char **argv)
 	ncmd = argc - optind;
 	if (!ncmd && !o.all_cpus && !o.pids)
 		return pm_err("give a command to count (-- CMD), -a or -p PID");
+	if (o.sep && o.json)
+		return pm_err("give -x SEP or --json, not both");
 	if (o.sep && (!*o.sep || strpbrk(o.sep, "\n\r")))
 		return pm_err("bad field separator (-x): one line's text, not empty");
 	if (o.interval && parse_interval(o.interval, &r.interval_ms))
@@ -423,7 +432,7 @@ int cmd_stat(int argc, char **argv)
 		ch.done = true;
 
 	if (r.interval_ms) {
-		if (end > r.last && interval(&r, end))
+		if (end > r.last && interval(&r, end, true))
 			goto out;
 	} else {
 		e = counting__read(r.c, r.cur);

@@ -53,6 +53,9 @@ static const char *tracing_events(char *dir, size_t len, char *err, size_t errle
 			       "cannot be mounted here (mount -t tracefs tracefs /sys/kernel/tracing)"),
 		       NULL;
 	snprintf(dir, len, "%s/events", t);
+	if (access(dir, R_OK | X_OK) && errno == ENOENT)
+		return errline(err, errlen, "tracepoints need tracefs, and %s has no events/ "
+			       "(mount -t tracefs tracefs /sys/kernel/tracing)", t), NULL;
 	if (access(dir, R_OK | X_OK))
 		return errline(err, errlen, "cannot read the tracepoints in %s: %s", dir,
 			       strerror(errno)), NULL;
