@@ -63,7 +63,8 @@ static const struct opt stat_table[] = {
 	  .help = "print the counts of each MS milliseconds (10 or more) instead of the totals",
 	  .set = opt_set_str, .off = offsetof(struct stat_cmd, interval) },
 	{ .flag = 'x', .name = "field-separator", .arg = "SEP",
-	  .help = "CSV as perf's: value,unit,event,run-time,percent,metric-value,metric-unit",
+	  .help = "CSV as perf's, the fields value, unit, event, run-time, percent, metric-value "
+		  "and metric-unit",
 	  .set = opt_set_str, .off = offsetof(struct stat_cmd, sep), .alt = 2 },
 	{ .name = "json", .help = "one JSON object per event (and interval), with perf's keys",
 	  .set = opt_set_true, .off = offsetof(struct stat_cmd, json), .alt = 2 },
