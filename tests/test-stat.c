@@ -95,6 +95,7 @@ static char *printed(const char *sep, bool json, int64_t interval)
 
 static void expect_line(const char *out, const char *line)
 {
+	assert_non_null(out);
 	if (!strstr(out, line))
 		fail_msg("no line '%s' in:\n%s", line, out);
 }
