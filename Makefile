@@ -11,6 +11,7 @@ MESON_OPTS ?=
 # (make, make install, make demo) ...
 DEPS = build-essential clang llvm meson ninja-build pkg-config bpftool python3 \
        libbpf-dev libelf-dev libdw-dev libzstd-dev libjson-c-dev \
+       libtracefs-dev libtraceevent-dev \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev linux-perf
 # ... and what the tests add (make check): cmocka, the readers and tools the
 # tests check against (hotspot's perfparser, bpftrace, go's pprof, chromium),

@@ -97,6 +97,7 @@ static const struct cmd {
 	{ "flamegraph", cmd_flamegraph, &flamegraph_cmd },
 	{ "export", cmd_export, &export_cmd },
 	{ "session", cmd_session, &session_cmd },
+	{ "stat", cmd_stat, &stat_cmd },
 	{ "help", cmd_help, NULL },
 	{ NULL, NULL, NULL },
 };

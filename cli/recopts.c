@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <stdlib.h>
+#include <string.h>
 
 #include "commands.h"
 #include "evspec.h"
@@ -17,13 +18,28 @@ void recopts_init(struct recopts *o)
 static int set_event(void *ctx, const struct opt *opt, const char *arg)
 {
 	struct recspec *r = &((struct recopts *)ctx)->spec;
+	struct evspec *ev = calloc(EVSPEC_MAX, sizeof(*ev));
 	char err[256] = "";
-	int n = evspec_parse(arg, r->events, EVSPEC_MAX, err, sizeof(err));
+	int n, i, e = 0;
 
-	if (n < 0)
-		return pm_err("%s", err);
-	r->nr_events = n;
-	return 0;
+	if (!ev)
+		return pm_err("out of memory");
+	/* the whole list first: a glob of tracepoints is refused as such, not as too many */
+	n = evspec_parse(arg, EVSPEC_SAMPLING, ev, EVSPEC_MAX, err, sizeof(err));
+	for (i = 0; i < n && !e; i++)
+		if (ev[i].tracepoint)
+			e = pm_err("tracepoint recording is not supported yet (%s): "
+				   "perfmark stat counts tracepoints", ev[i].name);
+	if (!e && n < 0)
+		e = pm_err("%s", err);
+	else if (!e && n > RECSPEC_MAX_EVENTS)
+		e = pm_err("too many events (at most %d)", RECSPEC_MAX_EVENTS);
+	if (!e) {
+		memcpy(r->events, ev, (size_t)n * sizeof(*ev));
+		r->nr_events = (size_t)n;
+	}
+	free(ev);
+	return e;
 }
 
 static int set_freq(void *ctx, const struct opt *opt, const char *arg)

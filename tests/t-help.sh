@@ -34,6 +34,11 @@ cmd=record; help record
 has "${REC[@]}" "  -o, --output FILE|-" "(default: perf.data)" "      --duration SECONDS" "  -v, --verbose" "-vv"
 grep -q '^usage: perfmark record .*\[-F HZ | -c PERIOD\]' "$T/help" || die "record usage lacks [-F HZ | -c PERIOD]" -- "$T/help"
 grep -q '\[-- CMD \[ARG...\]\]' "$T/help" || die "record usage lacks -- CMD" -- "$T/help"
+cmd=stat; help stat
+has "  -e, --event EVENT[,EVENT...]" "  -a, --all-cpus" "  -p, --pid PID[,PID...]" "  -I, --interval-print MS" \
+    "  -x, --field-separator SEP" "      --json" "  -o, --output FILE" "(default: perf stat's set"
+grep -qF '[-a | -p PID[,PID...]]' "$T/help" && grep -qF '[-x SEP | --json]' "$T/help" ||
+	die "stat usage lacks [-a | -p PID] or [-x SEP | --json]" -- "$T/help"
 cmd=script; help script
 has "  -i, --input FILE|-" "      --type N" "      --json" "(default: perf.data)"
 cmd=report; help report

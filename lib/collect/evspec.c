@@ -6,7 +6,7 @@
  */
 #include "errline.h"
 #include "evnames.h"
-#include "evspec.h"
+#include "evspec_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -14,12 +14,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* a name -e takes (the table: lib/common/evnames.c) */
-static const struct evname *evspec_find(const char *name, size_t len)
+/* a named event: any of the table's when counting, those record samples when not */
+static const struct evname *evspec_find(const char *name, size_t len, int use)
 {
 	const struct evname *d = evname_find(name, len);
 
-	return d && d->record ? d : NULL;
+	return d && (use == EVSPEC_COUNTING || d->record) ? d : NULL;
 }
 
 static void evspec_fill(const struct evname *d, struct evspec *out)
@@ -31,20 +31,111 @@ static void evspec_fill(const struct evname *d, struct evspec *out)
 	out->hardware = d->type == PERF_TYPE_HARDWARE;
 }
 
-int evspec_lookup(const char *name, struct evspec *out)
+/*
+ * perf's u/k/h: naming any of them excludes the others ("u": user only).
+ * 0 or -EINVAL + err.
+ */
+static int evspec_modifiers(const char *m, size_t len, struct evspec *e, char *err, size_t errlen)
 {
-	const struct evname *d;
+	bool u = false, k = false, h = false;
+	size_t i;
 
-	if (!name || !out)
-		return -EINVAL;
-	d = evspec_find(name, strlen(name));
-	if (!d)
-		return -EINVAL;
-	evspec_fill(d, out);
+	if (!len)
+		return errline(err, errlen, "empty modifier in '%s'", e->name);
+	for (i = 0; i < len; i++) {
+		bool *b = m[i] == 'u' ? &u : m[i] == 'k' ? &k : m[i] == 'h' ? &h : NULL;
+
+		if (!b || *b)
+			return errline(err, errlen, "unknown modifier '%.*s' in '%s' (u, k, h or a mix: uk)",
+				       (int)(len > 16 ? 16 : len), m, e->name);
+		*b = true;
+	}
+	e->exclude_user = !u;
+	e->exclude_kernel = !k;
+	e->exclude_hv = !h;
 	return 0;
 }
 
-int evspec_parse(const char *list, struct evspec *out, size_t max, char *err, size_t errlen)
+static bool has_glob(const char *s, size_t len)
+{
+	return memchr(s, '*', len) || memchr(s, '?', len);
+}
+
+/*
+ * One event of a list, s[0..len): into out[*n] (tracepoint globs: several).
+ * 0 or -EINVAL + err.
+ */
+static int evspec_one(const char *s, size_t len, int use, bool glob, struct evspec *out,
+		      size_t max, size_t *n, char *err, size_t errlen)
+{
+	const char *colon = memchr(s, ':', len), *slash = memchr(s, '/', len), *mod = NULL;
+	size_t blen = colon ? (size_t)(colon - s) : len, mlen = 0;
+	const struct evname *d;
+	struct evspec e;
+	int r;
+
+	if (len >= EVSPEC_NAME_MAX)
+		return errline(err, errlen, "event name too long: '%.64s...'", s);
+	if (slash) {
+		/* PMU/TERMS/ and its modifiers after the closing slash */
+		const char *close = memchr(slash + 1, '/', len - (size_t)(slash + 1 - s));
+
+		if (!close)
+			return errline(err, errlen, "missing '/' after the terms in '%.*s'", (int)len, s);
+		blen = (size_t)(close + 1 - s);
+		mod = close + 1;
+		mlen = len - blen;
+		if (mlen && *mod == ':')
+			mod++, mlen--;
+		r = evspec_pmu(s, blen, &e, err, errlen);
+		if (r < 0)
+			return r;
+	} else if ((d = evname_find(s, blen))) {
+		if (!evspec_find(s, blen, use))
+			return errline(err, errlen, "%s cannot be sampled (perfmark stat counts it)",
+				       d->name);
+		evspec_fill(d, &e);
+	} else if ((r = evspec_raw(s, blen, &e, err, errlen)) != 0) {
+		if (r < 0)
+			return r;
+	} else if (colon) {
+		const char *name = colon + 1, *end = memchr(name, ':', len - blen - 1);
+		size_t nlen = end ? (size_t)(end - name) : len - blen - 1;
+
+		if (end)
+			return errline(err, errlen, "modifiers are not taken on tracepoints: '%.*s'",
+				       (int)len, s);
+		if (!glob && (has_glob(s, blen) || has_glob(name, nlen)))
+			return errline(err, errlen, "a glob names several events: '%.*s'", (int)len, s);
+		return evspec_tracepoints(s, blen, name, nlen, glob, out, max, n, err, errlen);
+	} else {
+		return errline(err, errlen, "unknown event '%.*s'", (int)(len > 64 ? 64 : len), s);
+	}
+	if (colon && !slash) {
+		mod = colon + 1;
+		mlen = len - blen - 1;
+	}
+	if (mod && (mlen || !slash)) {
+		size_t at = strnlen(e.name, sizeof(e.name));
+
+		r = evspec_modifiers(mod, mlen, &e, err, errlen);
+		if (r)
+			return r;
+		/* perf's spelling, on the canonical name: cycles:u, r003c:k, cpu/event=0x3c/u */
+		if (at + 1 + mlen >= sizeof(e.name))
+			return errline(err, errlen, "event name too long: '%.64s...'", s);
+		if (!slash)
+			e.name[at++] = ':';
+		memcpy(e.name + at, mod, mlen);
+		e.name[at + mlen] = '\0';
+	}
+	if (*n >= max)
+		return errline(err, errlen, "too many events (at most %zu)", max);
+	out[(*n)++] = e;
+	return 0;
+}
+
+int evspec_parse(const char *list, int use, struct evspec *out, size_t max, char *err, size_t errlen)
 {
 	const char *p;
 	size_t n = 0;
@@ -54,26 +145,59 @@ int evspec_parse(const char *list, struct evspec *out, size_t max, char *err, si
 	if (!out && max > 0)
 		return -EINVAL;
 
-	p = list;
-	for (;;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const struct evname *d;
+	for (p = list;;) {
+		size_t len = 0;
+		bool in = false;      /* between PMU/ and its closing / */
+		int r;
 
+		for (; p[len] && (in || p[len] != ','); len++)
+			if (p[len] == '/')
+				in = !in;
 		if (len == 0)
 			return errline(err, errlen, "empty event name in '%s'", list);
-		d = evspec_find(p, len);
-		if (!d)
-			return errline(err, errlen, "unknown event '%.*s'",
-					   (int)(len > 64 ? 64 : len), p);
-		if (n >= max)
-			return errline(err, errlen, "too many events (at most %zu)", max);
-		evspec_fill(d, &out[n++]);
-		if (!end)
+		r = evspec_one(p, len, use, true, out, max, &n, err, errlen);
+		if (r)
+			return r;
+		if (!p[len])
 			break;
-		p = end + 1;
+		p += len + 1;
 	}
 	return (int)n;
+}
+
+int evspec_lookup(const char *name, struct evspec *out)
+{
+	size_t n = 0;
+
+	if (!name || !out || !*name)
+		return -EINVAL;
+	if (evspec_one(name, strlen(name), EVSPEC_SAMPLING, false, out, 1, &n, NULL, 0) || n != 1)
+		return -EINVAL;
+	return 0;
+}
+
+bool evspec_same(const struct evspec *a, const struct evspec *b)
+{
+	return a->type == b->type && a->config == b->config && a->config1 == b->config1 &&
+	       a->config2 == b->config2 && a->exclude_user == b->exclude_user &&
+	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv;
+}
+
+int evspec_rebase(struct evspec *e, const char *base)
+{
+	const struct evname *d = evname_find(base, strlen(base));
+	const char *mod = e->tracepoint || strchr(e->name, '/') ? NULL : strchr(e->name, ':');
+	struct evspec r;
+
+	if (!d)
+		return -EINVAL;
+	evspec_fill(d, &r);
+	snprintf(r.name, sizeof(r.name), "%s%s", d->name, mod ? mod : "");
+	r.exclude_user = e->exclude_user;
+	r.exclude_kernel = e->exclude_kernel;
+	r.exclude_hv = e->exclude_hv;
+	*e = r;
+	return 0;
 }
 
 /*

@@ -24,8 +24,12 @@ int recspec_validate(const struct recspec *r, char *err, size_t errlen)
 {
 	size_t i;
 
-	if (r->nr_events > EVSPEC_MAX)
-		return errline(err, errlen, "too many events");
+	if (r->nr_events > RECSPEC_MAX_EVENTS)
+		return errline(err, errlen, "too many events (at most %d)", RECSPEC_MAX_EVENTS);
+	for (i = 0; i < r->nr_events; i++)
+		if (r->events[i].tracepoint)
+			return errline(err, errlen, "tracepoint recording is not supported yet (%s): "
+				       "perfmark stat counts tracepoints", r->events[i].name);
 	if (!r->period && (r->freq < 1 || r->freq > EVSPEC_FREQ_MAX))
 		return errline(err, errlen, "frequency out of range (1..100000)");
 	if (r->period > UINT64_MAX >> 1)
@@ -154,13 +158,13 @@ static int events_from_json(struct json_object *o, struct recspec *r, char *err,
 {
 	struct json_object *a, *x;
 	size_t i;
-	int e = jsonf_array(o, "events", &a, EVSPEC_MAX, err, errlen);
+	int e = jsonf_array(o, "events", &a, RECSPEC_MAX_EVENTS, err, errlen);
 
 	for (i = 0; !e && a && i < json_object_array_length(a); i++) {
 		x = json_object_array_get_idx(a, i);
 		if (!json_object_is_type(x, json_type_string) ||
 		    evspec_lookup(json_object_get_string(x), &r->events[i])) {
-			snprintf(err, errlen, "unknown event '%.32s'",
+			snprintf(err, errlen, "unknown event '%.64s'",
 				 json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "?");
 			return -EINVAL;
 		}

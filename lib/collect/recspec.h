@@ -28,6 +28,7 @@
 
 #include "evspec.h"
 
+#define RECSPEC_MAX_EVENTS    8                 /* sampling events of one recording */
 #define RECSPEC_FREQ_DEFAULT  4000
 #define RECSPEC_MAX_PIDS      64
 #define RECSPEC_STACK_DEFAULT 8192              /* dwarf: user stack bytes per sample */
@@ -49,7 +50,7 @@ enum recspec_call_graph {
 };
 
 struct recspec {
-	struct evspec events[EVSPEC_MAX];   /* as asked, before any fallback */
+	struct evspec events[RECSPEC_MAX_EVENTS];   /* as asked, before any fallback */
 	size_t nr_events;                   /* 0: the default event (cycles) */
 	uint64_t freq;                      /* -F, samples/s; used while period is 0 */
 	uint64_t period;                    /* -c, events per sample; 0: use freq */

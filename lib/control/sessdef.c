@@ -78,7 +78,7 @@ static int state_from_json(struct json_object *o, struct sessdef *d, char *err, 
 	int e;
 
 	if ((e = jsonf_u64(o, "owner", &v, 0, UINT32_MAX, err, errlen)) ||
-	    (e = jsonf_array(o, "resolved", &arr, EVSPEC_MAX, err, errlen)))
+	    (e = jsonf_array(o, "resolved", &arr, RECSPEC_MAX_EVENTS, err, errlen)))
 		return e;
 	d->owner = (uint32_t)v;
 	for (i = 0; arr && i < json_object_array_length(arr); i++) {

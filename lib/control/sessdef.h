@@ -50,7 +50,7 @@ struct sessdef {
 	uint32_t keep;                     /* 0: keep all */
 	/* kept by the daemon */
 	uint32_t owner;                    /* uid */
-	char resolved[EVSPEC_MAX][32];     /* as opened (after fallback), for adoption */
+	char resolved[RECSPEC_MAX_EVENTS][EVSPEC_NAME_MAX];     /* as opened (after fallback), for adoption */
 	size_t nr_resolved;
 	uint64_t seq;                      /* file sink: next file number */
 	bool stopped;                      /* by `stop` */
