@@ -21,10 +21,57 @@
 
 #include "unwind_wire.h"
 
-/* limits against hostile input */
+/*
+ * Budgets against hostile input (issue 18).  The rule, for every parser of
+ * a file a user controls: time linear in its input, memory bounded by a
+ * stated multiple of it, and past a per-object budget the object is
+ * refused, counted (unwind_stats.refused), and its code unwound by frame
+ * pointer instead.  Here, for a CFI section of B bytes (cfi_image.c checks
+ * all of it before libdw runs any of it, cfi_scan.h says how):
+ *   - B <= UNWIND_CFI_MAX_BYTES (a compressed .debug_frame: also at most
+ *     UNWIND_CFI_MAX_ZRATIO times its compressed size), at most
+ *     UNWIND_TABLE_MAX_FDES FDEs;
+ *   - the work libdw does to give every row, counted exactly before it
+ *     runs: <= UNWIND_CFI_WORK_PER_BYTE * B + UNWIND_CFI_WORK_FLOOR units
+ *     (a unit is about a nanosecond and a half here);
+ *   - rows <= UNWIND_TABLE_MAX_ROWS (and UNWIND_TABLE_MAX_FDE_ROWS per FDE,
+ *     past which the FDE's rows end in PM_UW_UNSUPPORTED);
+ *   - the memory to build it (the copy, libdw's caches, our arrays; an
+ *     estimate from the scan, upper bounds of each) <= UNWIND_CFI_MEM_PER_BYTE
+ *     * B + UNWIND_CFI_MEM_FLOOR;
+ *   - every CFA program within cfi_scan.h's limits (remember_state nesting,
+ *     register numbers, expression bytes).
+ * The scan itself is one pass, no allocation per op; the ELF headers are
+ * checked before libelf reads the rest (unwind_table__check_fd).
+ */
+#define UNWIND_CFI_MAX_BYTES       (64u << 20)
+#define UNWIND_CFI_MAX_ZRATIO      64
+#define UNWIND_CFI_WORK_PER_BYTE   64
+#define UNWIND_CFI_WORK_FLOOR      (16u << 20)
+#define UNWIND_CFI_MEM_PER_BYTE    12
+#define UNWIND_CFI_MEM_FLOOR       (8u << 20)
 #define UNWIND_TABLE_MAX_FDES      (1u << 20)
 #define UNWIND_TABLE_MAX_FDE_ROWS  4096
 #define UNWIND_TABLE_MAX_ROWS      (1u << 22)
+#define UNWIND_ELF_MAX_SECTIONS    4096      /* more section headers: refused */
+
+/* why an object was refused (unwind_table__build returned -E2BIG) */
+enum unwind_refusal {
+	UNWIND_REFUSED_SIZE,       /* the CFI section, its FDEs, or the memory to build it */
+	UNWIND_REFUSED_WORK,       /* what libdw would run to give every row */
+	UNWIND_REFUSED_ROWS,       /* rows */
+	UNWIND_REFUSED_RULES,      /* remember_state nesting, register numbers, expressions */
+	UNWIND_REFUSED_NR
+};
+
+/* what the builder saw of an object, against its budget */
+struct unwind_budget {
+	uint64_t bytes;            /* of the CFI section */
+	uint64_t work, work_max;
+	uint64_t rows, rows_max;   /* rows: an upper bound, before building */
+	uint64_t mem, mem_max;
+	int why;                   /* enum unwind_refusal if refused, else -1 */
+};
 
 struct unwind_table {
 	struct pm_uw_row *rows;   /* sorted by pc; the last one is PM_UW_NONE */
@@ -37,12 +84,19 @@ struct unwind_table {
 };
 
 /*
- * Build the table of elf.  0, -ENOENT (no CFI at all), -ENOMEM, or -EINVAL
- * (not an ELF libdw can read).
+ * Build the table of elf.  0, -ENOENT (no CFI at all), -ENOMEM, -EINVAL
+ * (not an ELF libdw can read), or -E2BIG (over a budget: b->why says which).
+ * b may be NULL.
  */
-int unwind_table__build(Elf *elf, struct unwind_table **out);
-/* The same from a file descriptor (read, not kept). */
-int unwind_table__build_fd(int fd, struct unwind_table **out);
+int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *b);
+/*
+ * Whether the ELF file at fd has headers libelf can open within the
+ * budget (64-bit little-endian, at most UNWIND_ELF_MAX_SECTIONS sections):
+ * 0, -EINVAL (not such an ELF file), or -E2BIG.
+ */
+int unwind_table__check_fd(int fd);
+/* The same from a file descriptor (read, not kept; not mapped). */
+int unwind_table__build_fd(int fd, struct unwind_table **out, struct unwind_budget *b);
 /* The row covering ELF address pc, or NULL (outside every FDE, or a gap). */
 const struct pm_uw_row *unwind_table__find(const struct unwind_table *t, uint64_t pc);
 /* The same over a bare array of rows (a table in a pool). */

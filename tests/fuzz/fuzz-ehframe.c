@@ -136,7 +136,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	len = build(data + 9, size - 9, addr, data[0] & 1);
 	e = elf_memory((char *)buf, len);
 	CHECK(e != NULL, "elf_memory: %s", elf_errmsg(-1));
-	r = unwind_table__build(e, &t);
+	r = unwind_table__build(e, &t, NULL);
 	CHECK(r == 0 || r == -ENOENT || r == -EINVAL || r == -E2BIG || r == -ENOMEM, "build: %d", r);
 	CHECK((r == 0) == (t != NULL), "table %p with %d", (void *)t, r);
 	if (t)
