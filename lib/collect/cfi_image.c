@@ -397,6 +397,7 @@ static int scan_fdes(struct cfi_image *im, struct unwind_budget *b)
 			libdw += LIBDW_CIE_BYTES + LIBDW_REG_BYTES * (c->reg + 1ull);
 		}
 		b->work += cost.work;
+		b->calls += cost.calls;
 		b->rows += cost.calls + 1;         /* and the gap after it */
 		expr += cost.expr;
 		libdw += LIBDW_FDE_BYTES;
@@ -422,7 +423,8 @@ static void keep_fdes(struct cfi_image *im)
 	uint64_t prev_end = 0;
 	size_t n = 0;
 
-	qsort(im->fdes, im->nr_fdes, sizeof(*im->fdes), fde_cmp);
+	if (im->nr_fdes)
+		qsort(im->fdes, im->nr_fdes, sizeof(*im->fdes), fde_cmp);
 	for (size_t i = 0; i < im->nr_fdes; i++) {
 		struct cfi_fde *f = &im->fdes[i];
 

@@ -182,10 +182,13 @@ static int fde_rows(struct builder *b, const struct cfi_fde *f)
 		Dwarf_Addr start, end;
 		bool signal = false;
 		uint32_t rule;
+		int r = -1;
 
-		if (n++ == UNWIND_TABLE_MAX_FDE_ROWS ||
-		    dwarf_cfi_addrframe(b->im.cfi, a, &fr) != 0 ||
-		    dwarf_frame_info(fr, &start, &end, &signal) < 0 || start > a || end <= a) {
+		if (n++ < UNWIND_TABLE_MAX_FDE_ROWS) {
+			b->t->calls++;
+			r = dwarf_cfi_addrframe(b->im.cfi, a, &fr);
+		}
+		if (r != 0 || dwarf_frame_info(fr, &start, &end, &signal) < 0 || start > a || end <= a) {
 			free(fr);
 			b->t->bad_fdes++;
 			return push_row(b, a, PM_UW_RULE(PM_UW_UNSUPPORTED, 0, 0));

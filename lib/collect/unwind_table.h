@@ -69,6 +69,7 @@ struct unwind_budget {
 	uint64_t bytes;            /* of the CFI section */
 	uint64_t work, work_max;
 	uint64_t rows, rows_max;   /* rows: an upper bound, before building */
+	uint64_t calls;            /* dwarf_cfi_addrframe() calls the build makes (at most) */
 	uint64_t mem, mem_max;
 	int why;                   /* enum unwind_refusal if refused, else -1 */
 };
@@ -80,6 +81,7 @@ struct unwind_table {
 	size_t nr_fdes;           /* FDEs turned into rows */
 	size_t bad_fdes;          /* unreadable, overlapping, out of range, too long */
 	size_t unsupported;       /* rows with a rule the unwinder cannot follow */
+	size_t calls;             /* dwarf_cfi_addrframe() calls made */
 	const char *source;       /* ".eh_frame" or ".debug_frame" */
 };
 
