@@ -11,9 +11,11 @@
 #   - refuse the library and count why (record -v: "files' CFI refused");
 #   - unwind the library's code by frame pointer instead (it is built with
 #     them): stacks through bomb_leaf reach bomb_mid and main.
-# Then the same in a member's perfmarkd session (perfmarkd builds tables
-# for every user's processes), for perfmarkd's RSS and CPU (/proc) and
-# `session show`.
+# Then --call-graph dwarf: perfmark report (libdwfl, after the fact) within
+# the same bounds, the refusal told on stderr, the chains whole by frame
+# pointer.  Then a member's perfmarkd session (perfmarkd builds tables for
+# every user's processes), for perfmarkd's RSS and CPU (/proc) and
+# `session show`.  BOMB_KINDS, DWARF_KINDS, BOMB_ITERS: fewer cases, less work.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/unwind-lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
@@ -119,6 +121,53 @@ for k in $kinds; do
 		die "$k: of $n samples through bomb_leaf, $mm reach bomb_mid and $m main (frame pointers)"
 	ok "$k: refused (${why[$k]}), RSS $extra_rss KB, CPU $extra_cpu s over base;" \
 		"$m of $n stacks through bomb_leaf reach main"
+done
+
+# --- --call-graph dwarf: the analysis unwinds with libdwfl, given only vetted CFI -----
+# pm_chains FILE COMM SYM THROUGH: chains_with, from perfmark's own script
+pm_chains() {
+	"$PERFMARK" script -i "$1" 2>/dev/null | awk -v c="$2" -v s="$3" -v t="$4" '
+		BEGIN { RS = "" }
+		{
+			n_l = split($0, l, "\n"); split(l[1], h, " ")
+			if (h[1] != c) next
+			hs = 0; ht = 0
+			for (i = 2; i <= n_l; i++) {
+				split(l[i], f, " ")
+				if (f[2] == s) hs = 1
+				if (f[2] == t) ht = 1
+			}
+			if (ht) { n++; m += hs }
+		}
+		END { print m + 0, n + 0 }'
+}
+# KIND: record it with --call-graph dwarf, then time perfmark report on it
+report_kind() {
+	local d=$T/$1
+	PERFMARK_NO_DAEMON=1 "$PERFMARK" record --call-graph dwarf -o "$d/dwarf.data" -- "$d/bomb-$1" "$ITERS" \
+		>/dev/null 2>"$d/dwarf.err" || die "$1: record --call-graph dwarf failed" -- "$d/dwarf.err"
+	/usr/bin/time -o "$d/rtime" -f '%M %U %S' "$PERFMARK" report -i "$d/dwarf.data" --sort total \
+		>"$d/report" 2>"$d/report.err" || die "$1: perfmark report failed" -- "$d/report.err" "$d/rtime"
+	read -r RSS u s < <(tail -n 1 "$d/rtime")
+	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+}
+report_kind base
+base_rss=$RSS base_cpu=$CPU
+grep -q "CFI refused" "$T/base/report.err" && die "dwarf, base: a file refused" -- "$T/base/report.err"
+for k in ${DWARF_KINDS:-flood pairs reg}; do
+	report_kind "$k"
+	d=$T/$k
+	extra_rss=$((RSS - base_rss))
+	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
+	[ "$extra_rss" -lt 65536 ] || die "dwarf, $k: report took $extra_rss KB more than base" -- "$d/report.err"
+	fcmp "$extra_cpu < 1.0" || die "dwarf, $k: report took $extra_cpu s more CPU than base"
+	grep -q "perfmark: 1 files' CFI refused for --call-graph dwarf" "$d/report.err" ||
+		die "dwarf, $k: no refusal reported" -- "$d/report.err"
+	read -r m n < <(pm_chains "$d/dwarf.data" "bomb-$k" main bomb_leaf)
+	[ "$n" -ge 200 ] && fcmp "$m / $n >= 0.9" ||
+		die "dwarf, $k: $m of $n samples through bomb_leaf reach main (frame pointers)"
+	ok "dwarf, $k: report refused the file, RSS $extra_rss KB, CPU $extra_cpu s over base;" \
+		"$m of $n stacks reach main"
 done
 
 # --- perfmarkd: a user's session, the daemon (root) builds the tables ----------------

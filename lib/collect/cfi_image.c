@@ -39,9 +39,16 @@ struct cfi_cie {
 	uint32_t reg;              /* the largest register it names */
 };
 
-/* the image: ELF header, section headers (null, the CFI, .shstrtab), names, the bytes */
+#define IMAGE_LOADS 16
+
+/*
+ * The image: ELF header, the file's PT_LOAD headers (addresses only: for a
+ * libdwfl module's range), section headers (null, the CFI, .shstrtab),
+ * names, the bytes.
+ */
 struct image_head {
 	Elf64_Ehdr eh;
+	Elf64_Phdr ph[IMAGE_LOADS];
 	Elf64_Shdr sh[3];
 	char names[32];
 };
@@ -117,8 +124,29 @@ static int section_bytes(struct cfi_image *im, Elf *elf, Elf_Data **out, struct 
 	return 0;
 }
 
+/* elf's PT_LOAD headers into h: addresses and sizes in memory, no file bytes */
+static void copy_loads(struct image_head *h, Elf *elf)
+{
+	size_t n = 0;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	for (size_t i = 0; i < n && h->eh.e_phnum < IMAGE_LOADS; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		h->ph[h->eh.e_phnum++] = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = ph.p_flags,
+						       .p_vaddr = ph.p_vaddr, .p_paddr = ph.p_paddr,
+						       .p_memsz = ph.p_memsz, .p_align = ph.p_align };
+	}
+	if (h->eh.e_phnum) {
+		h->eh.e_phoff = offsetof(struct image_head, ph);
+		h->eh.e_phentsize = sizeof(Elf64_Phdr);
+	}
+}
+
 /* The image, its section the copy of d's bytes (the size set once they are read). */
-static int make_image(struct cfi_image *im, const Elf_Data *d)
+static int make_image(struct cfi_image *im, const Elf_Data *d, Elf *elf)
 {
 	struct image_head *h;
 	const char *names = im->eh ? names_eh : names_dbg;
@@ -145,6 +173,7 @@ static int make_image(struct cfi_image *im, const Elf_Data *d)
 				 .sh_type = SHT_STRTAB, .sh_offset = offsetof(struct image_head, names),
 				 .sh_size = names_len, .sh_addralign = 1 };
 	memcpy(h->names, names, names_len);
+	copy_loads(h, elf);
 	im->data = im->img + sizeof(*h);
 	memcpy(im->data, d->d_buf, d->d_size);
 	im->size = d->d_size;
@@ -398,6 +427,8 @@ static int scan_fdes(struct cfi_image *im, struct unwind_budget *b)
 		}
 		b->work += cost.work;
 		b->calls += cost.calls;
+		if (cost.cost + c->cost + CFI_CALL_COST > b->call_max)
+			b->call_max = cost.cost + c->cost + CFI_CALL_COST;
 		b->rows += cost.calls + 1;         /* and the gap after it */
 		expr += cost.expr;
 		libdw += LIBDW_FDE_BYTES;
@@ -407,7 +438,7 @@ static int scan_fdes(struct cfi_image *im, struct unwind_budget *b)
 		if (expr > CFI_MAX_EXPR_TOTAL)
 			return refused(b, UNWIND_REFUSED_RULES);
 	}
-	if (b->work > b->work_max)
+	if (b->work > b->work_max || b->call_max > UNWIND_CFI_CALL_WORK_MAX)
 		return refused(b, UNWIND_REFUSED_WORK);
 	if (b->rows > b->rows_max)
 		return refused(b, UNWIND_REFUSED_ROWS);
@@ -470,9 +501,11 @@ int cfi_image__open(struct cfi_image *im, Elf *elf, struct unwind_budget *b)
 	if (e)
 		return e;
 	b->work_max = UNWIND_CFI_WORK_PER_BYTE * b->bytes + UNWIND_CFI_WORK_FLOOR;
+	if (b->work_max > UNWIND_CFI_WORK_MAX)
+		b->work_max = UNWIND_CFI_WORK_MAX;
 	b->mem_max = UNWIND_CFI_MEM_PER_BYTE * b->bytes + UNWIND_CFI_MEM_FLOOR;
 	b->rows_max = UNWIND_TABLE_MAX_ROWS;
-	e = make_image(im, d);
+	e = make_image(im, d, elf);
 	if (!e)
 		e = read_entries(im, b);
 	if (e)
@@ -485,6 +518,23 @@ int cfi_image__open(struct cfi_image *im, Elf *elf, struct unwind_budget *b)
 		if (!im->cies[i].used)
 			hide_cie(im, im->cies[i].off);
 	return open_libdw(im);
+}
+
+int cfi_image__take(struct cfi_image *im, void **img, size_t *len)
+{
+	if (!im->img || !im->cfi)
+		return -ENOENT;
+	if (im->eh)
+		dwarf_cfi_end(im->cfi);
+	dwarf_end(im->dw);
+	elf_end(im->elf);
+	im->cfi = NULL;
+	im->dw = NULL;
+	im->elf = NULL;
+	*img = im->img;
+	*len = sizeof(struct image_head) + im->size + PAD;
+	im->img = NULL;
+	return 0;
 }
 
 void cfi_image__close(struct cfi_image *im)

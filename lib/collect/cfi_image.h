@@ -65,6 +65,8 @@ struct cfi_image {
  * budget; -ENOMEM.  cfi_image__close() in every case.
  */
 int cfi_image__open(struct cfi_image *im, Elf *elf, struct unwind_budget *b);
+/* The image (malloc'ed) out of an open im, its libdw handles closed. */
+int cfi_image__take(struct cfi_image *im, void **img, size_t *len);
 void cfi_image__close(struct cfi_image *im);
 
 #endif

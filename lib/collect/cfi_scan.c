@@ -185,7 +185,6 @@ static bool advance(struct scan *s, size_t n, uint64_t delta)
 /* One op at s->p; false: libdw's run stops there with an error. */
 static bool op(struct scan *s)
 {
-	const uint8_t *at = s->p;
 	uint8_t o = *s->p++;
 	uint64_t v;
 
@@ -252,8 +251,7 @@ static bool op(struct scan *s)
 			return false;
 		s->depth--;
 		return true;
-	default:
-		(void)at;
+	default:                        /* not an op libdw knows */
 		return false;
 	}
 }

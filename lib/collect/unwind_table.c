@@ -229,11 +229,35 @@ static int build_rows(struct builder *b)
 	return push_row(b, prev_end, PM_UW_RULE(PM_UW_NONE, 0, 0));
 }
 
+/* an ELF file this builder reads: 64-bit little-endian */
+static bool elf_ok(Elf *elf)
+{
+	char *ident = elf ? elf_getident(elf, NULL) : NULL;
+
+	return ident && elf_kind(elf) == ELF_K_ELF && ident[EI_CLASS] == ELFCLASS64 &&
+	       ident[EI_DATA] == ELFDATA2LSB;
+}
+
+int unwind_table__image(Elf *elf, void **img, size_t *len, struct unwind_budget *b)
+{
+	struct cfi_image im;
+	int e;
+
+	memset(b, 0, sizeof(*b));
+	b->why = -1;
+	if (!elf_ok(elf))
+		return -EINVAL;
+	e = cfi_image__open(&im, elf, b);
+	if (!e)
+		e = cfi_image__take(&im, img, len);
+	cfi_image__close(&im);
+	return e;
+}
+
 int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *bud)
 {
 	struct unwind_budget local;
 	struct builder b = { 0 };
-	char *ident;
 	int e;
 
 	*out = NULL;
@@ -241,9 +265,7 @@ int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budge
 		bud = &local;
 	memset(bud, 0, sizeof(*bud));
 	bud->why = -1;
-	ident = elf ? elf_getident(elf, NULL) : NULL;
-	if (!ident || elf_kind(elf) != ELF_K_ELF || ident[EI_CLASS] != ELFCLASS64 ||
-	    ident[EI_DATA] != ELFDATA2LSB)
+	if (!elf_ok(elf))
 		return -EINVAL;
 	b.t = calloc(1, sizeof(*b.t));
 	if (!b.t)

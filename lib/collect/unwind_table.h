@@ -32,8 +32,15 @@
  *     UNWIND_CFI_MAX_ZRATIO times its compressed size), at most
  *     UNWIND_TABLE_MAX_FDES FDEs;
  *   - the work libdw does to give every row, counted exactly before it
- *     runs: <= UNWIND_CFI_WORK_PER_BYTE * B + UNWIND_CFI_WORK_FLOOR units
- *     (a unit is about a nanosecond and a half here);
+ *     runs: <= UNWIND_CFI_WORK_PER_BYTE * B + UNWIND_CFI_WORK_FLOOR units,
+ *     and never over UNWIND_CFI_WORK_MAX (a unit is 1 to 3 ns here: a few
+ *     seconds at most for any object); no single call over
+ *     UNWIND_CFI_CALL_WORK_MAX (the --call-graph dwarf analysis pays one
+ *     call per frame).  libdw runs an FDE's program from its start for each
+ *     row, so real objects are not cheap: over the 2753 ELF files with CFI
+ *     on this Debian 12, those with more than 64 KiB of it cost 21 units a
+ *     byte (median), 83 (99th percentile), 564 at most (valgrind's tools:
+ *     100 M units, 0.3 s); their costliest call, 41 K units;
  *   - rows <= UNWIND_TABLE_MAX_ROWS (and UNWIND_TABLE_MAX_FDE_ROWS per FDE,
  *     past which the FDE's rows end in PM_UW_UNSUPPORTED);
  *   - the memory to build it (the copy, libdw's caches, our arrays; an
@@ -44,10 +51,12 @@
  * The scan itself is one pass, no allocation per op; the ELF headers are
  * checked before libelf reads the rest (unwind_table__check_fd).
  */
-#define UNWIND_CFI_MAX_BYTES       (64u << 20)
+#define UNWIND_CFI_MAX_BYTES       (32u << 20)
 #define UNWIND_CFI_MAX_ZRATIO      64
-#define UNWIND_CFI_WORK_PER_BYTE   64
+#define UNWIND_CFI_WORK_PER_BYTE   1024
 #define UNWIND_CFI_WORK_FLOOR      (16u << 20)
+#define UNWIND_CFI_WORK_MAX        (1ull << 30)
+#define UNWIND_CFI_CALL_WORK_MAX   (256u << 10)
 #define UNWIND_CFI_MEM_PER_BYTE    12
 #define UNWIND_CFI_MEM_FLOOR       (8u << 20)
 #define UNWIND_TABLE_MAX_FDES      (1u << 20)
@@ -70,6 +79,7 @@ struct unwind_budget {
 	uint64_t work, work_max;
 	uint64_t rows, rows_max;   /* rows: an upper bound, before building */
 	uint64_t calls;            /* dwarf_cfi_addrframe() calls the build makes (at most) */
+	uint64_t call_max;         /* work of the costliest single call (a whole program) */
 	uint64_t mem, mem_max;
 	int why;                   /* enum unwind_refusal if refused, else -1 */
 };
@@ -99,6 +109,14 @@ int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budge
 int unwind_table__check_fd(int fd);
 /* The same from a file descriptor (read, not kept; not mapped). */
 int unwind_table__build_fd(int fd, struct unwind_table **out, struct unwind_budget *b);
+/*
+ * For another user of libdw's CFI interpreter (lib/analyze/unwind_dwarf.c
+ * gives it to libdwfl): elf's CFI vetted against the same budgets, as a
+ * standalone ELF image holding only what the budgets let libdw run (see
+ * cfi_image.h) and elf's PT_LOAD addresses.  0 (*img malloc'ed, *len its
+ * bytes), -ENOENT, -EINVAL, -E2BIG (b->why) or -ENOMEM.
+ */
+int unwind_table__image(Elf *elf, void **img, size_t *len, struct unwind_budget *b);
 /* The row covering ELF address pc, or NULL (outside every FDE, or a gap). */
 const struct pm_uw_row *unwind_table__find(const struct unwind_table *t, uint64_t pc);
 /* The same over a bare array of rows (a table in a pool). */
