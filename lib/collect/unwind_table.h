@@ -33,8 +33,8 @@
  *     UNWIND_TABLE_MAX_FDES FDEs;
  *   - the work libdw does to give every row, counted exactly before it
  *     runs: <= UNWIND_CFI_WORK_PER_BYTE * B + UNWIND_CFI_WORK_FLOOR units,
- *     and never over UNWIND_CFI_WORK_MAX (a unit is 1 to 3 ns here: a few
- *     seconds at most for any object); no single call over
+ *     and never over UNWIND_CFI_WORK_MAX (a unit is 0.5 to 2.5 ns here: a
+ *     few seconds at most for any object); no single call over
  *     UNWIND_CFI_CALL_WORK_MAX (the --call-graph dwarf analysis pays one
  *     call per frame).  libdw runs an FDE's program from its start for each
  *     row, so real objects are not cheap: over the 2753 ELF files with CFI
