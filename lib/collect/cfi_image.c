@@ -23,7 +23,7 @@
 /* bytes libdw keeps (estimates, rounded up from 0.188's structs and malloc's overhead) */
 #define LIBDW_FDE_BYTES   128         /* struct dwarf_fde and its search tree node */
 #define LIBDW_CIE_BYTES   256         /* struct dwarf_cie, its node, its initial state ... */
-#define LIBDW_REG_BYTES   8           /* ... and per register of that state */
+#define LIBDW_REG_BYTES   8           /* ... and per register of that state, once run */
 #define LIBDW_EXPR_BYTES  96          /* an interned expression, per byte of it */
 #define FRAME_BYTES(nregs) (96 + 8 * (uint64_t)(nregs))   /* a Dwarf_Frame */
 #define PAD               16          /* zeros after the section's bytes */
@@ -389,21 +389,14 @@ static void hide_fde(struct cfi_image *im, uint32_t off)
 	put_le(im->data + field, n, im->eh ? field - off : off);
 }
 
-/* a CIE no FDE kept uses: a version libdw refuses, so it is never interned */
-static void hide_cie(struct cfi_image *im, uint32_t off)
-{
-	size_t n = offset_size(im, off);
-
-	im->data[off + (n == 8 ? 12 : 4) + n] = 2;
-}
-
 /*
  * Scan every FDE kept and add up the budget: 0 or -E2BIG.  The ops where
  * libdw must stop are overwritten (the scan runs on the copy).
  */
 static int scan_fdes(struct cfi_image *im, struct unwind_budget *b)
 {
-	uint64_t libdw = 0, expr = 0, reg = 0, depth = 0;
+	/* libdw interns every CIE it passes; the initial state of those used */
+	uint64_t libdw = im->nr_cies * LIBDW_CIE_BYTES, expr = 0, reg = 0, depth = 0;
 
 	b->rows = 1;
 	for (size_t i = 0; i < im->nr_fdes; i++) {
@@ -423,7 +416,7 @@ static int scan_fdes(struct cfi_image *im, struct unwind_budget *b)
 			c->used = true;
 			b->work += c->cost;
 			expr += c->expr;
-			libdw += LIBDW_CIE_BYTES + LIBDW_REG_BYTES * (c->reg + 1ull);
+			libdw += LIBDW_REG_BYTES * (c->reg + 1ull);
 		}
 		b->work += cost.work;
 		b->calls += cost.calls;
@@ -514,9 +507,6 @@ int cfi_image__open(struct cfi_image *im, Elf *elf, struct unwind_budget *b)
 	e = scan_fdes(im, b);
 	if (e)
 		return e;
-	for (size_t i = 0; i < im->nr_cies; i++)
-		if (!im->cies[i].used)
-			hide_cie(im, im->cies[i].off);
 	return open_libdw(im);
 }
 

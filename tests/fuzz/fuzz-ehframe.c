@@ -22,7 +22,11 @@
  *     the scan's bound, ends with a PM_UW_NONE row, and has only rule types
  *     the unwinder knows;
  *   - unwind_step() on each row, from registers that point into a stack
- *     buffer, only reads through its callback and always stops or moves up.
+ *     buffer, only reads through its callback and always stops or moves up;
+ *   - the vetted image (unwind_table__image, what --call-graph dwarf gives
+ *     libdwfl) gets the same verdict, and the table built from the image is
+ *     the table: hiding FDEs and cutting programs short changed nothing
+ *     libdw gives.
  */
 #include <elf.h>
 #include <errno.h>
@@ -30,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fuzz-check.h"
@@ -147,6 +152,31 @@ static void check_table(const struct unwind_table *t)
 	CHECK(unwind_table__find(t, t->rows[t->nr_rows - 1].pc) == NULL, "found in the end gap");
 }
 
+/* the table of the vetted image: the same rows */
+static void check_image(Elf *e, int r, const struct unwind_table *t)
+{
+	struct unwind_table *t2 = NULL;
+	struct unwind_budget b;
+	void *img = NULL;
+	size_t len = 0;
+	Elf *e2;
+	int r2 = unwind_table__image(e, &img, &len, &b);
+
+	CHECK((r == -E2BIG) == (r2 == -E2BIG), "build %d, image %d", r, r2);
+	if (r2 || !t) {
+		free(img);
+		return;
+	}
+	e2 = elf_memory(img, len);
+	CHECK(e2 != NULL, "elf_memory of the image: %s", elf_errmsg(-1));
+	CHECK(unwind_table__build(e2, &t2, &b) == 0, "the image builds no table");
+	CHECK(t2->nr_rows == t->nr_rows && !memcmp(t2->rows, t->rows, t->nr_rows * sizeof(*t->rows)),
+	      "the image's table differs: %zu rows, %zu", t2->nr_rows, t->nr_rows);
+	unwind_table__free(t2);
+	elf_end(e2);
+	free(img);
+}
+
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	struct unwind_table *t = NULL;
@@ -178,6 +208,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 	check_budget(r, &b, t);
 	if (t)
 		check_table(t);
+	check_image(e, r, t);
 	unwind_table__free(t);
 	elf_end(e);
 	return 0;
