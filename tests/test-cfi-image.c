@@ -397,6 +397,11 @@ static void test_check_fd(void **state)
 	assert_int_equal(unwind_table__check_fd(fd), -E2BIG);
 	assert_int_equal(unwind_table__build_fd(fd, &t, &b), -E2BIG);
 	assert_int_equal(b.why, UNWIND_REFUSED_SIZE);
+	eh.e_shnum = 1;
+	eh.e_phnum = UNWIND_ELF_MAX_SEGMENTS + 1;
+	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(unwind_table__check_fd(fd), -E2BIG);
+	eh.e_phnum = 0;
 	eh.e_shnum = 0;                         /* the count in section 0: extended numbering */
 	assert_int_equal(pwrite(fd, &eh, sizeof(eh), 0), sizeof(eh));
 	assert_int_equal(unwind_table__check_fd(fd), -E2BIG);

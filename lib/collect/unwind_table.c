@@ -296,7 +296,7 @@ int unwind_table__check_fd(int fd)
 		return -EINVAL;
 	/* libelf allocates a few hundred bytes per section header at elf_begin() */
 	if ((eh.e_shoff && (eh.e_shnum == 0 || eh.e_shstrndx == SHN_XINDEX)) ||
-	    eh.e_shnum > UNWIND_ELF_MAX_SECTIONS)
+	    eh.e_shnum > UNWIND_ELF_MAX_SECTIONS || eh.e_phnum > UNWIND_ELF_MAX_SEGMENTS)
 		return -E2BIG;
 	return 0;
 }

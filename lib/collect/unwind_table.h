@@ -63,6 +63,7 @@
 #define UNWIND_TABLE_MAX_FDE_ROWS  4096
 #define UNWIND_TABLE_MAX_ROWS      (1u << 22)
 #define UNWIND_ELF_MAX_SECTIONS    4096      /* more section headers: refused */
+#define UNWIND_ELF_MAX_SEGMENTS    256       /* more program headers: refused */
 
 /* why an object was refused (unwind_table__build returned -E2BIG) */
 enum unwind_refusal {
@@ -103,7 +104,8 @@ struct unwind_table {
 int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *b);
 /*
  * Whether the ELF file at fd has headers libelf can open within the
- * budget (64-bit little-endian, at most UNWIND_ELF_MAX_SECTIONS sections):
+ * budget (64-bit little-endian, at most UNWIND_ELF_MAX_SECTIONS sections and
+ * UNWIND_ELF_MAX_SEGMENTS program headers, no extended numbering):
  * 0, -EINVAL (not such an ELF file), or -E2BIG.
  */
 int unwind_table__check_fd(int fd);
