@@ -158,7 +158,7 @@ static int daemon_open(struct record *r)
 	struct json_object *req = client_request("record", NULL), *a;
 	int i;
 
-	json_object_object_add(req, "opts", recspec_to_json(&r->so.spec));
+	json_object_object_add(req, "opts", recspec_to_json(&r->so.spec, false));
 	a = json_object_new_array();
 	for (i = 0; i < r->argc; i++)
 		json_object_array_add(a, json_object_new_string(r->argv[i]));

@@ -11,12 +11,14 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "commands.h"
+#include "opts.h"
+#include "marker.h"
 #include "script.h"
 #include "uevent.h"
 #include "grow.h"
@@ -75,18 +77,24 @@ static void note_jit(struct script *sc, const struct perfread_sample *s)
 {
 	const struct perfmark_uevent_hdr *h;
 	const uint8_t *d;
+	const char *name;
+	char buf[PERFMARK_MAX_PAYLOAD + 1];
 	uint64_t addr, size;
+	size_t len;
 	bool uevent;
 
 	if (!script__is_marker(s, &uevent) || !uevent)
 		return;
 	h = script__uevent_hdr(s, &d);
 	if (!h || h->version != PERFMARK_UEVENT_VERSION || h->type != PERFMARK_TYPE_JIT_CODE ||
-	    h->size < 17 || !memchr(d + 16, '\0', h->size - 16))
+	    h->size < 17 || !(name = marker_name(d + 16, h->size - 16, &len)))
 		return;
 	memcpy(&addr, d, 8);
 	memcpy(&size, d + 8, 8);
-	symbolizer__add_jit(sc->sym, s->pid, addr, size, (const char *)d + 16);
+	len = len < PERFMARK_MAX_PAYLOAD ? len : PERFMARK_MAX_PAYLOAD;
+	memcpy(buf, name, len);
+	buf[len] = '\0';
+	symbolizer__add_jit(sc->sym, s->pid, addr, size, buf);
 }
 
 /*
@@ -142,16 +150,17 @@ static int entry_cmp(const void *a, const void *b)
  * the one it nests in.  O(1) per begin and end, whatever the input holds
  * (a scan over all open ranges took 7.6 s for 60,000 unmatched ones).
  */
-static uint64_t range_key(struct script *sc, uint32_t tid, const char *name)
+static uint64_t range_key(struct script *sc, uint32_t tid, const char *name, size_t len)
 {
-	uint32_t id = strtab__intern(&sc->range_names, name, strlen(name));
+	uint32_t id = strtab__intern(&sc->range_names, name, len);
 
 	return id == TABLE_NONE ? UINT64_MAX : (uint64_t)tid << 32 | id;
 }
 
-void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint64_t time)
+void script__range_begin(struct script *sc, uint32_t tid, const char *name, size_t len,
+			 uint64_t time)
 {
-	uint64_t key = range_key(sc, tid, name);
+	uint64_t key = range_key(sc, tid, name, len);
 	uint32_t top;
 
 	if (key == UINT64_MAX || sc->nranges >= UINT32_MAX - 1)
@@ -166,10 +175,10 @@ void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint
 }
 
 /* The innermost open range of tid named name: its duration, closed. */
-bool script__range_end(struct script *sc, uint32_t tid, const char *name, uint64_t time,
-		       uint64_t *dur)
+bool script__range_end(struct script *sc, uint32_t tid, const char *name, size_t len,
+		       uint64_t time, uint64_t *dur)
 {
-	uint64_t key = range_key(sc, tid, name);
+	uint64_t key = range_key(sc, tid, name, len);
 	uint32_t top = key == UINT64_MAX ? TABLE_NONE : idmap__get(&sc->open_idx, key);
 	const struct open_range *o;
 
@@ -257,62 +266,51 @@ void script__free(struct script *sc)
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static int set_type(void *ctx, const struct opt *opt, const char *arg)
 {
-	fprintf(f, "usage: perfmark script [-i FILE|-] [--type N] [--json]\n");
+	struct script_opts *o = ctx;
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ' || errno ||
+	    v > UINT32_MAX)
+		return pm_err("bad --type '%s'", arg);
+	o->filter_type = true;
+	o->type = (uint32_t)v;
+	return 0;
 }
 
+static const struct opt script_table[] = {
+	OPT_INPUT(struct script_opts, input),
+	{ .name = "type", .arg = "N",
+	  .help = "only markers of this type (0 strings, 1/2 range begin/end, "
+	    "3 counters, 4 JIT code, 65536 up: the application's)",
+	  .def = "every record", .set = set_type },
+	{ .name = "json", .help = "one JSON object a line instead of text", .set = opt_set_true,
+	  .off = offsetof(struct script_opts, json) },
+	{ 0 },
+};
+
+const struct opts_cmd script_cmd = {
+	.name = "script",
+	.brief = "print samples and markers in time order (text or JSON)",
+	.about = "Print a recording's samples and markers in time order, as text or JSON.",
+	.in_order = true,
+	.tables = { script_table },
+};
+
+/* 0: go on; 1: --help printed; -EINVAL after the error line */
 static int parse_args(int argc, char **argv, struct script_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "type", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	void *ctx[] = { o };
+	int e;
 
 	o->input = "perf.data";
-	optind = 0;   /* restart getopt: argv[0] is "script" */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->input = optarg;
-			break;
-		case 't': {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-' || optarg[0] == '+' ||
-			    optarg[0] == ' ' || errno || v > UINT32_MAX) {
-				pm_err("bad --type '%s'", optarg);
-				return -EINVAL;
-			}
-			o->filter_type = true;
-			o->type = (uint32_t)v;
-			break;
-		}
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			pm_err("option '%s' needs an argument", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			if (optopt)
-				pm_err("unknown option '-%c' (try 'perfmark script --help')", optopt);
-			else
-				pm_err("unknown option '%s' (try 'perfmark script --help')", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
+	e = opts_parse(&script_cmd, ctx, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? 1 : -EINVAL;
 	if (optind < argc) {
 		pm_err("unexpected argument '%s'", argv[optind]);
 		return -EINVAL;

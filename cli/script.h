@@ -77,9 +77,10 @@ void script__free(struct script *sc);
 bool script__is_marker(const struct perfread_sample *s, bool *uevent);
 const struct perfmark_uevent_hdr *script__uevent_hdr(const struct perfread_sample *s,
 						     const uint8_t **data);
-void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint64_t time);
-bool script__range_end(struct script *sc, uint32_t tid, const char *name, uint64_t time,
-		       uint64_t *dur);
+void script__range_begin(struct script *sc, uint32_t tid, const char *name, size_t len,
+			 uint64_t time);
+bool script__range_end(struct script *sc, uint32_t tid, const char *name, size_t len,
+		       uint64_t time, uint64_t *dur);
 
 /* script_print.c */
 void script__print_sample(struct script *sc, const struct perfread_sample *s);

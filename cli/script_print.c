@@ -2,6 +2,8 @@
 /*
  * perfmark script's output: samples, markers and losses as text (like
  * `perf script`) or one JSON object per line (INTERFACE.md), to sc->out.
+ * Every name and text from the recording goes through lib/common/escape.h:
+ * escape_term in the text, escape_json_object in the JSON.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -10,6 +12,9 @@
 #include <string.h>
 
 #include "callchain.h"
+#include "evnames.h"
+#include "escape.h"
+#include "marker.h"
 #include "script.h"
 #include "uevent.h"
 
@@ -35,109 +40,31 @@ static char *hexstr(const uint8_t *d, size_t n)
 	return s;
 }
 
-/* Length of a valid UTF-8 sequence at p (at most n bytes), 0 if invalid. */
-static size_t utf8_len(const uint8_t *p, size_t n)
+/* Text mode: a name as it is, escaped for the terminal */
+static void put_name(FILE *f, const char *s, size_t n)
 {
-	size_t len;
-	uint32_t cp;
-
-	if (p[0] < 0x80)
-		return 1;
-	if ((p[0] & 0xe0) == 0xc0)
-		len = 2, cp = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		len = 3, cp = p[0] & 0x0f;
-	else if ((p[0] & 0xf8) == 0xf0)
-		len = 4, cp = p[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (p[i] & 0x3f);
-	}
-	if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return len;
+	escape_term(f, s, n, 0);
 }
 
-/* A JSON-safe copy: invalid UTF-8 bytes become U+FFFD. */
-static char *utf8_clean(const uint8_t *s, size_t n)
-{
-	char *out = malloc(3 * n + 1), *o = out;
-
-	if (!out)
-		return NULL;
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_len(s + i, n - i);
-
-		if (l) {
-			memcpy(o, s + i, l);
-			o += l;
-			i += l;
-		} else {
-			memcpy(o, "\xef\xbf\xbd", 3);
-			o += 3;
-			i++;
-		}
-	}
-	*o = '\0';
-	return out;
-}
-
-/* Text mode: a C-escaped, quoted string. */
+/* Text mode: a quoted string, escaped for the terminal */
 static void put_quoted(FILE *f, const uint8_t *s, size_t n)
 {
 	fputc('"', f);
-	for (size_t i = 0; i < n; i++) {
-		uint8_t c = s[i];
-
-		switch (c) {
-		case '"': fputs("\\\"", f); break;
-		case '\\': fputs("\\\\", f); break;
-		case '\n': fputs("\\n", f); break;
-		case '\t': fputs("\\t", f); break;
-		case '\r': fputs("\\r", f); break;
-		default:
-			if (c < 0x20 || c == 0x7f)
-				fprintf(f, "\\x%02x", c);
-			else
-				fputc(c, f);
-		}
-	}
+	escape_term(f, (const char *)s, n, ESC_TERM_QUOTED);
 	fputc('"', f);
 }
 
 static const char *event_name(const struct perfread_event *e, char *buf, size_t size)
 {
-	static const char *const hw[] = {
-		[PERF_COUNT_HW_CPU_CYCLES] = "cycles",
-		[PERF_COUNT_HW_INSTRUCTIONS] = "instructions",
-		[PERF_COUNT_HW_CACHE_REFERENCES] = "cache-references",
-		[PERF_COUNT_HW_CACHE_MISSES] = "cache-misses",
-		[PERF_COUNT_HW_BRANCH_INSTRUCTIONS] = "branches",
-		[PERF_COUNT_HW_BRANCH_MISSES] = "branch-misses",
-	};
-	static const char *const sw[] = {
-		[PERF_COUNT_SW_CPU_CLOCK] = "cpu-clock",
-		[PERF_COUNT_SW_TASK_CLOCK] = "task-clock",
-		[PERF_COUNT_SW_PAGE_FAULTS] = "page-faults",
-		[PERF_COUNT_SW_CONTEXT_SWITCHES] = "context-switches",
-	};
+	const char *n;
 
 	if (!e)
 		return "unknown";
 	if (e->name && *e->name)
 		return e->name;
-	if (e->attr.type == PERF_TYPE_HARDWARE && e->attr.config < sizeof(hw) / sizeof(hw[0]) &&
-	    hw[e->attr.config])
-		return hw[e->attr.config];
-	if (e->attr.type == PERF_TYPE_SOFTWARE && e->attr.config < sizeof(sw) / sizeof(sw[0]) &&
-	    sw[e->attr.config])
-		return sw[e->attr.config];
+	n = evname_of(e->attr.type, e->attr.config);
+	if (n)
+		return n;
 	snprintf(buf, size, "%u:%llu", e->attr.type, (unsigned long long)e->attr.config);
 	return buf;
 }
@@ -157,9 +84,9 @@ static void text_prefix(struct script *sc, uint32_t pid, uint32_t tid, uint32_t 
 {
 	char cb[24];
 
-	fprintf(sc->out, "%16s %6u/%-6u [%03u] %" PRIu64 ".%09" PRIu64 ": ",
-	       comm_of(sc, tid, cb, sizeof(cb)), pid, tid, cpu,
-	       time / 1000000000U, time % 1000000000U);
+	escape_term_pad(sc->out, comm_of(sc, tid, cb, sizeof(cb)), 16);
+	fprintf(sc->out, " %6u/%-6u [%03u] %" PRIu64 ".%09" PRIu64 ": ",
+	       pid, tid, cpu, time / 1000000000U, time % 1000000000U);
 }
 
 static struct json_object *json_common(uint64_t time, uint32_t pid, uint32_t tid, uint32_t cpu,
@@ -173,7 +100,7 @@ static struct json_object *json_common(uint64_t time, uint32_t pid, uint32_t tid
 	json_object_object_add(o, "pid", json_object_new_int64(pid));
 	json_object_object_add(o, "tid", json_object_new_int64(tid));
 	json_object_object_add(o, "cpu", json_object_new_int64(cpu));
-	json_object_object_add(o, "event", json_object_new_string(event));
+	json_object_object_add(o, "event", escape_json_object(event, strlen(event)));
 	return o;
 }
 
@@ -187,14 +114,14 @@ static void json_emit(struct script *sc, struct json_object *o)
 	json_object_put(o);
 }
 
-static void json_add_string(struct json_object *o, const char *key, const uint8_t *s, size_t n)
+static void json_add_string(struct json_object *o, const char *key, const void *s, size_t n)
 {
-	char *c = utf8_clean(s, n);
+	json_object_object_add(o, key, escape_json_object(s, n));
+}
 
-	if (c) {
-		json_object_object_add(o, key, json_object_new_string(c));
-		free(c);
-	}
+static void json_add_name(struct json_object *o, const char *key, const char *s)
+{
+	json_add_string(o, key, s, strlen(s));
 }
 
 /* ---- samples -------------------------------------------------------------------- */
@@ -239,26 +166,33 @@ void script__print_sample(struct script *sc, const struct perfread_sample *s)
 		if (!o)
 			return;
 		json_object_object_add(o, "ip", json_object_new_uint64(s->ip));
-		json_object_object_add(o, "sym", json_object_new_string(
-			symbolizer__name(sc->sym, s->pid, s->ip, kernel)));
+		json_add_name(o, "sym", symbolizer__name(sc->sym, s->pid, s->ip, kernel));
 		if (dso)
-			json_object_object_add(o, "dso", json_object_new_string(dso));
+			json_add_name(o, "dso", dso);
 		if (s->period)
 			json_object_object_add(o, "period", json_object_new_uint64(s->period));
 		chain = json_object_new_array();
 	} else {
 		text_prefix(sc, s->pid, s->tid, s->cpu, s->time);
-		fprintf(sc->out, "%s: %16" PRIx64 " %s\n", ev, s->ip, sym);
+		put_name(sc->out, ev, strlen(ev));
+		fprintf(sc->out, ": %16" PRIx64 " ", s->ip);
+		put_name(sc->out, sym, strlen(sym));
+		fputc_out(sc, '\n');
 	}
 	/* the chain as report has it (dwarf samples unwound there) */
 	n = (s->nr_ips || s->stack_size) ? callchain__get(sc->sym, sc->r, s, ips, CALLCHAIN_MAX) : 0;
 	for (size_t i = 0; i < n; i++) {
-		if (chain)
-			json_object_array_add(chain, json_object_new_string(
-				symbolizer__name(sc->sym, s->pid, ips[i].ip, ips[i].kernel)));
-		else if (!sc->o.json)
-			fprintf(sc->out, "\t%16" PRIx64 " %s\n", ips[i].ip,
-				sym_text(sc, s->pid, ips[i].ip, ips[i].kernel, sb, sizeof(sb), &dso));
+		if (chain) {
+			const char *nm = symbolizer__name(sc->sym, s->pid, ips[i].ip, ips[i].kernel);
+
+			json_object_array_add(chain, escape_json_object(nm, strlen(nm)));
+		} else if (!sc->o.json) {
+			const char *st = sym_text(sc, s->pid, ips[i].ip, ips[i].kernel, sb, sizeof(sb), &dso);
+
+			fprintf(sc->out, "\t%16" PRIx64 " ", ips[i].ip);
+			put_name(sc->out, st, strlen(st));
+			fputc_out(sc, '\n');
+		}
 	}
 	if (sc->o.json) {
 		json_object_object_add(o, "callchain", chain ? chain : json_object_new_array());
@@ -310,16 +244,11 @@ static void decode_marker(const struct perfread_sample *s, bool uevent, struct m
 	m->valid = h->version == PERFMARK_UEVENT_VERSION;
 }
 
-/* A NUL-terminated name at d (within n bytes), or NULL. */
-static const char *payload_name(const uint8_t *d, size_t n)
-{
-	return n && memchr(d, '\0', n) ? (const char *)d : NULL;
-}
-
 void script__print_marker(struct script *sc, const struct perfread_sample *s, bool uevent)
 {
 	const char *ev = uevent ? EV_UEVENT : EV_PRINTF;
 	const char *name = NULL;
+	size_t nlen = 0;
 	struct marker m;
 	struct json_object *o = NULL;
 	uint64_t dur = 0;
@@ -329,13 +258,13 @@ void script__print_marker(struct script *sc, const struct perfread_sample *s, bo
 
 	/* range bookkeeping happens whatever --type shows */
 	if (m.valid && m.type == PERFMARK_TYPE_RANGE_BEGIN) {
-		name = payload_name(m.data, m.data_len);
+		name = marker_name(m.data, m.data_len, &nlen);
 		if (name)
-			script__range_begin(sc, s->tid, name, s->time);
+			script__range_begin(sc, s->tid, name, nlen, s->time);
 	} else if (m.valid && m.type == PERFMARK_TYPE_RANGE_END) {
-		name = payload_name(m.data, m.data_len);
+		name = marker_name(m.data, m.data_len, &nlen);
 		if (name)
-			have_dur = script__range_end(sc, s->tid, name, s->time, &dur);
+			have_dur = script__range_end(sc, s->tid, name, nlen, s->time, &dur);
 	}
 	if (sc->o.filter_type && (!m.valid || m.type != sc->o.type))
 		return;
@@ -368,32 +297,32 @@ void script__print_marker(struct script *sc, const struct perfread_sample *s, bo
 			case PERFMARK_TYPE_RANGE_BEGIN:
 			case PERFMARK_TYPE_RANGE_END:
 				if (name)
-					json_add_string(o, "name", (const uint8_t *)name, strlen(name));
+					json_add_string(o, "name", name, nlen);
 				if (have_dur)
 					json_object_object_add(o, "duration_ns", json_object_new_uint64(dur));
 				break;
 			case PERFMARK_TYPE_COUNTER:
 				if (m.data_len >= 8) {
 					int64_t v;
-					const char *cn = payload_name(m.data + 8, m.data_len - 8);
+					const char *cn = marker_name(m.data + 8, m.data_len - 8, &nlen);
 
 					memcpy(&v, m.data, 8);
 					if (cn)
-						json_add_string(o, "name", (const uint8_t *)cn, strlen(cn));
+						json_add_string(o, "name", cn, nlen);
 					json_object_object_add(o, "value", json_object_new_int64(v));
 				}
 				break;
 			case PERFMARK_TYPE_JIT_CODE:
 				if (m.data_len >= 16) {
 					uint64_t a, sz;
-					const char *jn = payload_name(m.data + 16, m.data_len - 16);
+					const char *jn = marker_name(m.data + 16, m.data_len - 16, &nlen);
 
 					memcpy(&a, m.data, 8);
 					memcpy(&sz, m.data + 8, 8);
 					json_object_object_add(o, "addr", json_object_new_uint64(a));
 					json_object_object_add(o, "code_size", json_object_new_uint64(sz));
 					if (jn)
-						json_add_string(o, "name", (const uint8_t *)jn, strlen(jn));
+						json_add_string(o, "name", jn, nlen);
 				}
 				break;
 			default:
@@ -406,12 +335,12 @@ void script__print_marker(struct script *sc, const struct perfread_sample *s, bo
 
 	text_prefix(sc, s->pid, s->tid, s->cpu, s->time);
 	if (!uevent) {
-		fprintf(sc->out, "%s: ", ev);
+		fprintf(sc->out, "%s: ", ev);   /* EV_PRINTF */
 		put_quoted(sc->out, m.data, m.data_len);
 		fputc_out(sc, '\n');
 		return;
 	}
-	fprintf(sc->out, "%s", ev);
+	fputs(ev, sc->out);   /* EV_UEVENT */
 	if (m.type != UINT32_MAX)
 		fprintf(sc->out, " type=%u", m.type);
 	fprintf(sc->out, " size=%u", m.size);
@@ -434,7 +363,7 @@ void script__print_marker(struct script *sc, const struct perfread_sample *s, bo
 			if (!name)
 				break;
 			fprintf(sc->out, " range %s ", m.type == PERFMARK_TYPE_RANGE_BEGIN ? "begin" : "end");
-			put_quoted(sc->out, (const uint8_t *)name, strlen(name));
+			put_quoted(sc->out, (const uint8_t *)name, nlen);
 			if (have_dur)
 				fprintf(sc->out, " duration=%" PRIu64 ".%09" PRIu64 "s (%" PRIu64 " ns)",
 				       dur / 1000000000U, dur % 1000000000U, dur);
@@ -442,26 +371,30 @@ void script__print_marker(struct script *sc, const struct perfread_sample *s, bo
 			return;
 		case PERFMARK_TYPE_COUNTER:
 			if (m.data_len >= 8) {
-				const char *cn = payload_name(m.data + 8, m.data_len - 8);
+				const char *cn = marker_name(m.data + 8, m.data_len - 8, &nlen);
 				int64_t v;
 
 				if (!cn)
 					break;
 				memcpy(&v, m.data, 8);
-				fprintf(sc->out, " counter %s=%" PRId64 "\n", cn, v);
+				fputs(" counter ", sc->out);
+				put_name(sc->out, cn, nlen);
+				fprintf(sc->out, "=%" PRId64 "\n", v);
 				return;
 			}
 			break;
 		case PERFMARK_TYPE_JIT_CODE:
 			if (m.data_len >= 16) {
-				const char *jn = payload_name(m.data + 16, m.data_len - 16);
+				const char *jn = marker_name(m.data + 16, m.data_len - 16, &nlen);
 				uint64_t a, sz;
 
 				if (!jn)
 					break;
 				memcpy(&a, m.data, 8);
 				memcpy(&sz, m.data + 8, 8);
-				fprintf(sc->out, " jit code addr=0x%" PRIx64 " size=%" PRIu64 " %s\n", a, sz, jn);
+				fprintf(sc->out, " jit code addr=0x%" PRIx64 " size=%" PRIu64 " ", a, sz);
+				put_name(sc->out, jn, nlen);
+				fputc_out(sc, '\n');
 				return;
 			}
 			break;

@@ -112,8 +112,8 @@ static void open_stopped_ring(struct dsess *d)
 static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 {
 	struct session_opts so = { 0 };
-	struct perfdata_event evs[EVSPEC_MAX + 2];
-	uint64_t ids[EVSPEC_MAX + 2];
+	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
+	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
 	struct sink_opts ko = { 0 };
 	struct sink_recovery rec;
 	char rname[PROTO_NAME_MAX + 8];
@@ -147,12 +147,12 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 		e = session__new(&d->run.s, &so, err, errlen);
 		if (e)
 			return e;
-		for (i = 0; i < EVSPEC_MAX && session__event_name(d->run.s, i); i++)
+		for (i = 0; i < RECSPEC_MAX_EVENTS && session__event_name(d->run.s, i); i++)
 			snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
 				 session__event_name(d->run.s, i));
 		d->def.nr_resolved = i;
 	}
-	n = session__events(d->run.s, evs, ids, EVSPEC_MAX + 2);
+	n = session__events(d->run.s, evs, ids, RECSPEC_MAX_EVENTS + 2);
 	sink__free(d->sink);
 	d->sink = NULL;
 	ko.events = evs;

@@ -23,6 +23,9 @@
  *                             page, names it with perfmark_jit_code(...,
  *                             "jitted_loop") and spins in it MS ms.
  *   prog-markers jitmany N    N JIT code markers ("jit_I") back to back, then exit.
+ *   prog-markers longname LEN MS  a range named "long" + 'x' * (LEN - 4) around
+ *                             phase_one() spinning MS ms, then a counter of
+ *                             that name (names past the payload limit: cut).
  *
  * Every mode prints what it did on stdout, one fact per line ("pid P",
  * "emit size=S rc=R", "expect TYPE HEX", "count NAME N", ...), so the test
@@ -215,6 +218,24 @@ static int mode_phases(double ms)
 	phase_two(ms);
 	rc |= perf_printf("phase C");
 	printf("phases rc %d\n", rc);
+	return 0;
+}
+
+static int mode_longname(size_t len, double ms)
+{
+	char *name = malloc(len + 1);
+
+	if (!name || len < 4)
+		return 1;
+	memcpy(name, "long", 4);
+	memset(name + 4, 'x', len - 4);
+	name[len] = '\0';
+	printf("pid %d\n", (int)getpid());
+	perfmark_range_begin(name);
+	phase_one(ms);
+	perfmark_range_end(name);
+	perfmark_counter(name, 7);
+	free(name);
 	return 0;
 }
 
@@ -469,8 +490,10 @@ int main(int argc, char **argv)
 		return mode_jit(atof(argv[2]));
 	if (!strcmp(argv[1], "jitmany") && argc == 3)
 		return mode_jitmany(atol(argv[2]));
+	if (!strcmp(argv[1], "longname") && argc == 4)
+		return mode_longname((size_t)atol(argv[2]), atof(argv[3]));
 usage:
 	fprintf(stderr, "usage: prog-markers mix N | child M | phases MS | loop SEC TAG | "
-		"faults | burst N SIZE | idle N | jit MS | jitmany N\n");
+		"faults | burst N SIZE | idle N | jit MS | jitmany N | longname LEN MS\n");
 	return 2;
 }

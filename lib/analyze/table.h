@@ -44,6 +44,8 @@ struct strtab {
 
 /* The id of s (length len), added when new.  TABLE_NONE when out of memory. */
 uint32_t strtab__intern(struct strtab *t, const char *s, size_t len);
+/* The id of s (length len) when it is there, else TABLE_NONE. */
+uint32_t strtab__find(const struct strtab *t, const char *s, size_t len);
 static inline const char *strtab__str(const struct strtab *t, uint32_t id)
 {
 	return t->arena + t->off[id];

@@ -280,7 +280,7 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size)
 		return false;
 	for (i = 0; i < a->nr_events; i++)
-		if (a->events[i].type != b->events[i].type || a->events[i].config != b->events[i].config)
+		if (!evspec_same(&a->events[i], &b->events[i]))
 			return false;
 	return true;
 }

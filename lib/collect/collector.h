@@ -95,6 +95,7 @@ struct collector_unwind_stats {
 	uint64_t tables, table_bytes;        /* ELF tables loaded, their rows' bytes */
 	uint64_t pool_bytes, cap;            /* BPF memory holding them, and its cap */
 	uint64_t built, evicted, failed, over_cap;
+	uint64_t refused, refused_why[4];    /* files whose CFI was over a budget: frame pointers there */
 	uint64_t procs, mappings;            /* processes and mappings installed */
 	uint64_t stacks, ended_early;        /* user stacks walked; not to the outermost frame */
 	uint64_t ends[5];                    /* by enum pm_uw_end (bpf/unwind_wire.h) */
@@ -106,7 +107,8 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 /*
  * The same as JSON ({"stacks":N,"ended_early":N,"ends":{"depth":N,...},
  * "frames_cfi":N,"frames_fp":N,"tables":N,"table_bytes":N,"pool_bytes":N,
- * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"procs":N,
+ * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"refused":N,
+ * "refused_why":{"size":N,"work":N,"rows":N,"rules":N},"procs":N,
  * "mappings":N}), read back, and as one line of text.
  */
 struct json_object;

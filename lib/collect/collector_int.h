@@ -41,7 +41,7 @@ struct collector {
 	int refs;
 	struct recspec spec;           /* in force (rate may be clamped) */
 	struct recspec req;            /* as asked, for sharing */
-	struct evspec ev[EVSPEC_MAX];  /* after fallback */
+	struct evspec ev[RECSPEC_MAX_EVENTS];  /* after fallback */
 	struct perfmark_bpf *skel;     /* NULL when adopted */
 	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, exec_fd, sideband_fd;
 	bool own_fds;                  /* adopted: the map fds are ours to close */

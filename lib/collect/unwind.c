@@ -531,12 +531,6 @@ void unwinder__remove_maps(struct unwinder *u, int pools_fd)
 	}
 }
 
-void unwinder__set_cap(struct unwinder *u, uint64_t bytes)
-{
-	u->cap = bytes;
-	u->st.cap = bytes;
-}
-
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	*st = u->st;

@@ -37,7 +37,7 @@ struct session {
 	struct session_opts o;
 	struct collector *c;
 	struct collector_sub sub;
-	struct evspec ev[EVSPEC_MAX];  /* after fallback */
+	struct evspec ev[RECSPEC_MAX_EVENTS];  /* after fallback */
 	size_t nr_ev;
 	uint64_t sample_type;
 	struct sink *sink;             /* o.sink, or our own perfdata sink */

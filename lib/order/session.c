@@ -581,8 +581,8 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 /* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
 static int build_sink(struct session *s)
 {
-	struct perfdata_event evs[EVSPEC_MAX + 2];
-	uint64_t ids[EVSPEC_MAX + 2];
+	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
+	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
 	struct sink_opts ko = {
 		.kind = SINK_PERFDATA,
 		.events = evs,
@@ -594,7 +594,7 @@ static int build_sink(struct session *s)
 	};
 	int e;
 
-	ko.nr_events = session__events(s, evs, ids, EVSPEC_MAX + 2);
+	ko.nr_events = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
 	e = sink__new(&s->sink, &ko, NULL);
 	s->own_sink = !e;
 	return e;

@@ -519,11 +519,6 @@ const struct perfread_event *perfread__event_by_id(const struct perfread *r, uin
 	return r ? evlist__find(r->evlist, id) : NULL;
 }
 
-const struct perfdata_env *perfread__env(const struct perfread *r)
-{
-	return r ? &r->env : NULL;
-}
-
 const char *perfread__feature_string(const struct perfread *r, int feature)
 {
 	if (!r || feature <= 0)

@@ -104,8 +104,6 @@ int perfread__parse_sample(const struct perfread *r, const struct perf_event_hea
  */
 int perfread__sample_id(const struct perfread *r, const struct perf_event_header *rec,
 			struct perfread_sample_id *sid);
-/* What the header features say about the recording host and run */
-const struct perfdata_env *perfread__env(const struct perfread *r);
 /* Feature strings when present (HOSTNAME, OSRELEASE, CMDLINE joined): NULL if not */
 const char *perfread__feature_string(const struct perfread *r, int feature);
 bool perfread__has_feature(const struct perfread *r, int feature);
