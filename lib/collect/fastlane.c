@@ -29,17 +29,10 @@
 
 #include <linux/magic.h>
 
+#include "clock.h"
 #include "fastlane.h"
 #include "fastlane_int.h"
 #include "synth.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- attaching to an area ------------------------------------------------ */
 
@@ -103,11 +96,11 @@ static uint64_t birth_mono(int fd)
 		return 0;
 	/* both clocks at one moment: read again if we were preempted between them */
 	for (int i = 0; i < 3; i++) {
-		uint64_t before = mono_ns();
+		uint64_t before = clock_mono_ns();
 
 		if (clock_gettime(CLOCK_REALTIME, &rt))
 			return 0;
-		now = mono_ns();
+		now = clock_mono_ns();
 		if (now - before < 100 * 1000)
 			break;
 	}
@@ -175,7 +168,7 @@ static int check_geometry(struct area *a, const struct pm_fastreg *r)
 static void join(struct fastlane *fl, struct area *a, int k, bool read)
 {
 	struct pm_fl_hdr *h = a->hdr;
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 	uint64_t old = __atomic_exchange_n(&h->consumer[k].token, fl->token, __ATOMIC_ACQ_REL);
 	bool backlog = old && (__atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
 
@@ -388,7 +381,7 @@ out:
 /* one live area found in pid's maps: ours from before a restart? */
 static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64_t end)
 {
-	struct pm_fastreg r = { .pid = pid, .time = mono_ns() };
+	struct pm_fastreg r = { .pid = pid, .time = clock_mono_ns() };
 	struct area *a;
 	pid_t tgid;
 
@@ -493,7 +486,7 @@ static void *pump_main(void *arg)
 		wait_ns = fastlane_pass(fl, wait_ns, true);
 		if (fl->spilled >= FL_SPILL_WAKE && !fl->woke)
 			wake_drain(fl);
-		t = mono_ns() + wait_ns;
+		t = clock_mono_ns() + wait_ns;
 		until.tv_sec = (time_t)(t / 1000000000ull);
 		until.tv_nsec = (long)(t % 1000000000ull);
 		pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
@@ -522,7 +515,7 @@ int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn del
 	}
 	while (!fl->token)
 		if (getrandom(&fl->token, sizeof(fl->token), 0) != sizeof(fl->token))
-			fl->token = mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)fl;
+			fl->token = clock_mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)fl;
 	pthread_mutex_init(&fl->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

@@ -16,16 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "fastlane.h"
 #include "fastlane_int.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- keeping areas beyond this process (fastlane.h) ------------------------- */
 
@@ -250,7 +243,7 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 	struct stat sb;
 	int e = -EINVAL;
 
-	a->reg_time = mono_ns();
+	a->reg_time = clock_mono_ns();
 	a->cons = -1;
 	a->pidfd = -1;
 	a->memfd = -1;

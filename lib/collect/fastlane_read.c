@@ -13,18 +13,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "fastlane_int.h"
 #include "heap.h"
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Room for a chunk of bytes at the spill's tail (lock held): the tail
@@ -145,7 +138,7 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		return 0;
 	}
 	/* every record up to end was complete before now: none can be younger */
-	seen = mono_ns();
+	seen = clock_mono_ns();
 	/* at most two chunks (head - tail <= rs): up to the ring's end, and on from 0 */
 	while (tail < end && part < 2) {
 		uint32_t off = (uint32_t)(tail & (rs - 1));
@@ -179,7 +172,7 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t wait_ns, bool pressure)
 {
-	uint64_t now = mono_ns(), most = 0;   /* largest share of a ring copied, /1024 */
+	uint64_t now = clock_mono_ns(), most = 0;   /* largest share of a ring copied, /1024 */
 
 	for (struct area *a = fl->areas; a; a = a->next) {
 		uint32_t used;
