@@ -9,12 +9,17 @@
  *                     falling back to the frame pointer where no table
  *                     covers an address.
  *
+ *   uw_prepare_exec   stamps each exec as it begins: the walk trusts the
+ *                     mappings user space installed for a process only
+ *                     if it began no image since (struct pm_uw_pid).
+ *
  * A global function: the verifier checks it once, on its own.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "perfmark_wire.h"
 #include "uregs.bpf.h"
 #include "unwind_wire.h"
@@ -44,18 +49,31 @@ struct {
 	__type(value, struct pm_uw_map);
 } uw_maps SEC(".maps");
 
-/* processes whose mappings user space has installed in uw_maps */
+/* processes whose mappings user space has installed in uw_maps, and since when */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 16);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct pm_uw_pid);
 } uw_pids SEC(".maps");
+
+/*
+ * When a task last began an exec (sched_prepare_exec): kept with the task,
+ * so it goes with it, and a pid used again starts without one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} uw_exec_ns SEC(".maps");
 
 /* how user stacks ended, and how frames were found (read by user space) */
 __u64 uw_ends[PM_UW_END_NR] = {};
 __u64 uw_frames_cfi = 0;
 __u64 uw_frames_fp = 0;
+/* samples whose process's installed mappings were of an older image (copied) */
+__u64 uw_stale = 0;
 
 /*
  * The rules found lately, per CPU, by (table generation, ELF address): a
@@ -299,20 +317,61 @@ static long uw_frame(__u32 i, void *data)
 
 
 /*
+ * The exec is stamped before the kernel writes its COMM record (begin_new_exec
+ * fires this tracepoint first), so the COMM's time, which user space installs
+ * the new image with, is never older than the stamp.  The task that execs
+ * leads its process afterwards.  Attached in ehframe mode only.
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(uw_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u64 *t = bpf_task_storage_get(&uw_exec_ns, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (t)
+		*t = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * Are the installed mappings of the image the current process runs?  Not
+ * when it began after user space's since: an exec, or a new process under
+ * an old pid, whose sideband is not read yet.  A thread's process began
+ * with its leader (de_thread() gives an exec'ing thread the leader's
+ * start_time).
+ */
+static __always_inline bool uw_current(const struct pm_uw_pid *v)
+{
+	struct task_struct *leader = bpf_get_current_task_btf()->group_leader;
+	__u64 began = BPF_CORE_READ(leader, start_time), *exec;
+
+	exec = bpf_task_storage_get(&uw_exec_ns, leader, NULL, 0);
+	if (exec && *exec > began)
+		began = *exec;
+	return v->since >= began;
+}
+
+/*
  * Unwind the user stack of the current task into out; returns the frames
- * written, or -1 when user space has not installed the process's mappings
- * yet (the caller copies the stack instead, as dwarf mode does).
+ * written, or -1 when user space has not installed the mappings of the
+ * process's current image (the caller copies the stack instead, as dwarf
+ * mode does).
  */
 __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out)
 {
 	__u32 zero = 0, end;
+	struct pm_uw_pid *v;
 	struct uw_loop lc;
 	struct uw_state *st;
 
 	if (!ctx || !out)
 		return 0;
-	if (!bpf_map_lookup_elem(&uw_pids, &pid))
+	v = bpf_map_lookup_elem(&uw_pids, &pid);
+	if (!v)
 		return -1;
+	if (!uw_current(v)) {
+		__sync_fetch_and_add(&uw_stale, 1);
+		return -1;
+	}
 	st = bpf_map_lookup_elem(&uw_state, &zero);
 	if (!st || !user_regs(st->uregs))
 		return 0;

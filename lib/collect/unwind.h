@@ -68,11 +68,12 @@ void unwinder__tick(struct unwinder *u);
 /* A sample of pid: the first one of a process loads its mappings. */
 void unwinder__sample(struct unwinder *u, uint32_t pid);
 /*
- * Walk a stack the BPF side copied (regs: perf's 20 user registers, stack:
- * size bytes from regs[SP] up) with pid's tables, by the BPF rules; the
- * pcs, leaf first.  Call unwinder__sample(pid) first.
+ * Walk a stack the BPF side copied at time (regs: perf's 20 user registers,
+ * stack: size bytes from regs[SP] up) with pid's tables, by the BPF rules;
+ * the pcs, leaf first.  A stack from before pid's image began (an exec read
+ * since) gets the frame pointers only.  Call unwinder__sample(pid) first.
  */
-size_t unwinder__walk(struct unwinder *u, uint32_t pid, const uint64_t *regs,
+size_t unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
 		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max);
 void unwinder__set_cap(struct unwinder *u, uint64_t bytes);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
