@@ -74,6 +74,8 @@ __u64 uw_frames_cfi = 0;
 __u64 uw_frames_fp = 0;
 /* samples whose process's installed mappings were of an older image (copied) */
 __u64 uw_stale = 0;
+/* samples with a frame in a file mapping user space has not installed yet (copied) */
+__u64 uw_unknown = 0;
 
 /*
  * The rules found lately, per CPU, by (table generation, ELF address): a
@@ -94,6 +96,8 @@ struct uw_state {
 	__u32 n;               /* frames written */
 	__u32 end;             /* PM_UW_END_* + 1 once ended */
 	__u32 exact;           /* pc is not a return address */
+	__u32 unknown;         /* stopped at a file mapping not installed: copy the stack */
+	__u32 pad;
 	__u64 cfi, fp;         /* frames found each way */
 	struct pm_uw_map m;    /* the last frame's mapping (m.end 0: none) */
 	struct uw_cached cache[UW_CACHE];
@@ -136,6 +140,28 @@ static __always_inline long fp_step(struct uw_state *st)
 	st->exact = 0;
 	st->fp++;
 	return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
+}
+
+static long vma_file_exec(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u32 *)data = vma->vm_file && (vma->vm_flags & 0x4 /* VM_EXEC */);
+	return 0;
+}
+
+/*
+ * No mapping installed at pc: code of no file (a JIT's: its frame pointers
+ * are all there is), or a file the process mapped that user space has not
+ * installed yet (the MMAP2 not read, or read after this process's first
+ * sample was).  Frame pointers there end most chains of code built without
+ * them, so the stack is copied for user space, which reads the mapping
+ * first; every file mapping it knows is installed, with a table or without.
+ */
+static __always_inline bool uw_not_installed(struct uw_state *st)
+{
+	__u32 file_exec = 0;
+
+	return !bpf_find_vma(bpf_get_current_task_btf(), st->pc, vma_file_exec, &file_exec, 0) &&
+	       file_exec;
 }
 
 /*
@@ -291,11 +317,17 @@ static long uw_frame(__u32 i, void *data)
 		m = bpf_map_lookup_elem(&uw_maps, &key);
 		if (!m) {
 			st->m.end = 0;
+			if (uw_not_installed(st)) {
+				st->unknown = 1;
+				return 1;
+			}
 			return fp_step(st);
 		}
 		st->m = *m;
 		m = &st->m;
 	}
+	if (!m->nr_rows)               /* installed without a table */
+		return fp_step(st);
 	rel = st->pc - m->bias - (st->exact ? 0 : 1);
 	c = &st->cache[((__u32)rel * 2654435761u ^ m->gen * 2246822519u) >> 22 & (UW_CACHE - 1)];
 	if (m->gen && c->gen == m->gen && c->rel == rel)
@@ -353,8 +385,8 @@ static __always_inline bool uw_current(const struct pm_uw_pid *v)
 /*
  * Unwind the user stack of the current task into out; returns the frames
  * written, or -1 when user space has not installed the mappings of the
- * process's current image (the caller copies the stack instead, as dwarf
- * mode does).
+ * process's current image, or not all of them (the caller copies the stack
+ * instead, as dwarf mode does).
  */
 __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out)
 {
@@ -381,12 +413,17 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	st->pid = pid;
 	st->n = 0;
 	st->end = 0;
+	st->unknown = 0;
 	st->exact = 1;
 	st->cfi = st->fp = 0;
 	st->m.start = st->m.end = 0;
 	lc.st = st;
 	lc.out = out;
 	bpf_loop(PM_MAX_STACK + 1, uw_frame, &lc, 0);
+	if (st->unknown) {
+		__sync_fetch_and_add(&uw_unknown, 1);
+		return -1;
+	}
 	end = st->end ? st->end - 1 : PM_UW_END_DEPTH;
 	if (end < PM_UW_END_NR)
 		__sync_fetch_and_add(&uw_ends[end], 1);

@@ -407,7 +407,7 @@ static void test_records_in_any_order(void **state)
 	feed_task(u, PERF_RECORD_EXIT, 0, pid, shell, t0 + 50);   /* the pid's last owner */
 	feed_task(u, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, pid, 0, t0 + 200);
 	feed_task(u, PERF_RECORD_FORK, 0, pid, shell, t0 + 100);  /* again: a second collector */
-	unwinder__sample(u, pid);
+	unwinder__sample(u, pid, false);
 	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &v));
 	assert_true(v.nr_rows > 10);
 	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
@@ -442,6 +442,67 @@ static void test_records_in_any_order(void **state)
 	teardown(u, &m);
 }
 
+/*
+ * Sideband records were lost: an installed process whose stacks the BPF
+ * side still copies (a mapping it never got) has /proc read again, once.
+ */
+static void test_lost_sideband(void **state)
+{
+	struct { struct perf_event_header h; uint64_t id, lost; uint8_t sid[32]; } lost = {
+		{ PERF_RECORD_LOST, 0, sizeof(lost) }, 1, 10, { 0 } };
+	uint64_t t0 = 1000000;
+	struct pm_uw_pid since;
+	uint32_t pid = getpid();
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+
+	(void)state;
+	feed_task(u, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, pid, 0, t0);
+	feed_self_at(u, t0 + 100, UNWIND_INSTALL);
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0);
+	unwinder__sample(u, pid, true);                  /* copied, nothing lost: as it was */
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0);
+	unwinder__sideband(u, &lost.h, UNWIND_LIST);
+	unwinder__sample(u, pid, false);                 /* walked by the BPF side: fine */
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0);
+	unwinder__sample(u, pid, true);
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_true(since.since > t0 + 100);             /* /proc's, read now */
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_lost_sideband, &(struct pm_uw_map){ 0 }));
+	teardown(u, &m);
+}
+
+/*
+ * A file mapping with no table (no ELF here) is installed all the same, with
+ * no rows: the BPF walk takes its frame pointers there rather than copy the
+ * stack for a mapping it would think not read yet.  Anonymous code is not.
+ */
+static void test_mapping_without_table(void **state)
+{
+	struct pm_uw_map v;
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+	uint32_t pid = getpid();
+	size_t len;
+	void *p;
+
+	(void)state;
+	feed_self(u);
+	p = feed_file(u, "/etc/os-release", &len);
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)p, &v));
+	assert_int_equal(v.nr_rows, 0);
+	assert_int_equal(v.start, (uintptr_t)p);
+	feed_mmap_at(u, pid, 0x20000, "//anon", 0);
+	assert_false(lpm_lookup(&m, pid, 0x20000, &v));
+	feed_exit(u, pid);
+	assert_false(lpm_lookup(&m, pid, (uintptr_t)p, &v));
+	munmap(p, len);
+	teardown(u, &m);
+}
+
 /* a cap (32 KiB: 4096 rows) that xz (1212) and liblzma (3600) do not fit in together */
 static void test_cap_evicts(void **state)
 {
@@ -465,9 +526,9 @@ static void test_cap_evicts(void **state)
 			unwinder__stats(u, &st);
 			assert_true(st.pool_bytes <= 32 << 10);
 			assert_true(st.table_bytes <= st.pool_bytes);
-			/* installed, unless the table alone is over the cap */
-			assert_true(lpm_lookup(&m, getpid(), (uintptr_t)p + len / 2, &v) ||
-				    st.over_cap > 0);
+			/* installed; without rows if the table alone is over the cap */
+			assert_true(lpm_lookup(&m, getpid(), (uintptr_t)p + len / 2, &v));
+			assert_true(v.nr_rows > 0 || st.over_cap > 0);
 			feed_exit(u, getpid());
 			munmap(p, len);
 		}
@@ -490,6 +551,8 @@ int main(void)
 		cmocka_unit_test(test_own_process_installed),
 		cmocka_unit_test(test_walk_copied_stack),
 		cmocka_unit_test(test_records_in_any_order),
+		cmocka_unit_test(test_mapping_without_table),
+		cmocka_unit_test(test_lost_sideband),
 		cmocka_unit_test(test_cap_evicts),
 	};
 

@@ -134,7 +134,7 @@ const void *collector_unwind_ring(struct collector *c, const void *data, size_t 
 
 	if (!c->uw || *size < sizeof(*ps) || ps->rec_type != PM_REC_SAMPLE)
 		return data;
-	unwinder__sample(c->uw, ps->pid);
+	unwinder__sample(c->uw, ps->pid, ps->flags & PM_SF_UREGS);
 	return ps->flags & PM_SF_UREGS ? walk_copy(c, ps, size) : data;
 }
 

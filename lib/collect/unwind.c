@@ -93,17 +93,17 @@ static int set_range(struct unwinder *u, const struct uw_set *only, uint32_t pid
 static int install_mapping(struct unwinder *u, const struct uw_set *only, uint32_t pid,
 			   const struct uw_mapping *m)
 {
-	const struct uw_table *t = &u->tables[m->slot];
-	struct pm_uw_map v = {
-		.pool = t->pool,
-		.first = t->first,
-		.nr_rows = t->nr_rows,
-		.gen = t->gen,
-		.bias = m->bias,
-		.start = m->start,
-		.end = m->end,
-	};
+	struct pm_uw_map v = { .bias = m->bias, .start = m->start, .end = m->end };
 
+	/* without a table too: the BPF walk tells a mapping it has none for from one not read yet */
+	if (m->slot >= 0) {
+		const struct uw_table *t = &u->tables[m->slot];
+
+		v.pool = t->pool;
+		v.first = t->first;
+		v.nr_rows = t->nr_rows;
+		v.gen = t->gen;
+	}
 	return set_range(u, only, pid, m->start, m->end, &v);
 }
 /* --- processes ------------------------------------------------------------------- */
@@ -154,6 +154,8 @@ static void unuse(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
 		return;
 	set_range(u, NULL, pid, m->start, m->end, NULL);
 	m->installed = false;
+	if (m->slot < 0)
+		return;
 	u->st.mappings--;
 	if (--u->tables[m->slot].refs == 0)
 		u->tables[m->slot].last_use = ++u->clock;
@@ -182,10 +184,10 @@ static void use(struct unwinder *u, struct uw_proc *p, struct uw_mapping *m)
 	if (m->installed)
 		return;
 	prepare(u, p->pid, m);
-	if (m->slot < 0)
-		return;
 	install_mapping(u, NULL, p->pid, m);
 	m->installed = true;
+	if (m->slot < 0)
+		return;
 	u->st.mappings++;
 	u->tables[m->slot].refs++;
 }
@@ -339,8 +341,9 @@ static void on_mmap2(struct unwinder *u, const struct perf_event_header *h, int 
 	if (h->size < sizeof(*h) + sizeof(*b) + 1 || !(b->prot & PROT_EXEC) || !b->len)
 		return;
 	m.vdso = !strncmp(b->filename, "[vdso]", room);
-	if (b->filename[0] != '/' && !m.vdso)
-		return;                 /* anonymous (JIT): the frame-pointer fallback */
+	/* anonymous (JIT): the frame-pointer fallback; every file's is installed, table or not */
+	if ((b->filename[0] == '[' && !m.vdso) || !strncmp(b->filename, "//anon", room))
+		return;
 	m.start = b->addr;
 	m.end = b->addr + b->len;
 	m.pgoff = b->pgoff;
@@ -404,15 +407,29 @@ static void activate(struct unwinder *u, struct uw_proc *p)
 	if (p->partial)
 		read_proc(u, p);
 	p->active = true;
+	p->lost_seen = u->lost;
 	for (size_t i = 0; i < p->nr; i++)
 		use(u, p, &p->maps[i]);
 	set_installed(u, p, true);
 }
 
-void unwinder__sample(struct unwinder *u, uint32_t pid)
+void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied)
 {
 	struct uw_proc *p = proc_find(u, pid, false);
 
+	/*
+	 * Installed, and its stack copied all the same: a mapping the BPF side
+	 * has not got.  If sideband records were lost since, it never will from
+	 * the sideband: read /proc again (once a loss).
+	 */
+	if (p && p->active && copied && p->lost_seen != u->lost) {
+		set_installed(u, p, false);
+		for (size_t i = 0; i < p->nr; i++)
+			unuse(u, p->pid, &p->maps[i]);
+		p->partial = true;
+		activate(u, p);
+		return;
+	}
 	if (p && (p->active || p->exited))
 		return;
 	if (!p && !(p = proc_find(u, pid, true)))
@@ -452,6 +469,9 @@ void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, i
 		proc_begin(u, p, t, !parent || parent->partial);
 		if (parent)
 			proc_inherit(u, p, parent, t);
+		break;
+	case PERF_RECORD_LOST:
+		u->lost++;
 		break;
 	case PERF_RECORD_EXIT:              /* pid, ppid, tid, ptid */
 		if (b[0] != b[2] || !(p = proc_find(u, b[0], false)) || p->exited ||

@@ -12,7 +12,7 @@
  * needs their room (least recently used first).
  *
  * Fed by the collector: the sideband (MMAP2 of executable mappings, COMM
- * exec, FORK, EXIT) and each sample's pid; a process seen for the first
+ * exec, FORK, EXIT, LOST) and each sample's pid; a process seen for the first
  * time has its mappings read from /proc/PID/maps.  Files are opened through
  * /proc/PID/map_files, never by a path the traced process could change.
  */
@@ -54,7 +54,7 @@ void unwinder__put(struct unwinder *u);
 int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_fd);
 void unwinder__remove_maps(struct unwinder *u, int pools_fd);
 /*
- * A sideband record (others than MMAP2, COMM, FORK, EXIT are ignored).
+ * A sideband record (others than MMAP2, COMM, FORK, EXIT, LOST are ignored).
  * For an MMAP2, how much to do for a process not installed yet:
  */
 enum {
@@ -65,8 +65,11 @@ enum {
 void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, int how);
 /* After each read of the ring: processes that exited a drain ago are forgotten. */
 void unwinder__tick(struct unwinder *u);
-/* A sample of pid: the first one of a process loads its mappings. */
-void unwinder__sample(struct unwinder *u, uint32_t pid);
+/*
+ * A sample of pid (copied: its stack, for us to walk): the first one of a
+ * process loads its mappings.
+ */
+void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied);
 /*
  * Walk a stack the BPF side copied at time (regs: perf's 20 user registers,
  * stack: size bytes from regs[SP] up) with pid's tables, by the BPF rules;

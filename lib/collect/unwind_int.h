@@ -75,6 +75,7 @@ struct uw_proc {
 	bool exact;                /* born is when its image began (a FORK or COMM exec
 				    * record), not when /proc was read */
 	uint64_t born;             /* its image since (the BPF side's pm_uw_pid.since); 0: unknown */
+	uint64_t lost_seen;        /* the sideband's losses when it was installed */
 	uint64_t exit_time;
 	uint64_t exit_tick;
 	struct uw_mapping *maps;
@@ -94,6 +95,7 @@ struct unwinder {
 	struct uw_set sets[MAX_SETS];
 	size_t nr_sets;
 	uint64_t cap, clock, tick;
+	uint64_t lost;             /* sideband LOST records: mappings may be missing */
 	uint32_t gen;
 	struct unwind_stats st;
 };
