@@ -79,7 +79,7 @@ pm session create shells -a -F 1000 --call-graph ehframe --no-markers --ring 64M
 for i in $(seq 100); do
 	pm session show shells --json >"$T/show.json" 2>/dev/null &&
 		/usr/bin/python3 -c 'import json, sys
-sys.exit(json.load(open(sys.argv[1]))["unwind"]["stacks"] == 0)' "$T/show.json" && break
+sys.exit(not json.load(open(sys.argv[1])).get("unwind", {}).get("stacks"))' "$T/show.json" && break
 	[ "$i" -lt 100 ] || die "the session unwound no stack in 10 s" -- "$T/show.json"
 	sleep 0.1
 done
