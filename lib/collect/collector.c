@@ -86,12 +86,17 @@ enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_ev
  */
 bool collector__consume(struct collector *c)
 {
+	uint64_t t0 = clock_mono_ns(), dt;
 	bool more;
 
 	perf_buffer__consume(c->pb);
 	ring_buffer__consume(c->rb);
 	more = collector_markers_consume(c);
 	collector_unwind_tick(c);
+	/* what a drain of this collector cost the thread that drains (stats: longest drain) */
+	dt = clock_mono_ns() - t0;
+	if (dt > c->drain_max_ns)
+		c->drain_max_ns = dt;
 	return more;
 }
 

@@ -101,6 +101,7 @@ struct collector_unwind_stats {
 	uint64_t ends[5];                    /* by enum pm_uw_end (bpf/unwind_wire.h) */
 	uint64_t frames_cfi, frames_fp;      /* frames found from tables, by frame pointer */
 	uint64_t copied;                     /* stacks BPF copied (no tables yet), walked here */
+	uint64_t drain_max_ns;               /* the longest read of the ring (collector__consume) */
 };
 /* false unless the collector unwinds with tables (--call-graph ehframe) */
 bool collector__unwind_stats(const struct collector *c, struct collector_unwind_stats *st);
@@ -109,7 +110,7 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
  * "frames_cfi":N,"frames_fp":N,"tables":N,"table_bytes":N,"pool_bytes":N,
  * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"refused":N,
  * "refused_why":{"size":N,"work":N,"rows":N,"rules":N},"procs":N,
- * "mappings":N}), read back, and as one line of text.
+ * "mappings":N,"copied":N,"drain_max_ns":N}), read back, and as one line of text.
  */
 struct json_object;
 struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st);

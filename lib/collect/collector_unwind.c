@@ -215,6 +215,7 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 	st->procs = us.procs;
 	st->mappings = us.mappings;
 	st->copied = us.walks;
+	st->drain_max_ns = c->drain_max_ns;
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		return true;
 	for (size_t i = 0; i < PM_UW_END_NR; i++) {
@@ -231,7 +232,7 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 #define UW_STATS_FIELDS(X) \
 	X(stacks) X(ended_early) X(frames_cfi) X(frames_fp) X(tables) X(table_bytes) \
 	X(pool_bytes) X(cap) X(built) X(evicted) X(failed) X(over_cap) X(refused) X(procs) \
-	X(mappings) X(copied)
+	X(mappings) X(copied) X(drain_max_ns)
 
 struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st)
 {
@@ -276,10 +277,11 @@ void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *
 		 " at the frame limit, %" PRIu64 " without a table, %" PRIu64 " unreadable, %" PRIu64
 		 " unsupported CFI); %" PRIu64 " tables, %.1f MiB in %.1f MiB of pools (cap %.0f MiB), %"
 		 PRIu64 " evicted; %" PRIu64 " files' CFI refused (%" PRIu64 " too large, %" PRIu64
-		 " too much work, %" PRIu64 " too many rows, %" PRIu64 " hostile rules)",
+		 " too much work, %" PRIu64 " too many rows, %" PRIu64 " hostile rules); longest drain %"
+		 PRIu64 " ms",
 		 st->stacks, st->copied, st->ended_early, st->ends[PM_UW_END_DEPTH], st->ends[PM_UW_END_NO_TABLE],
 		 st->ends[PM_UW_END_READ], st->ends[PM_UW_END_RULE], st->tables,
 		 st->table_bytes / 1048576.0, st->pool_bytes / 1048576.0, st->cap / 1048576.0,
 		 st->evicted, st->refused, st->refused_why[0], st->refused_why[1], st->refused_why[2],
-		 st->refused_why[3]);
+		 st->refused_why[3], st->drain_max_ns / 1000000);
 }
