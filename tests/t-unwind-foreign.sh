@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Whole stacks in a system-wide ehframe session while other people's
+# programs keep the recorder building tables (issue 18 case 13, under load):
+# the session part of t-unwind-shell.sh (Debian's xz started through
+# `sh -c` and `bash -c '& wait'`, 10 times each; >= 95 % of the samples
+# each xz takes in liblzma reach __libc_start_call_main) while
+#   - a loop runs fresh copies of gcc's cc1, each under a build-id of its
+#     own (a new table of about half a second to build, every round), and
+#     short programs (python3, gcc --version): foreign_load in unwind-lib.sh;
+#   - a CPU hog spins on every CPU.
+#
+# The daemon once built every table on the thread that reads the ring: a
+# drain spent seconds on others' programs while the ring's room for stack
+# copies ran out, and xz's samples got frame pointers (broken chains).
+# Tables are built by worker threads now, the ones sampled processes need
+# first, and the copies waiting for a table are walked once it is there.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/unwind-lib.sh"
+need_root; need_perf; need_perfmark; need_bpffs
+[ "$PM_RECORDER" = perf ] && skip "a perfmarkd session: nothing of stock perf's to compare"
+command -v xz >/dev/null || die "xz not installed (xz-utils)"
+command -v gcc >/dev/null || die "gcc not installed"
+RUNS=${RUNS:-10}
+LIB=liblzma
+MAIN=__libc_start_call_main
+
+head -c 700000 /dev/urandom | base64 >"$T/in.txt"
+XZ="xz -6 -T1 -c $T/in.txt >/dev/null"
+shapes=("sh -c" "bash -c &")
+
+shell_cmd() {
+	case $1 in
+	"sh -c") SHCMD=(sh -c "$XZ");;
+	"bash -c &") SHCMD=(bash -c "$XZ & wait");;
+	esac
+}
+
+check_run() {
+	local what=$1 pid=$2 m=$3 n=$4
+	[ "$n" -ge 100 ] || die "$what: xz pid $pid has only $n samples in $LIB"
+	fcmp "$m / $n >= 0.95" || die "$what: $m of $n $LIB samples of xz pid $pid reach $MAIN"
+	echo "  $what: xz $pid: $m of $n"
+}
+
+# unwind.FIELD of the session's figures
+show_field() {
+	pm session show load --json >"$T/show.json" 2>/dev/null &&
+		/usr/bin/python3 -c 'import json, sys
+print(json.load(open(sys.argv[1])).get("unwind", {}).get(sys.argv[2], 0))' "$T/show.json" "$1"
+}
+
+. "$(dirname "$0")/daemon-lib.sh"
+need_daemon
+daemon_start
+pm session create load -a -F 1000 --call-graph ehframe --no-markers --ring 64M ||
+	die "create failed" -- "$T/pmd.log"
+for i in $(seq 100); do
+	[ "$(show_field stacks)" -gt 0 ] 2>/dev/null && break
+	[ "$i" -lt 100 ] || die "the session unwound no stack in 10 s" -- "$T/show.json"
+	sleep 0.1
+done
+
+mkdir "$T/load"
+cpu_hogs
+bg foreign_load "$T/load"
+# the load is on: its first copies of cc1 have been built
+built0=$(show_field built)
+for i in $(seq 300); do
+	[ -s "$T/load/rounds" ] && [ "$(show_field built)" -ge $((built0 + 2)) ] && break
+	[ "$i" -lt 300 ] || die "the foreign load built no table in 30 s" -- "$T/show.json"
+	sleep 0.1
+done
+rounds0=$(wc -l <"$T/load/rounds")
+
+declare -A shell_of
+for shape in "${shapes[@]}"; do
+	shell_cmd "$shape"
+	for i in $(seq "$RUNS"); do
+		"${SHCMD[@]}" &
+		sh_pid=$!
+		wait "$sh_pid" || die "$shape run $i failed"
+		shell_of[$sh_pid]="$shape run $i"
+	done
+done
+rounds=$(($(wc -l <"$T/load/rounds") - rounds0))
+[ "$rounds" -ge 2 ] || die "the foreign load ran $rounds rounds while xz ran"
+pm session snapshot load -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
+pm session show load >"$T/show.txt" 2>&1
+grep unwind: "$T/show.txt"
+pid_chains_in "$T/snap" xz "$LIB" "$MAIN" >"$T/runs"
+found=0
+while read -r pid ppid m n; do
+	[ -n "${shell_of[$ppid]:-}" ] || continue     # somebody else's xz
+	check_run "session, ${shell_of[$ppid]}" "$pid" "$m" "$n"
+	found=$((found + 1))
+done <"$T/runs"
+[ "$found" -eq $((2 * RUNS)) ] || die "session: xz of $found shells of $((2 * RUNS)) in the snapshot" -- "$T/runs"
+ok "session -a --call-graph ehframe with $rounds rounds of foreign load (new cc1 tables) and a CPU hog per CPU: every one of $found xz runs has >= 95 % of its $LIB samples reaching $MAIN"
+pm session delete load >/dev/null 2>&1
