@@ -50,6 +50,8 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER && pm->type == PERFMARK_TYPE_JIT_CODE)
 		collector_markers_jit(c, pm, size);
 	data = collector_unwind_ring(c, data, &size);
+	if (!data)
+		return;                 /* a stack copy that waits for a table: later */
 	for (i = 0; i < c->nr_subs; i++)
 		if (c->subs[i]->active)
 			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
@@ -89,6 +91,7 @@ bool collector__consume(struct collector *c)
 	uint64_t t0 = clock_mono_ns(), dt;
 	bool more;
 
+	collector_unwind_begin(c);
 	perf_buffer__consume(c->pb);
 	ring_buffer__consume(c->rb);
 	more = collector_markers_consume(c);
@@ -323,7 +326,7 @@ struct collector *collector_alloc(const struct recspec *spec)
 	c->req = c->spec;
 	memcpy(c->ev, c->spec.events, sizeof(c->ev));
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
-	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = -1;
+	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = c->uw_efd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
 	c->refs = 1;
 	return c;
@@ -546,5 +549,7 @@ int collector__fds(const struct collector *c, int *fds, size_t max)
 		fds[n++] = perf_buffer__epoll_fd(c->pb);
 	if (n < max && collector_markers_fd(c) >= 0)
 		fds[n++] = collector_markers_fd(c);
+	if (n < max && c->uw)
+		fds[n++] = c->uw_efd;
 	return n;
 }

@@ -689,6 +689,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
 	for (int i = 1; collector__consume(s->c) && force && i < COLLECTOR_ALL_BATCHES; i++)
 		;
+	/* stack copies waiting for a table being built: a forced drain takes them as they are */
+	if (force)
+		collector__settle(s->c, cutoff, cutoff == UINT64_MAX);
 	recheck_held(s);
 	collector__lost(s->c, &ls, &lm);
 	/* drops happened since the last drain: after what is already written */
@@ -706,6 +709,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 	if (!force && !s->err && now - s->flushed_at < SESSION_DRAIN_MS * 1000000ull / 2)
 		return 0;
 	s->flushed_at = now;
+	/* else the window goes no further than the oldest copy waiting: in order when it comes */
+	if (!force && collector__held_since(s->c) <= cutoff)
+		cutoff = collector__held_since(s->c) - 1;
 	e = s->err ? s->err : flush_staged(s, cutoff);
 	if (e)
 		s->err = e;
