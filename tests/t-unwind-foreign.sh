@@ -52,7 +52,8 @@ print(json.load(open(sys.argv[1])).get("unwind", {}).get(sys.argv[2], 0))' "$T/s
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
 daemon_start
-pm session create load -a -F 1000 --call-graph ehframe --no-markers --ring 64M ||
+# the hogs and the load fill a flight recorder fast: a snapshot after each shape
+pm session create load -a -F 1000 --call-graph ehframe --no-markers --ring 256M ||
 	die "create failed" -- "$T/pmd.log"
 for i in $(seq 100); do
 	[ "$(show_field stacks)" -gt 0 ] 2>/dev/null && break
@@ -73,6 +74,7 @@ done
 rounds0=$(wc -l <"$T/load/rounds")
 
 declare -A shell_of
+found=0
 for shape in "${shapes[@]}"; do
 	shell_cmd "$shape"
 	for i in $(seq "$RUNS"); do
@@ -81,19 +83,19 @@ for shape in "${shapes[@]}"; do
 		wait "$sh_pid" || die "$shape run $i failed"
 		shell_of[$sh_pid]="$shape run $i"
 	done
+	# every xz has exited: a snapshot has all it did (the daemon reads up to the request)
+	pm session snapshot load -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
+	pm session show load >"$T/show.txt" 2>&1
+	grep unwind: "$T/show.txt"
+	pid_chains_in "$T/snap" xz "$LIB" "$MAIN" >"$T/runs"
+	while read -r pid ppid m n; do
+		[[ "${shell_of[$ppid]:-}" == "$shape "* ]] || continue     # somebody else's xz
+		check_run "session, ${shell_of[$ppid]}" "$pid" "$m" "$n"
+		found=$((found + 1))
+	done <"$T/runs"
 done
 rounds=$(($(wc -l <"$T/load/rounds") - rounds0))
 [ "$rounds" -ge 2 ] || die "the foreign load ran $rounds rounds while xz ran"
-pm session snapshot load -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
-pm session show load >"$T/show.txt" 2>&1
-grep unwind: "$T/show.txt"
-pid_chains_in "$T/snap" xz "$LIB" "$MAIN" >"$T/runs"
-found=0
-while read -r pid ppid m n; do
-	[ -n "${shell_of[$ppid]:-}" ] || continue     # somebody else's xz
-	check_run "session, ${shell_of[$ppid]}" "$pid" "$m" "$n"
-	found=$((found + 1))
-done <"$T/runs"
 [ "$found" -eq $((2 * RUNS)) ] || die "session: xz of $found shells of $((2 * RUNS)) in the snapshot" -- "$T/runs"
 ok "session -a --call-graph ehframe with $rounds rounds of foreign load (new cc1 tables) and a CPU hog per CPU: every one of $found xz runs has >= 95 % of its $LIB samples reaching $MAIN"
 pm session delete load >/dev/null 2>&1

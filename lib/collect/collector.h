@@ -102,6 +102,7 @@ struct collector_unwind_stats {
 	uint64_t frames_cfi, frames_fp;      /* frames found from tables, by frame pointer */
 	uint64_t copied;                     /* stacks BPF copied (no tables yet), walked here */
 	uint64_t drain_max_ns;               /* the longest read of the ring (collector__consume) */
+	uint64_t drain_max_cpu_ns;           /* the most CPU time one took (the rest: waiting for a CPU) */
 	uint64_t builds_pending, builds_dropped, build_max_ns;   /* tables being built (unwind.h) */
 	uint64_t waited, waited_late;        /* copies that waited for a table; walked before it came */
 };
@@ -112,7 +113,7 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
  * "frames_cfi":N,"frames_fp":N,"tables":N,"table_bytes":N,"pool_bytes":N,
  * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"refused":N,
  * "refused_why":{"size":N,"work":N,"rows":N,"rules":N},"procs":N,
- * "mappings":N,"copied":N,"drain_max_ns":N,"builds_pending":N,"builds_dropped":N,
+ * "mappings":N,"copied":N,"drain_max_ns":N,"drain_max_cpu_ns":N,"builds_pending":N,"builds_dropped":N,
  * "build_max_ns":N,"waited":N,"waited_late":N}), read back, and as one line of text.
  */
 struct json_object;

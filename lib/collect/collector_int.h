@@ -77,6 +77,7 @@ struct collector {
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
+	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
 };
 
 extern struct collector *collector_registry;

@@ -349,6 +349,7 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 	st->mappings = us.mappings;
 	st->copied = us.walks;
 	st->drain_max_ns = c->drain_max_ns;
+	st->drain_max_cpu_ns = c->drain_max_cpu_ns;
 	st->builds_pending = us.builds_pending;
 	st->builds_dropped = us.builds_dropped;
 	st->build_max_ns = us.build_max_ns;
@@ -370,7 +371,7 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 #define UW_STATS_FIELDS(X) \
 	X(stacks) X(ended_early) X(frames_cfi) X(frames_fp) X(tables) X(table_bytes) \
 	X(pool_bytes) X(cap) X(built) X(evicted) X(failed) X(over_cap) X(refused) X(procs) \
-	X(mappings) X(copied) X(drain_max_ns) \
+	X(mappings) X(copied) X(drain_max_ns) X(drain_max_cpu_ns) \
 	X(builds_pending) X(builds_dropped) X(build_max_ns) X(waited) X(waited_late)
 
 struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st)
@@ -419,11 +420,11 @@ void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *
 		 " too much work, %" PRIu64 " too many rows, %" PRIu64 " hostile rules); %" PRIu64
 		 " tables being built (%" PRIu64 " put off for room, the longest build %" PRIu64
 		 " ms), %" PRIu64 " copies waited for one (%" PRIu64 " walked before it came); longest drain %"
-		 PRIu64 " ms",
+		 PRIu64 " ms (the most CPU one took: %" PRIu64 " ms)",
 		 st->stacks, st->copied, st->ended_early, st->ends[PM_UW_END_DEPTH], st->ends[PM_UW_END_NO_TABLE],
 		 st->ends[PM_UW_END_READ], st->ends[PM_UW_END_RULE], st->tables,
 		 st->table_bytes / 1048576.0, st->pool_bytes / 1048576.0, st->cap / 1048576.0,
 		 st->evicted, st->refused, st->refused_why[0], st->refused_why[1], st->refused_why[2],
 		 st->refused_why[3], st->builds_pending, st->builds_dropped, st->build_max_ns / 1000000,
-		 st->waited, st->waited_late, st->drain_max_ns / 1000000);
+		 st->waited, st->waited_late, st->drain_max_ns / 1000000, st->drain_max_cpu_ns / 1000000);
 }

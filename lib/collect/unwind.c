@@ -570,12 +570,12 @@ static bool proc_waits(const struct unwinder *u, const struct uw_proc *p)
 static void retry(struct unwinder *u)
 {
 	u->retry = false;
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		for (struct uw_proc *p = u->procs[b]; p; p = p->next)
-			for (size_t i = 0; p->active && i < p->nr; i++)
+	for (size_t b = 0; b < PROC_BUCKETS && !u->retry; b++)
+		for (struct uw_proc *p = u->procs[b]; p && !u->retry; p = p->next)
+			for (size_t i = 0; p->active && i < p->nr && !u->retry; i++)
 				if (p->maps[i].slot == NO_TABLE ||
 				    (p->maps[i].slot == PENDING_TABLE && !pending(u, &p->maps[i])))
-					use(u, p, &p->maps[i]);
+					use(u, p, &p->maps[i]);   /* till the queue is full again */
 }
 
 void unwinder__tick(struct unwinder *u)
