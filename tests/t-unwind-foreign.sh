@@ -42,11 +42,27 @@ check_run() {
 	echo "  $what: xz $pid: $m of $n"
 }
 
-# unwind.FIELD of the session's figures
+# unwind.FIELD of session ${2:-load}'s figures
 show_field() {
-	pm session show load --json >"$T/show.json" 2>/dev/null &&
+	pm session show "${2:-load}" --json >"$T/show.json" 2>/dev/null &&
 		/usr/bin/python3 -c 'import json, sys
 print(json.load(open(sys.argv[1])).get("unwind", {}).get(sys.argv[2], 0))' "$T/show.json" "$1"
+}
+
+# until session $1 is building a table (the load keeps giving it new ones)
+wait_building() {
+	local i
+	for i in $(seq 300); do
+		[ "$(show_field builds_pending "$1")" -gt 0 ] 2>/dev/null && return 0
+		sleep 0.1
+	done
+	die "session $1 built nothing in 30 s" -- "$T/show.json"
+}
+
+# the daemon has said nothing of a sanitizer's (an ASan build: PERFMARK_BUILD=build-asan)
+no_sanitizer_report() {
+	! grep -E "AddressSanitizer|LeakSanitizer|runtime error" "$T/pmd.log" ||
+		die "$1: a sanitizer's report" -- "$T/pmd.log"
 }
 
 . "$(dirname "$0")/daemon-lib.sh"
@@ -98,4 +114,30 @@ rounds=$(($(wc -l <"$T/load/rounds") - rounds0))
 [ "$rounds" -ge 2 ] || die "the foreign load ran $rounds rounds while xz ran"
 [ "$found" -eq $((2 * RUNS)) ] || die "session: xz of $found shells of $((2 * RUNS)) in the snapshot" -- "$T/runs"
 ok "session -a --call-graph ehframe with $rounds rounds of foreign load (new cc1 tables) and a CPU hog per CPU: every one of $found xz runs has >= 95 % of its $LIB samples reaching $MAIN"
-pm session delete load >/dev/null 2>&1
+
+# Stopped while a table is being built: the last ehframe session goes (its
+# builders are stopped and joined), the daemon goes on; then a daemon
+# restart (SIGTERM keeps sessions pinned) while another is building.
+wait_building load
+pm session delete load || die "delete while building failed" -- "$T/pmd.log"
+pm session list >/dev/null || die "the daemon is gone after a delete while building" -- "$T/pmd.log"
+pm session create big -a -F 1000 --call-graph ehframe --no-markers --ring 16M ||
+	die "create big failed" -- "$T/pmd.log"
+wait_building big
+kill -TERM "$PMD_PID"
+wait "$PMD_PID"
+rc=$?
+PMD_PID=
+[ "$rc" -eq 0 ] || die "perfmarkd exited $rc on SIGTERM while building" -- "$T/pmd.log"
+no_sanitizer_report "SIGTERM while building"
+daemon_start
+pm session show big >/dev/null || die "big not restored" -- "$T/pmd.log"
+wait_building big
+pm session delete big || die "delete big failed" -- "$T/pmd.log"
+kill -TERM "$PMD_PID"
+wait "$PMD_PID"
+rc=$?
+PMD_PID=
+[ "$rc" -eq 0 ] || die "perfmarkd exited $rc" -- "$T/pmd.log"
+no_sanitizer_report "a session deleted while building"
+ok "sessions deleted and a daemon restarted while tables were being built: clean"

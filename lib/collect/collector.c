@@ -45,7 +45,6 @@ void collector_notice(struct collector *c, const char *fmt, ...)
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_marker *pm = data;
-	size_t i;
 
 	/* both lanes come here: a JIT code marker's line, once per collector */
 	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER && pm->type == PERFMARK_TYPE_JIT_CODE)
@@ -53,7 +52,12 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 	data = collector_unwind_ring(c, data, &size);
 	if (!data)
 		return;                 /* a stack copy that waits for a table: later */
-	for (i = 0; i < c->nr_subs; i++)
+	collector_dispatch_subs(c, data, size);
+}
+
+void collector_dispatch_subs(struct collector *c, const void *data, size_t size)
+{
+	for (size_t i = 0; i < c->nr_subs; i++)
 		if (c->subs[i]->active)
 			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
 }

@@ -103,6 +103,8 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen);
 
 /* hands a ring record to the active subscribers */
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
+/* ... a record ready as it is (a stack copy walked after it waited) */
+void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);

@@ -207,7 +207,7 @@ static void release(struct collector *c, uint64_t until, bool all)
 		if (out) {
 			c->uw_waited_late += late;
 			c->uw_held_nr--;
-			collector_dispatch_ring(c, out, size);   /* not a copy any more: as it is */
+			collector_dispatch_subs(c, out, size);
 		} else {
 			if (h->time < oldest)
 				oldest = h->time;
