@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The recording options `perfmark record` and `perfmark session create`
- * share (-e -F -c -g --call-graph -a -p -z --no-markers --ringbuf): one
+ * share (-e --filter -F -c -g --call-graph -a -p -z --no-markers --ringbuf): one
  * option table (opts.h) for both, filling a struct recspec.
  */
 #ifndef PERFMARK_CLI_RECOPTS_H
@@ -15,6 +15,7 @@
 struct recopts {
 	struct recspec spec;
 	bool have_freq, have_period, have_a;
+	size_t last_first, last_n;     /* the events of the last -e (what --filter applies to) */
 };
 
 /* the shared rows; their context is a struct recopts */

@@ -8,6 +8,7 @@
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
+ *   collector_tp.c       the tracepoints' program, configs and events
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -50,7 +51,7 @@ struct collector {
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	struct bpf_link **links;
-	int *pfds;                     /* sampling events, then uprobe events */
+	int *pfds;                     /* sampling events, then tracepoints' */
 	size_t nr_links, nr_pfds, nr_sampling_pfds;
 	char **pin_dirs;               /* where this collector is pinned */
 	size_t nr_pin_dirs;
@@ -95,6 +96,10 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen);
 
 /* hands a ring record to the active subscribers */
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
+
+/* collector_tp.c: tracepoints */
+int collector_tp_setup(struct collector *c);                  /* before load */
+int collector_tp_attach(struct collector *c, char *err, size_t errlen);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);
