@@ -199,17 +199,19 @@ static const struct { const char *tok; uint8_t cmp; } ops[] = {
 	{ "<", PM_TPF_LT }, { ">", PM_TPF_GT }, { "~", 0 }, { "&", PM_TPF_AND },
 };
 
+static int compile_predicate(struct parser *ps, const struct tpfield *fd, uint8_t cmp, bool glob,
+			     const struct value *v);
+
 static int predicate(struct parser *ps)
 {
 	const struct tpfield *fd;
-	struct pm_tp_insn *in;
-	char name[64], buf[40];
-	const char *start;
+	char name[64];
+	const char *start, *after;
 	struct value v = { 0 };
-	uint64_t k = 0;
 	uint8_t cmp = 0;
 	bool glob = false;
 	size_t i, n;
+	int e;
 
 	skip_space(ps);
 	start = ps->p;
@@ -243,6 +245,22 @@ static int predicate(struct parser *ps)
 	glob = !strcmp(ops[i].tok, "~");
 	if (read_value(ps, &v))
 		return ps->e;
+	/* what is wrong with the comparison is said where it starts */
+	after = ps->p;
+	ps->p = start;
+	e = compile_predicate(ps, fd, cmp, glob, &v);
+	if (!e)
+		ps->p = after;
+	return e;
+}
+
+static int compile_predicate(struct parser *ps, const struct tpfield *fd, uint8_t cmp, bool glob,
+			     const struct value *v)
+{
+	struct pm_tp_insn *in;
+	uint64_t k = 0;
+	char buf[40];
+
 	switch (fd->kind) {
 	case TPFIELD_NUM:
 		if (glob)
@@ -253,7 +271,7 @@ static int predicate(struct parser *ps)
 		in->off = (uint16_t)fd->off;
 		in->size = (uint16_t)fd->size;
 		in->flags = fd->sgn ? PM_TPF_SIGNED : 0;
-		if (number(ps, &v, fd, &k))
+		if (number(ps, v, fd, &k))
 			return ps->e;
 		in->val = k;
 		return 0;
@@ -267,7 +285,7 @@ static int predicate(struct parser *ps)
 		in->size = (uint16_t)fd->size;
 		in->flags = (fd->kind == TPFIELD_DYNSTR ? PM_TPF_DYN : 0) | (fd->rel ? PM_TPF_REL : 0) |
 			    (cmp == PM_TPF_NE ? PM_TPF_NEG : 0);
-		return string(ps, &v, glob, in);
+		return string(ps, v, glob, in);
 	default:
 		return fail(ps, "'%s' (%s) is neither a number nor a string",
 			    fd->name, quote(fd->type, strlen(fd->type), buf, sizeof(buf)));
