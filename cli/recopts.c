@@ -129,6 +129,14 @@ static int set_zstd(void *ctx, const struct opt *opt, const char *arg)
 static int set_no_markers(void *ctx, const struct opt *opt, const char *arg)
 {
 	((struct recopts *)ctx)->spec.markers = false;
+	((struct recopts *)ctx)->have_markers = true;
+	return 0;
+}
+
+static int set_markers(void *ctx, const struct opt *opt, const char *arg)
+{
+	((struct recopts *)ctx)->spec.markers = true;
+	((struct recopts *)ctx)->have_markers = true;
 	return 0;
 }
 
@@ -169,7 +177,10 @@ const struct opt recopts_table[] = {
 	{ .flag = 'p', .name = "pid", .arg = "PID[,PID...]",
 	  .help = "these processes and their new children", .set = set_pids, .alt = 3 },
 	{ .name = "no-markers", .help = "do not collect libperfmark markers",
-	  .def = "markers are collected", .set = set_no_markers },
+	  .def = "markers are collected, but not with tracepoints alone", .set = set_no_markers,
+	  .alt = 4 },
+	{ .name = "markers", .help = "collect libperfmark markers with tracepoints alone too",
+	  .set = set_markers, .alt = 4 },
 	{ .flag = 'z', .name = "compress", .arg = "LEVEL", .optional = true,
 	  .help = "zstd-compress the recording (LEVEL 1-22)", .def = "not compressed; LEVEL 1",
 	  .set = set_zstd },
@@ -180,10 +191,12 @@ const struct opt recopts_table[] = {
 	{ 0 },
 };
 
-int recopts_check(const struct recopts *o)
+int recopts_check(struct recopts *o)
 {
 	char err[320];
 
+	if (!o->have_markers && o->spec.nr_events && !recspec_nr_sampling(&o->spec))
+		o->spec.markers = false;
 	if (o->have_freq && o->have_period)
 		return pm_err("-F and -c cannot be used together");
 	if (o->have_a && o->spec.nr_pids)

@@ -12,7 +12,8 @@
  *                                 file, each waits for it to exist first
  *                                 (the first half is crashed before, the
  *                                 second after a daemon restart)
- * Prints what it did: "sleeps N", "signals A B", "crashed N".
+ * Prints what it did: "sleeps N", "signals A B", "crashed N" (and with GO,
+ * "half N" before it waits).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -71,8 +72,11 @@ int main(int argc, char **argv)
 			int st = 0;
 			pid_t p;
 
-			if (argc >= 4 && i == n / 2)
+			if (argc >= 4 && i == n / 2) {
+				printf("half %d\n", crashed);
+				fflush(stdout);
 				wait_file(argv[3]);
+			}
 			p = fork();
 			if (p < 0)
 				return 2;
