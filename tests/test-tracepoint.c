@@ -25,54 +25,10 @@
 #include "tpformat.h"
 #include "tracedata.h"
 #include "tracepoint.h"
+#include "tp-testfmt.h"
+#include "tpcheck.h"
 
-/* an event with a field of every kind the filter and the decoder meet */
-static const char fmt_text[] =
-	"name: tevt\n"
-	"ID: 999\n"
-	"format:\n"
-	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
-	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
-	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
-	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
-	"\n"
-	"\tfield:char comm[16];\toffset:8;\tsize:16;\tsigned:0;\n"
-	"\tfield:int val;\toffset:24;\tsize:4;\tsigned:1;\n"
-	"\tfield:unsigned long mask;\toffset:32;\tsize:8;\tsigned:0;\n"
-	"\tfield:unsigned char small;\toffset:40;\tsize:1;\tsigned:0;\n"
-	"\tfield:short neg;\toffset:42;\tsize:2;\tsigned:1;\n"
-	"\tfield:__data_loc char[] name;\toffset:44;\tsize:4;\tsigned:0;\n"
-	"\tfield:unsigned long args[2];\toffset:48;\tsize:16;\tsigned:0;\n"
-	"\tfield:void * ptr;\toffset:64;\tsize:8;\tsigned:0;\n"
-	"\tfield:__rel_loc char[] rname;\toffset:72;\tsize:4;\tsigned:0;\n"
-	"\n"
-	"print fmt: \"comm=%s val=%d name=%s rname=%s\", REC->comm, REC->val, __get_str(name), "
-	"__get_rel_str(rname)\n";
-
-/* an entry of tevt: comm, val, mask, small, neg, name, rname; returns its size */
-static size_t entry(uint8_t *e, const char *comm, int32_t val, uint64_t mask, uint8_t small,
-		    int16_t neg, const char *name, const char *rname)
-{
-	size_t nl = strlen(name) + 1, rl = strlen(rname) + 1;
-	uint32_t loc = 76 | (uint32_t)nl << 16, rloc = (uint32_t)(76 + nl - 76) | (uint32_t)rl << 16;
-	uint16_t type = 999;
-	uint64_t args[2] = { 7, 8 }, ptr = 0xffffffff81000000ull;
-
-	memset(e, 0, 256);
-	memcpy(e, &type, 2);
-	strncpy((char *)e + 8, comm, 16);
-	memcpy(e + 24, &val, 4);
-	memcpy(e + 32, &mask, 8);
-	e[40] = small;
-	memcpy(e + 42, &neg, 2);
-	memcpy(e + 44, &loc, 4);
-	memcpy(e + 48, args, 16);
-	memcpy(e + 64, &ptr, 8);
-	memcpy(e + 72, &rloc, 4);
-	memcpy(e + 76, name, nl);
-	memcpy(e + 76 + nl, rname, rl);
-	return 76 + nl + rl;
-}
+#include <tracefs.h>
 
 static struct tpformat *format(void)
 {
@@ -361,6 +317,40 @@ static void test_tracefs(void **state)
 		tpformat__free(f);
 }
 
+/* every format of the running kernel passes tpcheck as it is: none loses its print fmt */
+static void test_tracefs_all(void **state)
+{
+	char **systems = tracefs_event_systems(NULL), **events;
+	size_t i, j, n = 0, dropped = 0;
+	int size, r;
+
+	if (!systems)
+		skip_because("no readable tracefs here");
+	for (i = 0; systems[i]; i++) {
+		events = tracefs_system_events(NULL, systems[i]);
+		for (j = 0; events && events[j]; j++) {
+			char *text = tracefs_event_file_read(NULL, systems[i], events[j], "format", &size);
+
+			if (!text || size <= 0) {
+				free(text);
+				continue;
+			}
+			r = tpcheck_format(text, (size_t)size);
+			if (r) {
+				printf("%s:%s: %s\n", systems[i], events[j], r < 0 ? "refused" : "print fmt dropped");
+				dropped++;
+			}
+			n++;
+			free(text);
+		}
+		tracefs_list_free(events);
+	}
+	tracefs_list_free(systems);
+	printf("%zu formats checked, %zu not as they are\n", n, dropped);
+	assert_true(n > 100);
+	assert_int_equal(dropped, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -369,6 +359,7 @@ int main(void)
 		cmocka_unit_test(test_filter_refused),
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_tracefs),
+		cmocka_unit_test(test_tracefs_all),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

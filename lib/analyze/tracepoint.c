@@ -12,6 +12,7 @@
 
 #include "errline.h"
 #include "pdbuf.h"
+#include "tpcheck.h"
 #include "tracepoint.h"
 
 #define NAME_MAX_ 64              /* a system's name in the data */
@@ -22,6 +23,7 @@ struct tpdecode_event {
 	struct tep_format_field **fields;   /* its own, in order */
 	size_t nr_fields;
 	uint32_t fixed;                     /* end of its last field, common ones too */
+	bool generic;                       /* its print fmt was dropped (tpcheck.h) */
 };
 
 /*
@@ -34,9 +36,25 @@ struct tpdecode_event {
 struct tpdecode {
 	struct tep_handle *tep;
 	uint8_t *scratch;
+	struct tpcheck_fmt *fmts;           /* while parsing: the formats taken */
+	bool *generic;
+	size_t nr_fmts;
 	struct tpdecode_event *evs;
 	size_t nr, cap;
 };
+
+static void tpdecode_drop_fmts(struct tpdecode *d)
+{
+	size_t i;
+
+	for (i = 0; i < d->nr_fmts; i++)
+		free(d->fmts[i].text);
+	free(d->fmts);
+	free(d->generic);
+	d->fmts = NULL;
+	d->generic = NULL;
+	d->nr_fmts = 0;
+}
 
 void tpdecode__free(struct tpdecode *d)
 {
@@ -48,6 +66,7 @@ void tpdecode__free(struct tpdecode *d)
 		free(d->evs[i].fields);
 	free(d->evs);
 	free(d->scratch);
+	tpdecode_drop_fmts(d);
 	tep_free(d->tep);
 	free(d);
 }
@@ -103,7 +122,7 @@ static char *take_blob(struct pdcursor *c, bool wide, size_t max, size_t *len)
 }
 
 /* the event just parsed as ours: its fields listed, checked against the largest entry */
-static int add_event(struct tpdecode *d, struct tep_event *tev)
+static int add_event(struct tpdecode *d, struct tep_event *tev, bool generic)
 {
 	struct tpdecode_event *e;
 	struct tep_format_field *f;
@@ -123,6 +142,7 @@ static int add_event(struct tpdecode *d, struct tep_event *tev)
 	e = &d->evs[d->nr];
 	memset(e, 0, sizeof(*e));
 	e->tev = tev;
+	e->generic = generic;
 	for (f = tev->format.fields; f; f = f->next)
 		e->nr_fields++;
 	e->fields = calloc(e->nr_fields ? e->nr_fields : 1, sizeof(*e->fields));
@@ -143,27 +163,51 @@ static int add_event(struct tpdecode *d, struct tep_event *tev)
 	return 0;
 }
 
-static int parse_formats(struct tpdecode *d, struct pdcursor *c, const char *sys, size_t *total)
+/* the formats of one system: checked (tpcheck_format), kept in d->fmts for later */
+static int take_formats(struct tpdecode *d, struct pdcursor *c, const char *sys)
 {
 	uint32_t n, i;
 	size_t len;
 	char *text;
-	int e;
+	int check;
 
 	if (!pdcursor_u32(c, &n))
 		return -EINVAL;
 	for (i = 0; i < n; i++) {
-		struct tep_event *tev = NULL;
+		struct tpcheck_fmt *f;
 
-		if (++*total > TPDECODE_EVENTS_MAX)
+		if (d->nr_fmts == TPDECODE_EVENTS_MAX)
 			return -E2BIG;
 		text = take_blob(c, true, TPDECODE_FORMAT_MAX, &len);
 		if (!text)
 			return -EINVAL;
-		e = tep_parse_format(d->tep, &tev, text, len, sys);
-		free(text);
-		/* a format libtraceevent cannot read leaves its samples undecoded, not the file */
-		if (!e && (e = add_event(d, tev)))
+		/* only what looks like the kernel's reaches libtraceevent */
+		check = tpcheck_format(text, len);
+		f = &d->fmts[d->nr_fmts++];
+		f->sys = sys;
+		f->text = text;
+		f->len = len;
+		f->bad = check < 0;
+		d->generic[d->nr_fmts - 1] = check == 1;
+	}
+	return 0;
+}
+
+/* the formats taken, through the child first, then here */
+static int parse_formats(struct tpdecode *d)
+{
+	size_t i;
+	int e;
+
+	tpcheck_isolate(d->fmts, d->nr_fmts);
+	for (i = 0; i < d->nr_fmts; i++) {
+		struct tep_event *tev = NULL;
+
+		if (d->fmts[i].bad)
+			continue;
+		/* a format that cannot be read leaves its samples undecoded, not the file */
+		if (!tep_parse_format(d->tep, &tev, d->fmts[i].text, d->fmts[i].len, d->fmts[i].sys) &&
+		    (e = add_event(d, tev, d->generic[i])))
 			return e;
 	}
 	return 0;
@@ -175,7 +219,7 @@ static int parse(struct tpdecode *d, struct pdcursor *c)
 	const char *version, *sys;
 	uint8_t endian, long_size;
 	uint32_t page, systems, i;
-	size_t total = 0, len;
+	size_t len;
 	char *text;
 	int e;
 
@@ -191,19 +235,24 @@ static int parse(struct tpdecode *d, struct pdcursor *c)
 	tep_set_local_bigendian(d->tep, TEP_LITTLE_ENDIAN);
 	tep_set_long_size(d->tep, long_size);
 	tep_set_page_size(d->tep, (int)page);
+	/*
+	 * The ring buffer's page header, and below the printk formats (for
+	 * trace_printk's bprint events only): skipped, perf samples need
+	 * neither, and libtraceevent 1.7 reads past the end of a malformed
+	 * printk formats section (fuzz-tpdecode found it).
+	 */
 	if (!take_bytes(c, "header_page", 12) || !(text = take_blob(c, true, 65536, &len)))
 		return -EINVAL;
-	tep_parse_header_page(d->tep, text, len, long_size);
 	free(text);
 	if (!take_bytes(c, "header_event", 13) || !(text = take_blob(c, true, 65536, &len)))
 		return -EINVAL;
 	free(text);
-	if ((e = parse_formats(d, c, "ftrace", &total)))
+	if ((e = take_formats(d, c, "ftrace")))
 		return e;
 	if (!pdcursor_u32(c, &systems))
 		return -EINVAL;
 	for (i = 0; i < systems; i++) {
-		if (!(sys = take_string(c, NAME_MAX_)) || (e = parse_formats(d, c, sys, &total)))
+		if (!(sys = take_string(c, NAME_MAX_)) || (e = take_formats(d, c, sys)))
 			return e ? e : -EINVAL;
 	}
 	/* kallsyms: skipped, as perf does (its addresses are the recording machine's) */
@@ -212,15 +261,13 @@ static int parse(struct tpdecode *d, struct pdcursor *c)
 	free(text);
 	if (!(text = take_blob(c, false, PRINTK_MAX, &len)))
 		return -EINVAL;
-	if (len)
-		tep_parse_printk_formats(d->tep, text);
 	free(text);
 	/* 0.6 adds the saved command lines, which perf's own threads replace */
 	if (strcmp(version, "0.5") && !(text = take_blob(c, true, TPDECODE_FORMAT_MAX * 1024u, &len)))
 		return -EINVAL;
 	if (strcmp(version, "0.5"))
 		free(text);
-	return 0;
+	return parse_formats(d);
 }
 
 int tpdecode__new(struct tpdecode **out, const uint8_t *data, size_t len, char *err, size_t errlen)
@@ -237,11 +284,14 @@ int tpdecode__new(struct tpdecode **out, const uint8_t *data, size_t len, char *
 	tep_set_loglevel(TEP_LOG_NONE);
 	d->tep = tep_alloc();
 	d->scratch = calloc(1, SCRATCH);
-	if (!d->tep || !d->scratch) {
+	d->fmts = calloc(TPDECODE_EVENTS_MAX, sizeof(*d->fmts));
+	d->generic = calloc(TPDECODE_EVENTS_MAX, sizeof(*d->generic));
+	if (!d->tep || !d->scratch || !d->fmts || !d->generic) {
 		tpdecode__free(d);
 		return -ENOMEM;
 	}
 	e = parse(d, &c);
+	tpdecode_drop_fmts(d);     /* libtraceevent keeps copies of what it needs */
 	if (e) {
 		tpdecode__free(d);
 		if (e == -ENOMEM)
@@ -335,6 +385,44 @@ int tpdecode__field_index(const struct tpdecode_event *ev, const char *name)
 	return -1;
 }
 
+/* name=value for each field: for an event whose print fmt was dropped */
+static size_t generic_text(const struct tpdecode_event *ev, const void *raw, size_t size,
+			   char *buf, size_t len)
+{
+	size_t i, k, n = 0;
+	struct tpvalue v;
+	char one[96];
+	int w;
+
+	if (len)
+		buf[0] = '\0';
+	for (i = 0; i < ev->nr_fields; i++) {
+		tpdecode__value(ev, raw, size, i, &v);
+		switch (v.kind) {
+		case TPV_INT:
+			w = snprintf(one, sizeof(one), "%lld", (long long)v.i);
+			break;
+		case TPV_UINT:
+			w = snprintf(one, sizeof(one), "0x%llx", (unsigned long long)v.u);
+			break;
+		case TPV_STR:
+			w = snprintf(one, sizeof(one), "%.*s", (int)(v.len < 64 ? v.len : 64), v.s);
+			break;
+		default:
+			w = snprintf(one, sizeof(one), "[%zu]", v.n);
+			for (k = 0; k < v.n && k < 4; k++)
+				(void)tpvalue_elem(&v, k);
+			break;
+		}
+		if (w < 0)
+			w = 0;
+		w = snprintf(len > n ? buf + n : NULL, len > n ? len - n : 0, "%s%s=%s", i ? " " : "",
+			     tpdecode__field_name(ev, i), one);
+		n += w > 0 ? (size_t)w : 0;
+	}
+	return n;
+}
+
 size_t tpdecode__text(const struct tpdecode *d, const struct tpdecode_event *ev,
 		      const void *raw, size_t size, char *buf, size_t len)
 {
@@ -342,6 +430,8 @@ size_t tpdecode__text(const struct tpdecode *d, const struct tpdecode_event *ev,
 	struct trace_seq s;
 	size_t n;
 
+	if (ev->generic)
+		return generic_text(ev, raw, size, buf, len);
 	if (size > 65536)
 		return 0;
 	memcpy(d->scratch, raw, size);
