@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perfmark.h"
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
 #include "clock.h"
@@ -42,8 +43,12 @@ void collector_notice(struct collector *c, const char *fmt, ...)
 
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 {
+	const struct pm_marker *pm = data;
 	size_t i;
 
+	/* both lanes come here: a JIT code marker's line, once per collector */
+	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER && pm->type == PERFMARK_TYPE_JIT_CODE)
+		collector_markers_jit(c, pm, size);
 	data = collector_unwind_ring(c, data, &size);
 	for (i = 0; i < c->nr_subs; i++)
 		if (c->subs[i]->active)

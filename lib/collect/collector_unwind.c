@@ -32,6 +32,9 @@ static const char *const end_names[PM_UW_END_NR] = {
 	[PM_UW_END_RULE] = "unsupported",
 };
 
+/* why files' CFI was refused (enum unwind_refusal), in JSON */
+static const char *const refused_names[4] = { "size", "work", "rows", "rules" };
+
 uint32_t collector_ustack_mode(const struct recspec *spec)
 {
 	switch (spec->call_graph) {
@@ -211,6 +214,10 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 	st->evicted = us.evicted;
 	st->failed = us.failed;
 	st->over_cap = us.over_cap;
+	for (size_t i = 0; i < 4; i++) {
+		st->refused_why[i] = us.refused[i];
+		st->refused += us.refused[i];
+	}
 	st->procs = us.procs;
 	st->mappings = us.mappings;
 	st->copied = us.walks;
@@ -229,12 +236,13 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 
 #define UW_STATS_FIELDS(X) \
 	X(stacks) X(ended_early) X(frames_cfi) X(frames_fp) X(tables) X(table_bytes) \
-	X(pool_bytes) X(cap) X(built) X(evicted) X(failed) X(over_cap) X(procs) X(mappings) \
-	X(copied)
+	X(pool_bytes) X(cap) X(built) X(evicted) X(failed) X(over_cap) X(refused) X(procs) \
+	X(mappings) X(copied)
 
 struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st)
 {
 	struct json_object *o = json_object_new_object(), *ends = json_object_new_object();
+	struct json_object *why = json_object_new_object();
 
 #define PUT(f) json_object_object_add(o, #f, json_object_new_uint64(st->f));
 	UW_STATS_FIELDS(PUT)
@@ -242,12 +250,15 @@ struct json_object *collector_unwind_stats_json(const struct collector_unwind_st
 	for (size_t i = 0; i < PM_UW_END_NR; i++)
 		json_object_object_add(ends, end_names[i], json_object_new_uint64(st->ends[i]));
 	json_object_object_add(o, "ends", ends);
+	for (size_t i = 0; i < 4; i++)
+		json_object_object_add(why, refused_names[i], json_object_new_uint64(st->refused_why[i]));
+	json_object_object_add(o, "refused_why", why);
 	return o;
 }
 
 void collector_unwind_stats_from_json(struct json_object *o, struct collector_unwind_stats *st)
 {
-	struct json_object *ends = NULL;
+	struct json_object *ends = NULL, *why = NULL;
 
 	memset(st, 0, sizeof(*st));
 	if (!o)
@@ -258,17 +269,23 @@ void collector_unwind_stats_from_json(struct json_object *o, struct collector_un
 	if (json_object_object_get_ex(o, "ends", &ends))
 		for (size_t i = 0; i < PM_UW_END_NR; i++)
 			st->ends[i] = (uint64_t)jsonf_get_int(ends, end_names[i]);
+	if (json_object_object_get_ex(o, "refused_why", &why))
+		for (size_t i = 0; i < 4; i++)
+			st->refused_why[i] = (uint64_t)jsonf_get_int(why, refused_names[i]);
 }
 
 void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *buf, size_t len)
 {
+	/* refused: files over unwind_table.h's budgets, their code unwound by frame pointer */
 	snprintf(buf, len, "%" PRIu64 " user stacks (%" PRIu64 " copied and walked here), %" PRIu64
 		 " ended early (%" PRIu64
 		 " at the frame limit, %" PRIu64 " without a table, %" PRIu64 " unreadable, %" PRIu64
 		 " unsupported CFI); %" PRIu64 " tables, %.1f MiB in %.1f MiB of pools (cap %.0f MiB), %"
-		 PRIu64 " evicted",
+		 PRIu64 " evicted; %" PRIu64 " files' CFI refused (%" PRIu64 " too large, %" PRIu64
+		 " too much work, %" PRIu64 " too many rows, %" PRIu64 " hostile rules)",
 		 st->stacks, st->copied, st->ended_early, st->ends[PM_UW_END_DEPTH], st->ends[PM_UW_END_NO_TABLE],
 		 st->ends[PM_UW_END_READ], st->ends[PM_UW_END_RULE], st->tables,
 		 st->table_bytes / 1048576.0, st->pool_bytes / 1048576.0, st->cap / 1048576.0,
-		 st->evicted);
+		 st->evicted, st->refused, st->refused_why[0], st->refused_why[1], st->refused_why[2],
+		 st->refused_why[3]);
 }

@@ -37,6 +37,7 @@ struct unwind_stats {
 	uint64_t pool_bytes, cap;            /* BPF memory holding them, its cap */
 	uint64_t built, evicted, failed;     /* since start: built, evicted, not loadable */
 	uint64_t over_cap;                   /* mappings left without a table (cap) */
+	uint64_t refused[4];                 /* files whose CFI was over a budget, by enum unwind_refusal */
 	uint64_t procs, mappings;            /* processes and mappings installed now */
 	uint64_t walks;                      /* stack copies walked here (unwinder__walk) */
 	uint64_t walk_ends[5];               /* how they ended, by enum pm_uw_end */

@@ -20,6 +20,7 @@
 #define MAX_TABLES   4096
 #define POOL_MIN_ROWS (128u << 10)   /* 1 MiB */
 #define MAX_LOADS    8
+#define MAX_REFUSED  64       /* files remembered as refused, so they are not read again */
 #define KEY_LEN      48
 #define NO_TABLE     (-1)     /* not resolved yet */
 #define BAD_TABLE    (-2)     /* resolved: none (no file, no CFI, over the cap) */
@@ -40,6 +41,13 @@ struct uw_table {
 	uint32_t gen;              /* which filling of the slot (mappings check it) */
 	struct uw_load loads[MAX_LOADS];
 	size_t nr_loads;
+};
+
+/* a file whose CFI was over a budget */
+struct uw_refused {
+	dev_t dev;
+	ino_t ino;
+	int64_t size, mtime;
 };
 
 struct uw_pool {
@@ -82,6 +90,8 @@ struct unwinder {
 	size_t nr_sets;
 	uint64_t cap, clock, tick;
 	uint32_t gen;
+	struct uw_refused refused[MAX_REFUSED];   /* a ring */
+	uint32_t next_refused;
 	struct unwind_stats st;
 };
 
