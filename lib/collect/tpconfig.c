@@ -85,3 +85,35 @@ int tpconfig_check(const struct recspec *spec, char *err, size_t errlen)
 	free(tc);
 	return e;
 }
+
+/*
+ * RULE (as perf_event_open's): a tracepoint's entries describe whatever
+ * the kernel was doing (another user's task switched in, a file name), not
+ * only the task it fired in; users get them only where the machine gives
+ * any user raw tracepoint data (kernel.perf_event_paranoid -1).
+ */
+int tpconfig_allowed(const struct recspec *spec, uint32_t uid_filter, char *err, size_t errlen)
+{
+	char b[16] = "";
+	size_t i;
+	FILE *f;
+
+	if (uid_filter == (uint32_t)-1)
+		return 0;
+	for (i = 0; i < spec->nr_events; i++)
+		if (spec->events[i].tracepoint)
+			break;
+	if (i == spec->nr_events)
+		return 0;
+	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+	if (f) {
+		if (!fgets(b, sizeof(b), f))
+			b[0] = '\0';
+		fclose(f);
+	}
+	if (atoi(b) <= -1 && b[0])
+		return 0;
+	snprintf(err, errlen, "%s: recording tracepoints needs root (or kernel.perf_event_paranoid "
+		 "-1): permission denied", spec->events[i].name);
+	return -EACCES;
+}

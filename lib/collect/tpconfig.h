@@ -24,6 +24,11 @@ int tpconfig_build(const struct recspec *spec, size_t i, struct pm_tp_cfg *out,
 		   char *err, size_t errlen);
 /* every tracepoint of spec, built and thrown away: 0 or the first error */
 int tpconfig_check(const struct recspec *spec, char *err, size_t errlen);
+/*
+ * May a recording limited to uid_filter's processes ((uint32_t)-1: root's,
+ * all) have spec's tracepoints?  0, or -EACCES with the reason in err.
+ */
+int tpconfig_allowed(const struct recspec *spec, uint32_t uid_filter, char *err, size_t errlen);
 /* how many of spec's events are tracepoints */
 size_t tpconfig_count(const struct recspec *spec);
 

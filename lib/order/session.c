@@ -38,7 +38,7 @@
 #include "grow.h"
 #include "sinks.h"
 #include "synth.h"
-
+#include "tpconfig.h"
 
 uint64_t session__clock(void)
 {
@@ -423,38 +423,6 @@ static int session_join(struct session *s, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * RULE (as perf_event_open's): a tracepoint's entries describe whatever
- * the kernel was doing (another user's task switched in, a file name), not
- * only the task it fired in; users get them only where the machine gives
- * any user raw tracepoint data (kernel.perf_event_paranoid -1).
- */
-static int tracepoints_allowed(const struct session_opts *opts, char *err, size_t errlen)
-{
-	char b[16] = "";
-	size_t i;
-	FILE *f;
-
-	if (opts->uid_filter == (uint32_t)-1)
-		return 0;
-	for (i = 0; i < opts->spec.nr_events; i++)
-		if (opts->spec.events[i].tracepoint)
-			break;
-	if (i == opts->spec.nr_events)
-		return 0;
-	f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-	if (f) {
-		if (!fgets(b, sizeof(b), f))
-			b[0] = '\0';
-		fclose(f);
-	}
-	if (atoi(b) <= -1 && b[0])
-		return 0;
-	snprintf(err, errlen, "%s: recording tracepoints needs root (or kernel.perf_event_paranoid "
-		 "-1): permission denied", opts->spec.events[i].name);
-	return -EACCES;
-}
-
 int session__new(struct session **out, const struct session_opts *opts,
 		 char *err, size_t errlen)
 {
@@ -464,12 +432,10 @@ int session__new(struct session **out, const struct session_opts *opts,
 
 	*out = NULL;
 	err[0] = '\0';
-	e = tracepoints_allowed(opts, err, errlen);
-	if (e)
-		return e;
-	s = session_alloc(opts);
+	e = tpconfig_allowed(&opts->spec, opts->uid_filter, err, errlen);
+	s = e ? NULL : session_alloc(opts);
 	if (!s)
-		return -ENOMEM;
+		return e ? e : -ENOMEM;
 	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
