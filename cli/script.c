@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "marker.h"
+#include "tracepoint.h"
 #include "script.h"
 #include "uevent.h"
 #include "grow.h"
@@ -261,6 +262,7 @@ void script__free(struct script *sc)
 	free(sc->arena);
 	free(sc->ents);
 	symbolizer__free(sc->sym);
+	tpdecode__free(sc->tp);
 	perfread__free(sc->r);
 }
 

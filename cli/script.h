@@ -4,6 +4,7 @@
  * (tests/fuzz-script.c):
  *   script.c        options, loading, time order, marker ranges, the command
  *   script_print.c  text and JSON output of samples, markers and losses
+ *   script_tp.c     tracepoint samples' fields
  *
  * DESIGN (issue 8 case 6): the input is anyone's file.  Everything here is
  * O(1) or O(log n) per record and holds at most what the reader returned:
@@ -63,6 +64,8 @@ struct script {
 	struct idmap open_idx;      /* (tid, name id) -> innermost open range + 1 */
 	struct open_range *ranges;
 	size_t nranges, capranges;
+	struct tpdecode *tp;        /* tracepoints' formats (script_tp.c), once read */
+	bool tp_tried;
 };
 
 /*
@@ -86,5 +89,14 @@ bool script__range_end(struct script *sc, uint32_t tid, const char *name, size_t
 void script__print_sample(struct script *sc, const struct perfread_sample *s);
 void script__print_marker(struct script *sc, const struct perfread_sample *s, bool uevent);
 void script__print_lost(struct script *sc, const struct perf_event_header *rec);
+
+/*
+ * script_tp.c: a tracepoint sample's fields.  _text writes them as perf
+ * script does, false when the sample is not one it can decode; _json adds
+ * "fields" to a tracepoint sample's object (null when undecodable).
+ */
+struct json_object;
+bool script_tp__text(struct script *sc, const struct perfread_sample *s);
+void script_tp__json(struct script *sc, struct json_object *o, const struct perfread_sample *s);
 
 #endif

@@ -171,12 +171,16 @@ void script__print_sample(struct script *sc, const struct perfread_sample *s)
 			json_add_name(o, "dso", dso);
 		if (s->period)
 			json_object_object_add(o, "period", json_object_new_uint64(s->period));
+		script_tp__json(sc, o, s);
 		chain = json_object_new_array();
 	} else {
 		text_prefix(sc, s->pid, s->tid, s->cpu, s->time);
 		put_name(sc->out, ev, strlen(ev));
-		fprintf(sc->out, ": %16" PRIx64 " ", s->ip);
-		put_name(sc->out, sym, strlen(sym));
+		fputs(": ", sc->out);
+		if (!script_tp__text(sc, s)) {      /* a tracepoint's fields, as perf prints them */
+			fprintf(sc->out, "%16" PRIx64 " ", s->ip);
+			put_name(sc->out, sym, strlen(sym));
+		}
 		fputc_out(sc, '\n');
 	}
 	/* the chain as report has it (dwarf samples unwound there) */

@@ -60,10 +60,57 @@ perf evlist -v -i "$T/pm.data" 2>/dev/null | grep '^sched:sched_switch:' | grep 
 	die "sched:sched_switch is not a PERF_TYPE_TRACEPOINT attr with RAW"
 ok "file mode: perf script decodes every hit as perf's own recording"
 
+# perfmark script: the same text of the fields as perf script, hit by hit
+fields_text() { sed -n 's/.*sched:sched_switch: //p' "$1" | sort; }
+$PERFMARK script -i "$T/pm.data" >"$T/pms.txt" 2>"$T/pms.err" || die "perfmark script failed" -- "$T/pms.err"
+diff <(fields_text "$T/pm.txt") <(fields_text "$T/pms.txt") >"$T/pms.diff" ||
+	die "perfmark script's fields differ from perf script's" -- "$T/pms.diff"
+# --json: the fields as members, with their types
+$PERFMARK script -i "$T/pm.data" --json >"$T/pm.json" 2>"$T/pmj.err" || die "script --json failed" -- "$T/pmj.err"
+python3 - "$T/pm.json" "$N" <<'PY' || die "script --json: the fields are not members" -- "$T/pm.json"
+import json, sys
+n = s = 0
+for line in open(sys.argv[1]):
+    o = json.loads(line)
+    if o["event"] != "sched:sched_switch":
+        continue
+    f = o["fields"]
+    assert list(f) == ["prev_comm", "prev_pid", "prev_prio", "prev_state", "next_comm", "next_pid",
+                       "next_prio"], list(f)
+    assert all(isinstance(f[k], int) for k in ("prev_pid", "prev_prio", "prev_state", "next_pid"))
+    assert isinstance(f["prev_comm"], str) and isinstance(f["next_comm"], str)
+    if f["prev_comm"] == "prog-tpwork":
+        assert f["prev_pid"] == o["tid"], (f, o["tid"])
+        n += 1
+        s += f["prev_state"] == 1
+assert s >= int(sys.argv[2]), (n, s)
+print("script --json: %d switches of the workload, %d sleeping" % (n, s))
+PY
+# report --sort comm,FIELD: the workload's sleeping switches counted as one row
+$PERFMARK report -i "$T/pm.data" -e sched:sched_switch --sort comm,prev_state >"$T/rep.txt" 2>&1 ||
+	die "report --sort comm,prev_state failed" -- "$T/rep.txt"
+rows=$(awk '$3 == "prog-tpwork" && $4 == "1" { print $1 }' "$T/rep.txt")
+[ "${rows:-0}" -ge $N ] || die "report: ${rows:-no} sleeping switches of prog-tpwork" -- "$T/rep.txt"
+$PERFMARK report -i "$T/pm.data" --sort comm,prev_state --json >"$T/rep.json" 2>&1 ||
+	die "report --sort --json failed" -- "$T/rep.json"
+python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+r = [x for x in d["rows"] if x["comm"] == "prog-tpwork" and x["prev_state"] == 1]
+assert d["event"] == "sched:sched_switch" and r and r[0]["hits"] >= int(sys.argv[2]), d' "$T/rep.json" $N ||
+	die "report --json: no row of the workload's sleeping switches" -- "$T/rep.json"
+$PERFMARK report -i "$T/pm.data" -e sched:sched_switch --sort comm,nosuchfield >"$T/rep.bad" 2>&1 &&
+	die "report --sort by an unknown field succeeded"
+grep -q "no field 'nosuchfield'" "$T/rep.bad" || die "report --sort: no reason" -- "$T/rep.bad"
+ok "perfmark script prints perf's fields, --json as members; report counts by comm and field"
+
 $PERFMARK record -e $EV -o - -- "${WL[@]}" 2>"$T/pipe.err" >"$T/pipe.data" ||
 	die "perfmark record -o - failed" -- "$T/pipe.err"
 perf script -i - <"$T/pipe.data" >"$T/pipe.txt" 2>/dev/null
 check "pipe mode" "$T/pipe.txt"
+# perfmark's own reader takes the pipe's tracing data record too
+$PERFMARK script -i - <"$T/pipe.data" >"$T/pipes.txt" 2>/dev/null
+diff <(fields_text "$T/pipe.txt") <(fields_text "$T/pipes.txt") >/dev/null ||
+	die "perfmark script of the pipe: other fields than perf script's" -- "$T/pipes.txt"
 $PERFMARK record -z -e $EV -o "$T/z.data" -- "${WL[@]}" >/dev/null 2>"$T/z.err" ||
 	die "perfmark record -z failed" -- "$T/z.err"
 perf script -i "$T/z.data" >"$T/z.txt" 2>/dev/null

@@ -355,6 +355,13 @@ int tpdecode__entry(const struct tpdecode *d, const void *raw, size_t size,
 	return 0;
 }
 
+const struct tpdecode_event *tpdecode__event(const struct tpdecode *d, uint64_t id)
+{
+	struct tep_event *tev = id <= INT32_MAX ? tep_find_event(d->tep, (int)id) : NULL;
+
+	return tev ? tev->context : NULL;
+}
+
 const char *tpdecode__sys(const struct tpdecode_event *ev)
 {
 	return ev->tev->system ? ev->tev->system : "";
@@ -373,6 +380,12 @@ size_t tpdecode__nr_fields(const struct tpdecode_event *ev)
 const char *tpdecode__field_name(const struct tpdecode_event *ev, size_t i)
 {
 	return i < ev->nr_fields && ev->fields[i]->name ? ev->fields[i]->name : "";
+}
+
+bool tpdecode__field_numeric(const struct tpdecode_event *ev, size_t i)
+{
+	return i < ev->nr_fields &&
+	       !(ev->fields[i]->flags & (TEP_FIELD_IS_STRING | TEP_FIELD_IS_ARRAY | TEP_FIELD_IS_DYNAMIC));
 }
 
 int tpdecode__field_index(const struct tpdecode_event *ev, const char *name)

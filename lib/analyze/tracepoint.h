@@ -43,11 +43,15 @@ size_t tpdecode__nr_events(const struct tpdecode *d);
  */
 int tpdecode__entry(const struct tpdecode *d, const void *raw, size_t size,
 		    const struct tpdecode_event **ev);
+/* the event of a tracepoint id (an attr's config), NULL when the recording has no format */
+const struct tpdecode_event *tpdecode__event(const struct tpdecode *d, uint64_t id);
 const char *tpdecode__sys(const struct tpdecode_event *ev);
 const char *tpdecode__name(const struct tpdecode_event *ev);
 /* the event's own fields (not the common ones), in format order */
 size_t tpdecode__nr_fields(const struct tpdecode_event *ev);
 const char *tpdecode__field_name(const struct tpdecode_event *ev, size_t i);
+/* field i is a number (not a string, not an array) */
+bool tpdecode__field_numeric(const struct tpdecode_event *ev, size_t i);
 /* the index of a field by name, -1 when there is none */
 int tpdecode__field_index(const struct tpdecode_event *ev, const char *name);
 
