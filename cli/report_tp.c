@@ -6,7 +6,8 @@
  * ("--sort comm,prev_state").  Rows by hits, most first.
  *
  * The recording is read once, in file order (a count needs no time
- * order); a thread's comm is the last COMM record read for it.  Memory:
+ * order); a thread's comm is the last COMM record read for it, or its
+ * parent's at its FORK.  Memory:
  * one string per distinct row and per thread name (bounded by the input).
  * Values are data: escaped for the terminal and for JSON (escape.h).
  */
@@ -215,6 +216,15 @@ static int read_all(struct tpreport *t, const char *input)
 			memcpy(&tid, (const char *)(rec + 1) + 4, 4);
 			id = strtab__intern(&t->comms, name, strnlen(name, rec->size - sizeof(*rec) - 8));
 			if (id == TABLE_NONE || idmap__put(&t->comm_of, tid, id) < 0)
+				return pm_err("out of memory");
+		} else if (rec->type == PERF_RECORD_FORK && rec->size >= sizeof(*rec) + 16) {
+			/* a new thread has its parent's name until it execs (pid, ppid, tid, ptid) */
+			uint32_t tid, ptid, id;
+
+			memcpy(&tid, (const char *)(rec + 1) + 8, 4);
+			memcpy(&ptid, (const char *)(rec + 1) + 12, 4);
+			id = idmap__get(&t->comm_of, ptid);
+			if (id != TABLE_NONE && idmap__put(&t->comm_of, tid, id) < 0)
 				return pm_err("out of memory");
 		} else if (rec->type == PERF_RECORD_SAMPLE && !perfread__parse_sample(t->r, rec, &s) &&
 			   s.event == t->event && count(t, &s) < 0) {
