@@ -70,14 +70,43 @@ pm session attach errors -o "$T/att.data" 2>"$T/att.err" &
 apid=$!
 _bg_pids+=("$apid")
 "${NOBODY[@]}" "$PROGS/prog-tpwork" crash 5 >"$T/crash2.out" 2>&1 || die "5 more crashes" -- "$T/crash2.out"
+# every crash once: the 100 the session held when the reader attached, the 5 new ones
+npids() { awk '{ print $1 }' "$1" | sort -u | wc -l; }
 for i in $(seq 300); do
 	crashes "$T/att.data"
-	[ "$(wc -l <"$T/att.data.hits")" -ge 105 ] && break
+	[ "$(npids "$T/att.data.hits")" -ge 105 ] && break
 	sleep 0.1
 done
 kill -TERM "$apid"; wait "$apid" 2>/dev/null
 crashes "$T/att.data"
+n=$(npids "$T/att.data.hits")
+[ "$n" -eq 105 ] || die "attached: $n crashed processes, not the 100 held and 5 new" -- "$T/att.data.hits" "$T/att.err"
 [ "$(wc -l <"$T/att.data.hits")" -eq 105 ] ||
-	die "attached: $(wc -l <"$T/att.data.hits") hits, not the 100 held and 5 new" -- "$T/att.data.hits" "$T/att.err"
+	die "attached: $(wc -l <"$T/att.data.hits") hits for 105 crashes" -- "$T/att.data.hits"
 ok "attached: the 100 held and the 5 new crashes, decoded by stock perf"
 pm session delete errors || die "delete failed"
+
+# what a client sends is checked again by perfmarkd: filters it cannot
+# evaluate, for events that are not there, on events that are not tracepoints
+req() {   # NAME SPEC-JSON: a raw create request; its reply on stdout
+	python3 "$PERFMARK_SRC/tests/hostile-client.py" "$PERFMARK_SOCKET" send \
+		"{\"v\": 2, \"cmd\": \"create\", \"name\": \"$1\", \"def\": {\"spec\": $2}}"
+}
+i=0
+while IFS= read -r line; do
+	spec=${line% ;; *} want=${line##* ;; }
+	i=$((i + 1))
+	req "bad$i" "$spec" >"$T/req$i.json"
+	python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); sys.exit(r["ok"] or sys.argv[2] not in r["error"])' \
+		"$T/req$i.json" "$want" || die "perfmarkd took $spec" -- "$T/req$i.json"
+	pm session show "bad$i" >/dev/null 2>&1 && die "perfmarkd made session bad$i of $spec"
+	echo "perfmarkd refused $spec: $(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["error"])' "$T/req$i.json")"
+done <<'EOF2'
+{"events": ["signal:signal_generate"], "filters": {"signal:signal_generate": "sig == 11 ||"}} ;; bad filter
+{"events": ["signal:signal_generate"], "filters": {"signal:signal_generate": "nosuch == 1"}} ;; no field
+{"events": ["signal:signal_generate"], "filters": {"sched:sched_switch": "prev_pid == 1"}} ;; not among the events
+{"events": ["cpu-clock"], "filters": {"cpu-clock": "sig == 1"}} ;; applies to tracepoints
+{"events": ["signal:signal_generate"], "filters": {"signal:signal_generate": 11}} ;; must be a string
+{"events": ["signal:no_such_tp"]} ;; unknown event
+EOF2
+ok "perfmarkd refuses what its clients should not have sent, in one line each"
