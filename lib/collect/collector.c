@@ -107,7 +107,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
-	*samples = bss.lost_samples;
+	*samples = bss.lost_samples + collector_tp_missed(c);
 	*markers = bss.lost_markers + collector_markers_lost(c);
 }
 
@@ -329,6 +329,7 @@ struct collector *collector_alloc(const struct recspec *spec)
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
 	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
+	c->tp_prog_fd = -1;
 	c->refs = 1;
 	return c;
 }
@@ -371,7 +372,7 @@ void collector_free(struct collector *c)
 	perfmark_bpf__destroy(c->skel);
 	if (c->own_fds) {
 		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd, c->exec_fd,
-			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd };
+			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd, c->tp_prog_fd };
 
 		for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)

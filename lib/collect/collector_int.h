@@ -72,6 +72,7 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
 };
 
 extern struct collector *collector_registry;
@@ -101,6 +102,8 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 /* collector_tp.c: tracepoints */
 int collector_tp_setup(struct collector *c);                  /* before load */
 int collector_tp_attach(struct collector *c, char *err, size_t errlen);
+/* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
+uint64_t collector_tp_missed(const struct collector *c);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);

@@ -89,8 +89,26 @@ int collector_tp_attach(struct collector *c, char *err, size_t errlen)
 		}
 		c->links[c->nr_links++] = l;
 		c->pfds[c->nr_pfds++] = fd;
+		c->tp_prog_fd = bpf_program__fd(c->skel->progs.on_tracepoint);
 		k++;
 	}
 	free(tc);
 	return e ? (e < 0 ? e : -EINVAL) : 0;
+}
+
+/*
+ * The kernel does not run a tracing program on a CPU where one is running
+ * already (a tracepoint hit inside another's helper, or in an interrupt
+ * while one runs): it counts the hit in the program's recursion_misses.
+ * Those are hits lost, reported with the samples the ring dropped.
+ */
+uint64_t collector_tp_missed(const struct collector *c)
+{
+	struct bpf_prog_info info;
+	uint32_t len = sizeof(info);
+
+	memset(&info, 0, sizeof(info));
+	if (c->tp_prog_fd < 0 || bpf_obj_get_info_by_fd(c->tp_prog_fd, &info, &len))
+		return 0;
+	return info.recursion_misses;
 }
