@@ -303,7 +303,7 @@ static __always_inline void tp_head(struct pm_sample *s, void *ctx, const struct
 	s->pid = id >> 32;
 	s->tid = (__u32)id;
 	s->time = now;
-	s->ip = tp_ip(ctx);
+	s->ip = 0;                       /* the first kernel frame, else tp_ip() */
 	s->period = 1;
 	s->event = tc->event;
 	s->user_mode = 0;
@@ -343,6 +343,7 @@ static __always_inline int tp_copy_sample(void *ctx, const struct pm_tp_cfg *tc,
 	if (nk > PM_MAX_STACK)
 		nk = PM_MAX_STACK;
 	s->nr_kstack = nk;
+	s->ip = nk ? s->stack[0] : tp_ip(ctx);
 	u = (struct pm_uregs *)&s->stack[nk];
 	u->size = 0;
 	if (user_regs(u->regs)) {
@@ -446,6 +447,8 @@ int on_tracepoint(void *ctx)
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
+	/* the kernel's chain starts at the hit's ip: one read fewer than tp_ip() */
+	s->ip = nk ? s->stack[0] : tp_ip(ctx);
 	off = sizeof(*s) + (nk + nu) * sizeof(__u64);
 	barrier_var(off);
 	if (off > sizeof(*s) + 2 * PM_MAX_STACK * sizeof(__u64))
