@@ -204,14 +204,14 @@ void script__print_sample(struct script *sc, const struct perfread_sample *s)
 
 /* ---- markers -------------------------------------------------------------------- */
 
-struct marker {
+struct old_marker {
 	uint32_t type, size, orig_size, version;
 	bool truncated, fault, uevent, valid;
 	const uint8_t *data;
 	size_t data_len;   /* bytes of data present */
 };
 
-static void decode_marker(const struct perfread_sample *s, bool uevent, struct marker *m)
+static void decode_marker(const struct perfread_sample *s, bool uevent, struct old_marker *m)
 {
 	memset(m, 0, sizeof(*m));
 	m->uevent = uevent;
@@ -249,7 +249,7 @@ void script__print_marker(struct script *sc, const struct perfread_sample *s, bo
 	const char *ev = uevent ? EV_UEVENT : EV_PRINTF;
 	const char *name = NULL;
 	size_t nlen = 0;
-	struct marker m;
+	struct old_marker m;
 	struct json_object *o = NULL;
 	uint64_t dur = 0;
 	bool have_dur = false;

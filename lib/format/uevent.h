@@ -28,6 +28,10 @@
 
 #include "perfmark.h"   /* enum perfmark_type, PERFMARK_MAX_PAYLOAD */
 
+/* the events markers are samples of */
+#define PERFMARK_EV_PRINTF "perfmark:printf"
+#define PERFMARK_EV_UEVENT "perfmark:uevent"
+
 #define PERFMARK_UEVENT_VERSION 1
 #define PERFMARK_UEVENT_F_TRUNCATED 0x1   /* the BPF side's PM_F_TRUNCATED */
 #define PERFMARK_UEVENT_F_FAULT     0x2   /* the BPF side's PM_F_FAULT */
