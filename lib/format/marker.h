@@ -90,12 +90,6 @@ void marker__decode_payload(struct marker *m, uint32_t type, uint32_t flags,
 /* The name at d (n bytes), up to its first NUL, length in *len; NULL when there are no bytes. */
 const char *marker__name(const uint8_t *d, size_t n, size_t *len);
 
-/* The readers' former name of marker__name(), until they use the decoder. */
-static inline const char *marker_name(const uint8_t *d, size_t n, size_t *len)
-{
-	return marker__name(d, n, len);
-}
-
 /* ---- ranges ------------------------------------------------------------------ */
 
 #define MARKER_NO_RANGE UINT32_MAX
