@@ -25,6 +25,23 @@ static void put_quoted(FILE *f, const char *s, size_t n)
 	fputc('"', f);
 }
 
+/* Bytes as lowercase hex, a chunk at a time (a printf per byte was most of the run) */
+static void put_hex(FILE *f, const uint8_t *d, size_t n)
+{
+	static const char digits[] = "0123456789abcdef";
+	char buf[256];
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		buf[k++] = digits[d[i] >> 4];
+		buf[k++] = digits[d[i] & 15];
+		if (k == sizeof(buf) || i + 1 == n) {
+			fwrite(buf, 1, k, f);
+			k = 0;
+		}
+	}
+}
+
 /* "COMM  PID/TID [CPU] SECONDS: " */
 static void prefix(FILE *f, const struct script_head *h)
 {
@@ -138,10 +155,9 @@ static void text_marker(FILE *f, const struct script_marker *sm)
 	fputc(':', f);
 	if (m->state == MARKER_OK && marker_fields(f, sm))
 		return;
-	/* an unknown type or version, or a payload its decoder cannot read: hex */
+	/* an unknown type or version, or a payload its decoder cannot read */
 	fputc(' ', f);
-	for (size_t i = 0; i < m->len; i++)
-		fprintf(f, "%02x", m->data[i]);
+	put_hex(f, m->data, m->len);
 	fputc('\n', f);
 }
 
