@@ -105,7 +105,8 @@ static int flush(struct reorder *ro, uint64_t limit)
 			return err;
 	}
 	keep = ro->n - i;
-	memmove(ro->ents, ro->ents + i, keep * sizeof(*ro->ents));
+	if (keep && i)
+		memmove(ro->ents, ro->ents + i, keep * sizeof(*ro->ents));
 	if (keep)
 		qsort(ro->ents, keep, sizeof(*ro->ents), off_cmp);
 	for (size_t k = 0; k < keep; k++) {
