@@ -1,23 +1,20 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * perfmark script's tracepoint samples (lib/analyze/tracepoint.h): their
- * fields decoded with the recording's formats, in text as perf script
- * prints them ("prev_comm=x prev_pid=1 ..."), and in JSON as the members
- * of "fields" (numbers as numbers, strings escaped, arrays as arrays).
- * The formats are read once, when the first tracepoint sample is printed.
- * A sample that cannot be decoded (no tracing data, an entry that does
- * not hold what its format says) is printed as other samples are.
+ * fields decoded with the recording's formats into the form the printers
+ * write, the text perf script prints ("prev_comm=x prev_pid=1 ...") and
+ * each field's value.  The formats are read once, at the first tracepoint
+ * sample.  A sample that cannot be decoded (no tracing data, an entry that
+ * does not hold what its format says) has decoded false.
  */
-#include <json-c/json.h>
 #include <linux/perf_event.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
 #include "script.h"
-#include "tracepoint.h"
 
 #define TEXT_MAX 4096
+#define FIELDS_MAX 256          /* TPFORMAT_FIELDS_MAX: a format has no more */
 
 /* the decoder of sc's recording, made at the first call; NULL when there is none */
 static struct tpdecode *decoder(struct script *sc)
@@ -30,89 +27,42 @@ static struct tpdecode *decoder(struct script *sc)
 		return sc->tp;
 	sc->tp_tried = true;
 	data = perfread__tracing_data(sc->r, &len);
-	if (data && tpdecode__new(&sc->tp, data, len, err, sizeof(err)))
+	sc->tpfields = calloc(FIELDS_MAX, sizeof(*sc->tpfields));
+	sc->tptext = malloc(TEXT_MAX);
+	if (data && sc->tpfields && sc->tptext && tpdecode__new(&sc->tp, data, len, err, sizeof(err)))
 		sc->tp = NULL;
 	return sc->tp;
 }
 
-/* the event of a tracepoint sample, or NULL */
-static const struct tpdecode_event *entry_of(struct script *sc, const struct perfread_sample *s)
+const struct script_tp *script_tp__decode(struct script *sc, const struct perfread_sample *s)
 {
+	struct script_tp *t = &sc->tpform;
 	const struct tpdecode_event *ev;
 	struct tpdecode *d;
-
-	if (!s->event || s->event->attr.type != PERF_TYPE_TRACEPOINT || !s->raw || !(d = decoder(sc)))
-		return NULL;
-	return tpdecode__entry(d, s->raw, s->raw_size, &ev) ? NULL : ev;
-}
-
-bool script_tp__text(struct script *sc, const struct perfread_sample *s)
-{
-	const struct tpdecode_event *ev = entry_of(sc, s);
-	static char buf[TEXT_MAX];
-	size_t n;
-
-	if (!ev)
-		return false;
-	n = tpdecode__text(sc->tp, ev, s->raw, s->raw_size, buf, sizeof(buf));
-	escape_term(sc->out, buf, n < sizeof(buf) ? n : sizeof(buf) - 1, 0);
-	return true;
-}
-
-/* a field's name as a JSON key: the formats' names are C identifiers (tpcheck.h) */
-static bool good_key(const char *k)
-{
-	for (; *k; k++)
-		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') ||
-		      *k == '_'))
-			return false;
-	return true;
-}
-
-static struct json_object *json_value(const struct tpvalue *v)
-{
-	struct json_object *a;
-	size_t k;
-
-	switch (v->kind) {
-	case TPV_INT:
-		return json_object_new_int64(v->i);
-	case TPV_UINT:
-		return json_object_new_uint64(v->u);
-	case TPV_STR:
-		return escape_json_object(v->s, v->len);
-	case TPV_ARRAY:
-		a = json_object_new_array();
-		for (k = 0; a && k < v->n; k++)
-			json_object_array_add(a, v->sgn ? json_object_new_int64((int64_t)tpvalue_elem(v, k)) :
-					      json_object_new_uint64(tpvalue_elem(v, k)));
-		return a;
-	}
-	return NULL;
-}
-
-void script_tp__json(struct script *sc, struct json_object *o, const struct perfread_sample *s)
-{
-	const struct tpdecode_event *ev;
-	struct json_object *f;
-	struct tpvalue v;
-	size_t i;
+	size_t i, n;
 
 	if (!s->event || s->event->attr.type != PERF_TYPE_TRACEPOINT)
-		return;
-	ev = entry_of(sc, s);
-	if (!ev) {
-		json_object_object_add(o, "fields", NULL);
-		return;
+		return NULL;
+	memset(t, 0, sizeof(*t));
+	d = decoder(sc);
+	if (!d || !s->raw || tpdecode__entry(d, s->raw, s->raw_size, &ev))
+		return t;
+	n = tpdecode__text(d, ev, s->raw, s->raw_size, sc->tptext, TEXT_MAX);
+	t->text = sc->tptext;
+	t->len = n < TEXT_MAX ? n : TEXT_MAX - 1;
+	for (i = 0; i < tpdecode__nr_fields(ev) && i < FIELDS_MAX; i++) {
+		sc->tpfields[i].name = tpdecode__field_name(ev, i);
+		tpdecode__value(ev, s->raw, s->raw_size, i, &sc->tpfields[i].v);
 	}
-	f = json_object_new_object();
-	for (i = 0; f && i < tpdecode__nr_fields(ev); i++) {
-		const char *name = tpdecode__field_name(ev, i);
+	t->fields = sc->tpfields;
+	t->nfields = i;
+	t->decoded = true;
+	return t;
+}
 
-		if (!*name || !good_key(name))
-			continue;
-		tpdecode__value(ev, s->raw, s->raw_size, i, &v);
-		json_object_object_add(f, name, json_value(&v));
-	}
-	json_object_object_add(o, "fields", f);
+void script_tp__free(struct script *sc)
+{
+	tpdecode__free(sc->tp);
+	free(sc->tpfields);
+	free(sc->tptext);
 }
