@@ -39,7 +39,6 @@
 #include "grow.h"
 #include "sinks.h"
 #include "synth.h"
-#include "tpconfig.h"
 
 uint64_t session__clock(void)
 {
