@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
+#include "uevent.h"
 #include "collector.h"
 #include "perfdata.h"
 #include "window.h"
@@ -38,7 +39,6 @@
 #include "grow.h"
 #include "sinks.h"
 #include "synth.h"
-
 
 uint64_t session__clock(void)
 {
@@ -432,9 +432,10 @@ int session__new(struct session **out, const struct session_opts *opts,
 
 	*out = NULL;
 	err[0] = '\0';
-	s = session_alloc(opts);
+	e = tpconfig_allowed(&opts->spec, opts->uid_filter, err, errlen);
+	s = e ? NULL : session_alloc(opts);
 	if (!s)
-		return -ENOMEM;
+		return e ? e : -ENOMEM;
 	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
@@ -538,7 +539,7 @@ void session__set_sink(struct session *s, struct sink *k)
 size_t session__events(const struct session *s, struct perfdata_event *evs,
 		       uint64_t *ids, size_t max)
 {
-	static const char *const marker_names[2] = { "perfmark:printf", "perfmark:uevent" };
+	static const char *const marker_names[2] = { PERFMARK_EV_PRINTF, PERFMARK_EV_UEVENT };
 	size_t n = 0, i;
 
 	for (i = 0; i < s->nr_ev && n < max; i++, n++) {
@@ -547,7 +548,7 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 		memset(&evs[n], 0, sizeof(evs[n]));
 		collector__sampling_attr(s->c, i, a);
 		a->disabled = 0;
-		a->sample_type = s->sample_type;
+		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;
