@@ -211,7 +211,7 @@ static void fmt_ns(char *buf, size_t len, uint64_t ns)
 {
 	if (ns < 10000)
 		snprintf(buf, len, "%lluns", (unsigned long long)ns);
-	else if (ns < 10000000)
+	else if (ns < 1000000)
 		snprintf(buf, len, "%.1fus", ns / 1e3);
 	else if (ns < 10000000000ull)
 		snprintf(buf, len, "%.1fms", ns / 1e6);
