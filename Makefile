@@ -15,7 +15,7 @@ DEPS = build-essential clang llvm meson ninja-build pkg-config bpftool python3 \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev linux-perf
 # ... and what the tests add (make check): cmocka, the readers and tools the
 # tests check against (hotspot's perfparser, bpftrace, go's pprof, chromium),
-# the sanitizer and fuzzer runtimes, the system test's container tools, and
+# the sanitizer and fuzzer runtimes, the system test's container tools,
 # xmllint (the flame graph's SVG must be well-formed XML) and tmux (perfmark top driven
 # as a user drives it).
 TEST_DEPS = libcmocka-dev systemtap-sdt-dev hotspot bpftrace zstd time xz-utils binutils \
