@@ -351,14 +351,21 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* s, cut to fit len with its NUL, between characters (escaped when drawn) */
 static void copy_name(char *dst, size_t len, const char *s)
 {
-	size_t chars, n = escape_utf8_cut(s, strlen(s), len - 1, &chars);
+	size_t n = strlen(s), i = 0;
 
-	while (n > len - 1)     /* never: characters are at most 4 bytes */
-		n--;
-	memcpy(dst, s, n);
-	dst[n] = '\0';
+	while (i < n) {
+		size_t l = escape_utf8_len((const uint8_t *)s + i, n - i < 4 ? n - i : 4);
+
+		l = l ? l : 1;      /* an invalid byte: one, as escape_term shows it */
+		if (i + l > len - 1)
+			break;
+		i += l;
+	}
+	memcpy(dst, s, i);
+	dst[i] = '\0';
 }
 
 static void view_range(const struct top_model *m, const struct rng *r, struct top_range *out)
