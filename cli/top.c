@@ -232,8 +232,8 @@ static void status_text(const struct top_cli *c, char *buf, size_t len)
 	if (c->ended)
 		snprintf(buf, len, "%s; q quits", c->ended_why);
 	else
-		snprintf(buf, len, "sort: %s%s%s | q quit, s sort, c/d zoom command/DSO of the "
-			 "selected row, u unzoom, j/k move", c->q.sort == TOP_SORT_TOTAL ?
+		snprintf(buf, len, "sort: %s | q quit, s sort, c/d zoom command/DSO of the "
+			 "selected row, u unzoom, j/k move%s%s", c->q.sort == TOP_SORT_TOTAL ?
 			 "total" : "self", notice ? " | " : "", notice ? notice : "");
 }
 
