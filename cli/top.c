@@ -146,6 +146,9 @@ static int parse(struct top_cli *c, int argc, char **argv)
 	}
 	if (recopts_check(&c->ro))
 		return 1;
+	for (size_t i = 0; i < c->ro.spec.nr_pids; i++)
+		if (kill(c->ro.spec.pids[i], 0) && errno == ESRCH)
+			return pm_err("no such process: %d", c->ro.spec.pids[i]);
 	/* as perf top: no target is the whole system */
 	return 0;
 }

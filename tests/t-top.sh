@@ -140,7 +140,8 @@ grep -q $'\e' "$T/frames.txt" && die "escape sequences in the text frames"
 ok "stdout not a terminal: one plain-text frame per interval"
 
 # --- bad input: one line, exit 1 --------------------------------------------------------------
-for args in "--session ../x" "--session nosuch" "--session s -F 99" "extra" "-d 0" "--sort nope"; do
+for args in "--session ../x" "--session nosuch" "--session s -F 99" "extra" "-d 0" "--sort nope" \
+	"-p 2147483647" "-e nosuch"; do
 	# shellcheck disable=SC2086
 	"$PERFMARK" top $args >"$T/bad.out" 2>"$T/bad.err" </dev/null
 	rc=$?
