@@ -52,7 +52,8 @@ struct top_src {
 	bool th_on;
 	bool started;                  /* local: session__start succeeded */
 	atomic_bool ended;
-	char why[256];                 /* why it ended (written before ended is set) */
+	char why[256];                 /* why it ended, as the loop learnt it */
+	char stream_why[256];          /* ... as the reader thread did (before ended is set) */
 	char notice[256];
 	char event[64];
 };
@@ -104,9 +105,10 @@ static void *reader_main(void *arg)
 	if (!e)
 		e = replay__run(t->rp, &ops, t);
 	if (e)
-		snprintf(t->why, sizeof(t->why), "the stream failed: %s", replay__error(t->rp));
+		snprintf(t->stream_why, sizeof(t->stream_why), "the stream failed: %s",
+			 replay__error(t->rp));
 	else
-		snprintf(t->why, sizeof(t->why), "the stream ended");
+		snprintf(t->stream_why, sizeof(t->stream_why), "the stream ended");
 	atomic_store(&t->ended, true);
 	(void)!write(t->evfd, &one, sizeof(one));
 	return NULL;
@@ -285,7 +287,9 @@ int top_src__step(struct top_src *t, int ready_fd)
 
 const char *top_src__why(const struct top_src *t)
 {
-	return t->why[0] ? t->why : "the stream ended";
+	if (t->why[0])
+		return t->why;
+	return atomic_load(&t->ended) ? t->stream_why : "the stream ended";
 }
 
 const char *top_src__event(const struct top_src *t)
