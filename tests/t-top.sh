@@ -12,6 +12,7 @@ need_perfmark
 need_daemon
 command -v tmux >/dev/null || die "tmux is not installed (make check-deps installs it)"
 
+unset TMUX     # run from inside tmux too: this is a server of its own
 TMUX_SOCK=$T/tmux.sock
 tm() { tmux -S "$TMUX_SOCK" -f /dev/null "$@"; }
 trap 'tm kill-server 2>/dev/null; daemon_cleanup' EXIT
