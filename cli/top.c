@@ -410,8 +410,8 @@ int cmd_top(int argc, char **argv)
 out:
 	top_term__close(c.term);    /* first: the terminal back before anything is freed */
 	free(c.term);
-	top_src__free(c.src);
-	top_model__free(c.m);
+	if (top_src__free(c.src))
+		top_model__free(c.m);
 	free(c.v);
 	if (c.ep >= 0)
 		close(c.ep);

@@ -123,8 +123,11 @@ const char *top_src__why(const struct top_src *t);
 const char *top_src__event(const struct top_src *t);
 /* a notice of the recorder ("falling back to cpu-clock"), or NULL */
 const char *top_src__notice(const struct top_src *t);
-/* stop recording, end the reader thread */
-void top_src__free(struct top_src *t);
+/*
+ * Stop recording, end the reader thread.  false when it did not end in
+ * time: it is left running and the model must not be freed.
+ */
+bool top_src__free(struct top_src *t);
 
 /* --- the terminal: top_term.c --- */
 

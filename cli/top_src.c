@@ -50,8 +50,8 @@ struct top_src {
 	struct replay *rp;             /* the reader thread's */
 	pthread_t th;
 	bool th_on;
-	bool started;                  /* local: session__start succeeded */
 	atomic_bool ended;
+	atomic_bool stopping;          /* the loop quits: the reader drops what is left */
 	char why[256];                 /* why it ended, as the loop learnt it */
 	char stream_why[256];          /* ... as the reader thread did (before ended is set) */
 	char notice[256];
@@ -64,6 +64,8 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 {
 	struct top_src *t = ctx;
 
+	if (atomic_load_explicit(&t->stopping, memory_order_relaxed))
+		return -ECANCELED;
 	return top_model__sample(t->m, replay__symbolizer(t->rp), replay__reader(t->rp), s);
 }
 
@@ -87,6 +89,8 @@ static int on_sideband(void *ctx, const struct perf_event_header *rec)
 {
 	struct top_src *t = ctx;
 
+	if (atomic_load_explicit(&t->stopping, memory_order_relaxed))
+		return -ECANCELED;
 	top_model__sideband(t->m, replay__symbolizer(t->rp), rec);
 	return 0;
 }
@@ -188,7 +192,6 @@ int top_src__local(struct top_src **out, const struct recspec *spec, int argc, c
 	e = session__start(t->s, err, errlen);
 	if (e)
 		return e;
-	t->started = true;
 	snprintf(t->event, sizeof(t->event), "%s", session__event_name(t->s, 0));
 	return 0;
 }
@@ -302,38 +305,48 @@ const char *top_src__notice(const struct top_src *t)
 	return t->notice[0] ? t->notice : NULL;
 }
 
-/* The reader ends when the last write end closes; bounded, then cancelled. */
-static void join_reader(struct top_src *t)
+/*
+ * The reader ends at its next record (stopping), or when the last write end
+ * closes.  Bounded: a reader still blocked then is left to the process's
+ * exit (false: the model is still in use).
+ */
+static bool join_reader(struct top_src *t)
 {
 	struct timespec ts;
 
 	if (!t->th_on)
-		return;
+		return true;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += JOIN_WAIT_S;
 	if (pthread_timedjoin_np(t->th, NULL, &ts)) {
-		pthread_cancel(t->th);
-		pthread_join(t->th, NULL);
+		pthread_detach(t->th);
+		return false;
 	}
 	t->th_on = false;
+	return true;
 }
 
-void top_src__free(struct top_src *t)
+bool top_src__free(struct top_src *t)
 {
 	if (!t)
-		return;
-	if (t->started)
-		session__stop(t->s);
+		return true;
+	atomic_store(&t->stopping, true);
+	/*
+	 * No final drain: what is still in flight is not shown, and the
+	 * reader, stopping, may no longer empty the pipe a drain writes into.
+	 */
 	session__free(t->s);
 	if (t->wfd >= 0)
 		close(t->wfd);
 	if (t->sock >= 0)
 		close(t->sock);
-	join_reader(t);
+	if (!join_reader(t))
+		return false;    /* its pipe, replay and t stay theirs */
 	replay__free(t->rp);
 	if (t->rfd >= 0)
 		close(t->rfd);
 	if (t->evfd >= 0)
 		close(t->evfd);
 	free(t);
+	return true;
 }
