@@ -6,8 +6,10 @@
  * completions of the last interval and the latest durations.
  *
  * Nothing is allocated per sample: functions, rows and the address cache
- * are tables that grow by doubling, up to TOP_MAX_ENTRIES rows (a sample
- * that would need another is counted as refused).  An address is
+ * are tables that grow by doubling, up to TOP_MAX_ENTRIES rows and
+ * functions and TOP_MAX_STRINGS names (a sample that would need another is
+ * counted as refused); the caches by thread and address start again when
+ * they reach ADDR_CACHE_MAX.  An address is
  * symbolized once per (process generation, address): a process's
  * generation changes when its mappings or its command do.
  */
@@ -26,6 +28,7 @@
 #define USER_ADDR_BITS 47
 #define MAX_GEN (1u << 16)
 #define ADDR_CACHE_MAX (1u << 20)
+#define TOP_MAX_STRINGS (4u * TOP_MAX_ENTRIES)
 #define DECAY_NUM 7
 #define DECAY_DEN 8
 
@@ -100,9 +103,17 @@ void top_model__free(struct top_model *m)
 	free(m);
 }
 
+/* a name's id; past TOP_MAX_STRINGS only the names known already have one */
+static uint32_t intern_n(struct top_model *m, const char *s, size_t len)
+{
+	if (m->strs.n >= TOP_MAX_STRINGS)
+		return strtab__find(&m->strs, s, len);
+	return strtab__intern(&m->strs, s, len);
+}
+
 static uint32_t intern(struct top_model *m, const char *s)
 {
-	return strtab__intern(&m->strs, s, strlen(s));
+	return intern_n(m, s, strlen(s));
 }
 
 /* ---- functions, by address ------------------------------------------------------ */
@@ -192,6 +203,8 @@ static uint32_t comm_of(struct top_model *m, struct symbolizer *sym, uint32_t ti
 		s = buf;
 	}
 	c = intern(m, s);
+	if (m->comms.n >= ADDR_CACHE_MAX)
+		idmap__clear(&m->comms);     /* threads come and go: start again */
 	if (c != TABLE_NONE)
 		idmap__put(&m->comms, tid, c);
 	return c;
@@ -314,7 +327,7 @@ int top_model__range_end(struct top_model *m, const char *name, size_t len, uint
 	pthread_mutex_lock(&m->mu);
 	if (time < m->o.since)
 		goto out;
-	id = strtab__intern(&m->strs, name, len);
+	id = intern_n(m, name, len);
 	i = id == TABLE_NONE ? TABLE_NONE : idmap__get(&m->rng_ids, id);
 	if (id != TABLE_NONE && i == TABLE_NONE && m->nrngs < TOP_MAX_RANGES) {
 		if (grow(&m->rngs, &m->caprngs, m->nrngs + 1, sizeof(*m->rngs)) ||

@@ -4,7 +4,7 @@
  * perf counts them (a function once per sample, however often it recurs on
  * the stack), both orders, the zoom into a command and a DSO, the decay of
  * each interval, the event and start-time filters, range rates and
- * percentiles, and names cut on a character boundary.  Addresses are named
+ * percentiles, names cut on a character boundary, and the bound on rows.  Addresses are named
  * through the symbolizer's JIT code names, so no file is read.
  */
 #include <setjmp.h>
@@ -269,6 +269,30 @@ static void test_long_name(void **state)
 	assert_int_equal(memcmp(f->v.rows[0].sym_s, name, TOP_NAME_MAX - 2), 0);
 }
 
+/* a workload of endless threads: the rows stop at TOP_MAX_ENTRIES, the rest counted refused */
+static void test_caps(void **state)
+{
+	struct fixture *f = *state;
+	static const uint64_t a[] = { 0x1000 };
+	struct top_query q = all(TOP_SORT_SELF);
+	struct perfread_sample s = {
+		.event = &f->ev, .period = 1, .ip = a[0], .ips = a, .nr_ips = 1,
+		.misc = PERF_RECORD_MISC_USER,
+	};
+	uint32_t extra = 100;
+
+	for (uint32_t tid = 1000; tid < 1000 + TOP_MAX_ENTRIES + extra; tid++) {
+		s.pid = PID_A;            /* threads without a COMM: named ":TID", a row each */
+		s.tid = tid;
+		assert_int_equal(top_model__sample(f->m, f->sym, NULL, &s), 0);
+	}
+	q.max_rows = 10;
+	top_model__view(f->m, &q, &f->v);
+	assert_int_equal(f->v.total_samples, TOP_MAX_ENTRIES + extra);
+	assert_int_equal(f->v.refused, extra);
+	assert_int_equal(f->v.nr_rows + f->v.more, TOP_MAX_ENTRIES);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -278,6 +302,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_flat_filters, setup_flat, teardown),
 		cmocka_unit_test_setup_teardown(test_ranges, setup_flat, teardown),
 		cmocka_unit_test_setup_teardown(test_long_name, setup_children, teardown),
+		cmocka_unit_test_setup_teardown(test_caps, setup_children, teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
