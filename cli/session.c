@@ -402,6 +402,8 @@ static void print_spec(struct json_object *s)
 		printf(" (%llu Hz", (unsigned long long)d.spec.freq);
 	if (d.spec.call_graph != RECSPEC_CG_NONE)
 		printf(", call graph %s", recspec_call_graph_name(&d.spec, cg, sizeof(cg)));
+	if (d.spec.max_stack != RECSPEC_MAX_STACK)
+		printf(", max stack %u", d.spec.max_stack);
 	printf(")\n");
 	for (i = 0; i < d.spec.nr_events; i++) {
 		const char *f = recspec_filter(&d.spec, i);

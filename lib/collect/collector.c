@@ -304,6 +304,7 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	if (a->nr_events != b->nr_events || a->period != b->period ||
 	    (!a->period && a->freq != b->freq) || a->call_graph != b->call_graph ||
 	    (a->call_graph == RECSPEC_CG_DWARF && a->stack_size != b->stack_size) ||
+	    (a->call_graph != RECSPEC_CG_NONE && a->max_stack != b->max_stack) ||
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size)
 		return false;
 	for (i = 0; i < a->nr_events; i++) {

@@ -9,7 +9,7 @@
  * Its JSON (recspec_to_json), all keys optional on input, no others taken:
  *   {"events":["cycles",...], "freq":4000 | "period":N,
  *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
- *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
+ *    "max_stack":1..127, "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
  *    "filters":{"sched:sched_switch":"prev_pid == 1",...}}
  * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
  *
@@ -37,6 +37,7 @@
 #define RECSPEC_MAX_PIDS      64
 #define RECSPEC_STACK_DEFAULT 8192              /* dwarf: user stack bytes per sample */
 #define RECSPEC_STACK_MAX     65528             /* perf's limit: a u16, 8-byte aligned */
+#define RECSPEC_MAX_STACK     127               /* --max-stack: perf's default; PM_MAX_STACK */
 #define RECSPEC_RINGBUF_MIN   4096
 #define RECSPEC_RINGBUF_MAX   (1ull << 30)
 #define RECSPEC_ZSTD_MAX      22
@@ -60,6 +61,7 @@ struct recspec {
 	uint64_t period;                    /* -c, events per sample; 0: use freq */
 	enum recspec_call_graph call_graph;
 	uint32_t stack_size;                /* RECSPEC_CG_DWARF: bytes, multiple of 8 */
+	uint32_t max_stack;                 /* --max-stack: kernel + user frames, 1..RECSPEC_MAX_STACK */
 	bool markers;                       /* libperfmark markers (--no-markers) */
 	enum recspec_target target;
 	int pids[RECSPEC_MAX_PIDS];         /* RECSPEC_TARGET_PIDS (a CMD comes later) */
@@ -102,6 +104,8 @@ extern const char recspec_json_keys[];   /* "events,freq,..." */
 
 /* "fp", "dwarf", "dwarf,SIZE", "ehframe" (and "none"): sets call_graph, stack_size. */
 int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen);
+/* --max-stack N: 1..RECSPEC_MAX_STACK, else -EINVAL + err */
+int recspec_parse_max_stack(const char *s, struct recspec *r, char *err, size_t errlen);
 /* "none", "fp", "dwarf,8192", "ehframe" */
 const char *recspec_call_graph_name(const struct recspec *r, char *buf, size_t len);
 /* the event's name as asked (i < max(nr_events, 1)): "cycles" when none was given */

@@ -490,6 +490,8 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 		collector__sampling_attr(s->c, i, a);
 		a->disabled = 0;
 		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
+		if (s->sample_type & PERF_SAMPLE_CALLCHAIN)   /* --max-stack, as perf records it */
+			a->sample_max_stack = (uint16_t)s->o.spec.max_stack;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;
