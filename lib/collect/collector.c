@@ -26,23 +26,9 @@
 
 struct collector *collector_registry;
 
-void collector_notice(struct collector *c, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (c->nr_notices < MAX_NOTICES)
-		memcpy(c->notices[c->nr_notices++], msg, sizeof(msg));
-	if (c->notice)
-		c->notice(c->notice_ctx, msg);
-}
-
 /* --- dispatch --------------------------------------------------------------- */
 
-void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
+static void dispatch_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_marker *pm = data;
 
@@ -55,23 +41,17 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 	collector_dispatch_subs(c, data, size);
 }
 
-void collector_dispatch_subs(struct collector *c, const void *data, size_t size)
-{
-	for (size_t i = 0; i < c->nr_subs; i++)
-		if (c->subs[i]->active)
-			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
-}
-
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
 
 	if (!collector_markers_ring(c, data, size))
-		collector_dispatch_ring(c, data, size);
+		dispatch_ring(c, data, size);
 	return 0;
 }
 
-enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_event_header *h)
+/* hands a sideband record to the parts and the active subscribers */
+static enum bpf_perf_event_ret on_sideband(void *ctx, int cpu, struct perf_event_header *h)
 {
 	struct collector *c = ctx;
 	size_t i;
@@ -117,11 +97,6 @@ bool collector__consume(struct collector *c)
 	if (dt > c->drain_max_cpu_ns)
 		c->drain_max_cpu_ns = dt;
 	return more;
-}
-
-void collector__boost_thread(void)
-{
-	(void)setpriority(PRIO_PROCESS, 0, COLLECTOR_NICE);
 }
 
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers)
@@ -416,7 +391,7 @@ void collector__put(struct collector *c)
 
 static int collector_open_ring(struct collector *c, char *err, size_t errlen)
 {
-	int e = collector_open_sideband(c, err, errlen);
+	int e = collector_open_sideband(c, on_sideband, err, errlen);
 
 	if (e)
 		return e;

@@ -2,13 +2,20 @@
 /*
  * Inside the collector (not for its users: they have collector.h).
  *
+ *   collector_pin.c      pinning under bpffs and adopting what an earlier
+ *                        process pinned
  *   collector.c          registry, sharing, subscribers and their union
  *                        filter, dispatch of records, life cycle
  *   collector_events.c   the sampling perf events and the sideband events
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
- *   collector_pin.c      pinning under bpffs and adopting what an earlier
- *                        process pinned
+ *                        (and through them the fast lane, fastlane.h)
  *   collector_tp.c       the tracepoints' program, configs and events
+ *   collector_unwind.c   user stacks: ehframe tables, walking stack copies
+ *   collector_base.c     notices, the subscribers' dispatch, pinning an fd
+ *
+ * Calls go down this list only (tests/t-calls.sh checks): a part hands a
+ * record on with collector_dispatch_subs, never back up through collector.c,
+ * and what collector.c must call back (the sideband) is passed to the part.
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -84,7 +91,13 @@ struct collector {
 
 extern struct collector *collector_registry;
 
+/* collector_base.c */
 void collector_notice(struct collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hands a record ready as it is to the active subscribers */
+void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
+int collector_pin_fd(int fd, const char *dir, const char *name);
+
+/* collector.c */
 struct collector *collector_alloc(const struct recspec *spec);
 void collector_free(struct collector *c);
 /*
@@ -96,26 +109,18 @@ int collector_publish(struct collector *c, int e, struct collector **out, char *
 void collector_write_filter(struct collector *c);
 uint32_t collector_map_id(int fd);
 
-/* hands a sideband record to the active subscribers */
-enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_event_header *h);
-
 /* collector_events.c */
 int collector_open_events(struct collector *c, char *err, size_t errlen);
-int collector_open_sideband(struct collector *c, char *err, size_t errlen);
+/* each sideband record goes to on_sideband(c, ...) */
+int collector_open_sideband(struct collector *c, perf_buffer_event_fn on_sideband,
+			    char *err, size_t errlen);
 
-/* hands a ring record to the active subscribers */
-void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
-/* ... a record ready as it is (a stack copy walked after it waited) */
-void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
 
 /* collector_tp.c: tracepoints */
 int collector_tp_setup(struct collector *c);                  /* before load */
 int collector_tp_attach(struct collector *c, char *err, size_t errlen);
 /* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
 uint64_t collector_tp_missed(const struct collector *c);
-
-/* collector_pin.c */
-int collector_pin_fd(int fd, const char *dir, const char *name);
 
 /* collector_sites.c: taking a register site (see there) */
 int collector_site_lock(int fd);

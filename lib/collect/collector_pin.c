@@ -17,17 +17,6 @@
 #include "fsutil.h"
 #include "collector_int.h"
 
-
-int collector_pin_fd(int fd, const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (bpf_obj_pin(fd, path) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int add_pin_dir(struct collector *c, const char *dir)
 {
 	char **nd = realloc(c->pin_dirs, (c->nr_pin_dirs + 1) * sizeof(*nd));
