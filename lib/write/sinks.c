@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Sinks: one interface for every output of a session (see sinks.h).  This
- * file holds the sink itself, the perfdata and ring kinds, snapshots and
- * the kept sideband; rotating files are in sinkfile.c, live readers in
- * readers.c.
+ * file holds the sink itself, the perfdata and ring kinds and the kept
+ * sideband; live readers are in readers.c, snapshots in sinksnap.c,
+ * rotating files in sinkfile.c, copying records out in sinkcopy.c: calls
+ * go down that list (tests/t-calls.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #define MAX_EVENTS 16
 #define MAX_IDS 64
 #define NAME_MAX_LEN 64
-#define SNAP_ROUND_BYTES (4u << 20)
 #define READER_QUEUE_DEFAULT (4u << 20)
 #define SB_HALF_MIN (4ull << 20)
 #define SB_HALF_MAX (64ull << 20)
@@ -42,29 +42,6 @@ static uint32_t sideband_pid(const void *rec)
 
 	memcpy(&pid, (const char *)rec + sizeof(struct perf_event_header), sizeof(pid));
 	return pid;
-}
-
-static bool rec_ok(const void *rec, size_t len)
-{
-	const struct perf_event_header *h = rec;
-
-	return len >= sizeof(*h) && !(len & 7) && h->size == len;
-}
-
-int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
-{
-	struct perfdata_writer_opts wo = {
-		.resume = s->o.kind == SINK_PERFDATA && s->o.resume && fd == s->o.fd,
-		.fd = fd,
-		.pipe = pipe,
-		.zstd_level = zstd,
-		.argc = s->o.kind == SINK_PERFDATA ? s->o.argc : 0,
-		.argv = s->o.kind == SINK_PERFDATA ? s->o.argv : NULL,
-		.clock_ref_mono_ns = clock_mono_ns(),
-		.clock_ref_real_ns = clock_ns(CLOCK_REALTIME),
-	};
-
-	return perfdata_writer__new(w, &wo, s->evs, s->nr_evs);
 }
 
 /* --- the event description, copied and stored in a ring's header ----------- */
@@ -312,71 +289,6 @@ static int sb_add(struct sink *s, uint64_t time, const void *rec, size_t len)
 	return e;
 }
 
-struct copy {
-	const struct sink *s;
-	struct perfdata_writer *w;
-	size_t since;
-};
-
-/*
- * A record a session writes: the kinds of perf records perfmark makes, a
- * sample of one of the sink's events.  What a damaged ring holds besides is
- * left out of snapshots (perf stops at the first record it cannot parse).
- */
-static bool rec_known(const struct sink *s, const void *rec, size_t len)
-{
-	const struct perf_event_header *h = rec;
-	uint64_t id;
-	size_t i;
-
-	if (!rec_ok(rec, len))
-		return false;
-	switch (h->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_LOST_SAMPLES:
-		return len >= sizeof(*h) + 8 + PERFDATA_SAMPLE_ID_SIZE;
-	case PERF_RECORD_SAMPLE:
-		if (len < sizeof(*h) + sizeof(id))   /* PERF_SAMPLE_IDENTIFIER comes first */
-			return false;
-		memcpy(&id, h + 1, sizeof(id));
-		for (i = 0; i < s->nr_evs; i++)
-			for (uint32_t j = 0; j < s->evs[i].nr_ids; j++)
-				if (s->evs[i].ids[j] == id)
-					return true;
-		return false;
-	default:
-		return false;
-	}
-}
-
-static int copy_one(void *ctx, uint64_t time, const void *rec, size_t len)
-{
-	struct copy *c = ctx;
-	int e;
-
-	if (!rec_known(c->s, rec, len))       /* a damaged ring: skip what is not a record */
-		return 0;
-	e = perfdata_writer__add(c->w, rec, len);
-	c->since += len;
-	if (!e && c->since >= SNAP_ROUND_BYTES) {
-		e = perfdata_writer__round(c->w);
-		c->since = 0;
-	}
-	return e;
-}
-
-int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w)
-{
-	struct copy c = { .s = s, .w = w };
-
-	return pring__foreach(s->pr, true, copy_one, &c);
-}
-
 /* --- the sink ------------------------------------------------------------------- */
 
 static uint64_t sb_half(uint64_t ring_size)
@@ -495,7 +407,7 @@ int sink__journal(struct sink *s, uint64_t time, const void *rec, size_t len)
 
 	if (s->o.kind != SINK_RING)
 		return 0;
-	if (!rec_ok(rec, len))
+	if (!sink_rec_ok(rec, len))
 		return -EINVAL;
 	if (is_sideband(h->type))
 		return sb_add(s, time, rec, len);
@@ -512,7 +424,7 @@ int sink__record(struct sink *s, uint64_t time, const void *rec, size_t len)
 	const struct perf_event_header *h = rec;
 	int e;
 
-	if (!rec_ok(rec, len))
+	if (!sink_rec_ok(rec, len))
 		return -EINVAL;
 	if (s->err)
 		return s->err;
@@ -563,29 +475,6 @@ int sink__round(struct sink *s)
 			s->err = e;
 		return e;
 	}
-}
-
-int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
-{
-	struct perfdata_writer *w = NULL;
-	struct copy c = { 0 };
-	int e;
-
-	if (s->o.kind == SINK_PERFDATA)
-		return -EOPNOTSUPP;
-	e = sink_new_writer(s, fd, pipe, pipe ? 0 : s->o.zstd_level, &w);
-	if (e)
-		return e;
-	c.s = s;
-	c.w = w;
-	if (s->o.kind == SINK_RING)
-		e = pring__sorted(s->pr, until, copy_one, &c);
-	else
-		e = file_snapshot(s, w);
-	if (!e)
-		e = perfdata_writer__finish(w);
-	perfdata_writer__free(w);
-	return e;
 }
 
 int sink__close(struct sink *s)
