@@ -261,10 +261,36 @@ static void on_pump_event(struct watch *w, uint32_t ev)
 		client_close(c);
 }
 
+/*
+ * A taker's last words: everything the session read up to now goes to its
+ * reader, all of it into a regular file (writes never wait there), what
+ * fits into a pipe.  Straight through the engine: no drain callbacks while
+ * the connection is being closed.
+ */
+static void reader_final(struct client *c)
+{
+	struct dsess *d = c->att;
+
+	if (d->run.s && !d->run.held)
+		session__flush(d->run.s, session__clock());
+	while (reader__pending(c->reader) && reader__flush(c->reader) == -EAGAIN && !c->reader_polled)
+		;
+}
+
 /* the connection goes: so do its reader and its pump */
 static void on_client_close(struct client_hook *h, struct client *c)
 {
+	if (c->reader && c->reader_final)
+		reader_final(c);
 	streams_detach(c);
+}
+
+struct json_object *streams__take(struct client *c, struct dsess *d, int *fds, size_t nfds)
+{
+	struct json_object *o = cmd_attach(c, d, fds, nfds);
+
+	c->reader_final = c->reader != NULL;
+	return o;
 }
 
 void streams__init(struct client *c)
