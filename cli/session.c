@@ -81,6 +81,7 @@ static int parse_rotate(const char *s, uint64_t *size, uint64_t *secs)
 struct create_opts {
 	uint64_t ring, rsize, rsecs, keep;
 	const char *out;
+	const char *count;
 };
 
 int session_parse_ring(const char *arg, uint64_t *ring)
@@ -134,6 +135,10 @@ static const struct opt create_table[] = {
 	{ .name = "keep", .arg = "N",
 	  .help = "with --output: delete all but the newest N files (1-100000)",
 	  .def = "all are kept", .set = set_keep },
+	{ .name = "counters", .arg = "EVENTS",
+	  .help = "count these events on the session's targets, as 'perfmark stat -e' (at most 8; "
+	    "totals and rates in 'session show')", .set = opt_set_str,
+	  .off = offsetof(struct create_opts, count) },
 	{ 0 },
 };
 
@@ -185,6 +190,11 @@ static int do_create(int argc, char **argv)
 	}
 	sessdef_init(&sd);
 	sd.spec = ro.spec;
+	if (co.count && session_parse_count(co.count, &sd)) {
+		if (dfd >= 0)
+			close(dfd);
+		return 1;
+	}
 	if (co.out) {
 		sd.sink = SESSDEF_SINK_FILE;
 		snprintf(sd.dir, sizeof(sd.dir), "%s", dir);
@@ -480,6 +490,7 @@ static int do_show(int argc, char **argv)
 	}
 	printf("readers:  %lld (%lld records dropped for slow readers)\n", jsonf_get_int(s, "readers"),
 	       jsonf_get_int(s, "reader_lost"));
+	session_show_counts(s);
 	if (json_object_object_get_ex(s, "unwind", &x)) {
 		struct collector_unwind_stats us;
 		char line[512];

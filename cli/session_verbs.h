@@ -45,6 +45,12 @@ int session_verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, c
 int session_start_out(const struct opts_cmd *c, int argc, char **argv, const char *cmd,
 		      struct outfile *o, int *sock, struct json_object **rep);
 
+struct sessdef;
+/* --counters EVENTS into sd (as stat -e, at most SESSDEF_MAX_COUNT): 0, or 1 after the error */
+int session_parse_count(const char *list, struct sessdef *sd);
+/* show: the counters' totals and rates, when the session has counters */
+void session_show_counts(struct json_object *s);
+
 int session_do_keep(int argc, char **argv);
 int session_do_take(int argc, char **argv);
 

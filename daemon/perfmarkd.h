@@ -43,6 +43,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "counting.h"
 #include "session.h"
 #include "store.h"
 
@@ -156,6 +157,11 @@ struct dsess {
 	int dir_fd;                   /* file sink output directory */
 	char pin[PATH_MAX];
 	struct client *taker;         /* `session take`: deleted when it goes */
+	/* --counters (counts.c): open while it runs; the last values kept after */
+	struct counting *counts;
+	struct counting_value count_val[SESSDEF_MAX_COUNT];
+	bool count_sup[SESSDEF_MAX_COUNT];
+	uint64_t count_t0, count_t1;  /* CLOCK_MONOTONIC: counting from, read at */
 };
 
 struct dsess *sessions__find(const char *name);
@@ -268,6 +274,17 @@ struct json_object *cmd_take(struct client *c, struct dsess *d, int *fds, size_t
 struct run *anon__keepable(struct client *rc, char *err, size_t errlen);
 void anon__kept(struct client *rc, const char *name, const struct session_stats *final,
 		int old_err);
+
+/* --- counts.c: a session's counters (--counters) ---------------------------- */
+
+/* a definition's counters allowed to c (else why, in buf) */
+const char *counts__check(const struct client *c, const struct sessdef *def, char *buf, size_t len);
+/* open and enable d's counters on its targets (none: 0); -errno with err */
+int counts__start(struct dsess *d, char *err, size_t errlen);
+/* read them a last time and close them (the values stay for show) */
+void counts__stop(struct dsess *d);
+/* {"seconds":S,"counters":[{event,value,rate,...}]} for show, or NULL without counters */
+struct json_object *counts__json(const struct dsess *d);
 
 /* --- streams.c ----------------------------------------------------------- */
 

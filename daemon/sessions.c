@@ -214,6 +214,8 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 		goto fail;
 	session__set_sink(d->run.s, d->sink);
 	e = run__start(&d->run, err, errlen);
+	if (!e && (e = counts__start(d, err, errlen)))
+		run__abort(&d->run);
 	if (e)
 		goto fail;
 	d->def.stopped = false;
@@ -245,6 +247,7 @@ static void session_end(struct dsess *d, bool keep_pinned)
 {
 	if (!d->run.s)
 		return;
+	counts__stop(d);
 	run__end(&d->run, keep_pinned);
 	update_seq(d);
 	if (!keep_pinned)
@@ -267,6 +270,7 @@ static void session_fail(struct dsess *d, int e)
 		snprintf(d->def.message, sizeof(d->def.message), "collection failed: %s", strerror(-e));
 	}
 	logmsg("session '%s': %s; collection stopped", d->def.name, d->def.message);
+	counts__stop(d);
 	run__abort(&d->run);
 	session__unpin(d->pin);
 	streams__detach_session(d);
@@ -297,6 +301,7 @@ static void dsess_release(struct defer *p)
 /* after dsess_unlink: the memory goes at the end of the event batch */
 static void dsess_free(struct dsess *d)
 {
+	counts__stop(d);
 	sink__free(d->sink);
 	d->sink = NULL;
 	if (d->dir_fd >= 0)
@@ -362,7 +367,7 @@ struct json_object *cmd_create(struct client *c, const struct proto_request *rq,
 		return reply_err("ring size too large (limit %llu MiB%s)",
 				 (c->root ? RING_MAX_ROOT : RING_MAX_USER) >> 20,
 				 c->root ? "" : " for non-root users");
-	if (limits__session(c, &def, err, sizeof(err)))
+	if (limits__session(c, &def, err, sizeof(err)) || counts__check(c, &def, err, sizeof(err)))
 		return reply_err("%s", err);
 	for (i = 0; i < def.spec.nr_pids; i++)
 		if (pid_check(c, def.spec.pids[i], err, sizeof(err)))
