@@ -106,6 +106,16 @@ pm session snapshot kept2 -o "$T/kept2.data" || die "snapshot kept2"
 check_split "$F2" "$T/kept2.data" "SIGUSR2"
 ok "SIGUSR2 --keep-as: $SPLIT"
 
+# a kept session is a session like any: it survives kill -9 of perfmarkd
+daemon_kill9
+daemon_start_shared
+listed kept1 && listed kept2 || die "kept sessions gone after perfmarkd's restart" -- "$T/pmd.log"
+grep -q "session 'kept1': adopted the pinned collection" "$T/pmd.log" || die "kept1 not adopted" -- "$T/pmd.log"
+pm session snapshot kept1 -o "$T/kept1b.data" || die "snapshot kept1 after the restart"
+n=$(seqs "$KIND" "$T/kept1b.data" | wc -l)
+[ "$n" -eq "$(seqs "$KIND" "$T/kept1.data" | wc -l)" ] || die "kept1 held $n markers after the restart" -- "$T/pmd.log"
+ok "kept sessions survive kill -9 of perfmarkd, adopted, their $n markers kept"
+
 # errors: one line, exit 1, nothing changed
 out=$(pm session keep kept1 --from "$$" 2>&1) && die "keep under an existing name accepted"
 [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "^perfmark: .*session 'kept1' already exists" ||
