@@ -231,6 +231,23 @@ struct rec_loop {
 	int status;
 };
 
+/* SIGUSR2 was blocked when perfmark started (CMD inherits it so) */
+static bool usr2_was_blocked;
+
+/*
+ * SIGUSR2 blocked from the start: one sent while the recording is being set
+ * up waits for the loop (a keep), rather than killing perfmark record.
+ */
+static void hold_usr2(void)
+{
+	sigset_t m, old;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &m, &old);
+	usr2_was_blocked = sigismember(&old, SIGUSR2);
+}
+
 /* Block the stopping signals into a signalfd (before CMD is forked). */
 static void loop_signals(struct rec_loop *l, sigset_t *oldmask)
 {
@@ -242,6 +259,8 @@ static void loop_signals(struct rec_loop *l, sigset_t *oldmask)
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, oldmask);
+	if (!usr2_was_blocked)     /* blocked by hold_usr2, not by whoever started us */
+		sigdelset(oldmask, SIGUSR2);
 	signal(SIGPIPE, SIG_IGN);
 	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -659,6 +678,7 @@ int cmd_record(int argc, char **argv)
 	};
 	int e;
 
+	hold_usr2();
 	if (parse(&r, argc, argv))
 		return 1;
 	if (check_targets(&r))

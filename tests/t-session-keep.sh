@@ -116,6 +116,25 @@ n=$(seqs "$KIND" "$T/kept1b.data" | wc -l)
 [ "$n" -eq "$(seqs "$KIND" "$T/kept1.data" | wc -l)" ] || die "kept1 held $n markers after the restart" -- "$T/pmd.log"
 ok "kept sessions survive kill -9 of perfmarkd, adopted, their $n markers kept"
 
+# in-process, SIGUSR2 is a notice, even one sent while record is still
+# starting; the command does not inherit it blocked
+PERFMARK_NO_DAEMON=1 "$PERFMARK" record -o "$T/inproc.data" -- sh -c \
+	'while [ ! -e "$0" ]; do sleep 0.05; done; grep SigBlk /proc/self/status' "$T/go3" >"$T/i.out" 2>"$T/i.err" &
+ip=$!
+# once perfmark runs (SIGUSR2 blocked from its first line), long before its recording starts
+usr2_blocked() { local b; b=$(awk '/^SigBlk/ { print $2 }' /proc/"$1"/status 2>/dev/null) && [ -n "$b" ] && [ $((0x$b & 0x800)) -ne 0 ]; }
+wait_for usr2_blocked "$ip" || die "perfmark record never blocked SIGUSR2"
+kill -USR2 "$ip"
+touch "$T/go3"
+wait "$ip"
+rc=$?
+[ "$rc" -eq 0 ] || die "in-process record exited $rc at an early SIGUSR2" -- "$T/i.err"
+grep -q "^perfmark: SIGUSR2: only a recording through perfmarkd can be kept" "$T/i.err" || die "no notice" -- "$T/i.err"
+blk=$(awk '/^SigBlk/ { print $2 }' "$T/i.out")
+[ -n "$blk" ] && [ $((0x$blk & 0x800)) -eq 0 ] || die "the command inherited SIGUSR2 blocked ($blk)" -- "$T/i.out"
+perf report -i "$T/inproc.data" --header-only 2>/dev/null | grep -q 'cmdline : ' || die "in-process file not finished"
+ok "in-process: SIGUSR2 is a notice, the recording goes on, the command's mask is clean"
+
 # errors: one line, exit 1, nothing changed
 out=$(pm session keep kept1 --from "$$" 2>&1) && die "keep under an existing name accepted"
 [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "^perfmark: .*session 'kept1' already exists" ||
