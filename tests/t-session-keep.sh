@@ -135,6 +135,41 @@ blk=$(awk '/^SigBlk/ { print $2 }' "$T/i.out")
 perf report -i "$T/inproc.data" --header-only 2>/dev/null | grep -q 'cmdline : ' || die "in-process file not finished"
 ok "in-process: SIGUSR2 is a notice, the recording goes on, the command's mask is clean"
 
+# --- a pipe (-o -) kept into files (-o DIR): the stream ends complete ------------
+mkdir "$T/kdir"
+"$PERFMARK" record -o - -- "$PROGS/prog-children" split "$N" "$T/go4" 2>"$T/p.err" 3>&- >"$T/pipe.data" </dev/null &
+pp=$!
+_bg_pids+=("$pp")
+wait_for has_line "$T/pmd.log" "uid 0 (pid $pp) records" || die "record -o - is not through perfmarkd" -- "$T/p.err"
+# the workload's "at" line went into the stream: wait for its markers instead
+wait_for eval '[ "$(stat -c %s "$T/pipe.data")" -gt 100000 ]' || die "no stream" -- "$T/p.err"
+pm session keep kept3 --from "$pp" -o "$T/kdir" >/dev/null 2>"$T/keep3.err" || die "keep of a pipe into a directory failed" -- "$T/keep3.err"
+touch "$T/go4"
+wait "$pp" || die "record -o - failed after keep" -- "$T/p.err"
+grep -q "goes on as session 'kept3'" "$T/p.err" || die "record -o - does not say it was kept" -- "$T/p.err"
+pm session stop kept3 || die "stop kept3"
+kf=$(ls "$T/kdir"/*.data 2>/dev/null)
+[ "$(echo "$kf" | wc -l)" -eq 1 ] && [ -s "$kf" ] || die "kept3 wrote no file into its directory: $kf"
+# stock perf reads the stream from a pipe (perf's pipe mode needs one)
+pf=$(cat "$T/pipe.data" | perf script -i - 2>/dev/null | grep -c 'perfmark:uevent:')
+"$PERFMARK" script -i "$T/pipe.data" --json --type "$KIND" >/dev/null 2>&1 ||
+	die "perfmark script cannot read the kept stream"
+check_pipe_split() {
+	seqs "$KIND" "$T/pipe.data" >"$T/f.seq"
+	seqs "$KIND" "$kf" >"$T/s.seq"
+	local nf ns dup all
+	nf=$(wc -l <"$T/f.seq") ns=$(wc -l <"$T/s.seq")
+	dup=$(sort -n "$T/f.seq" "$T/s.seq" | uniq -d | wc -l)
+	all=$(sort -n "$T/f.seq" "$T/s.seq" | uniq | wc -l)
+	[ "$dup" -eq 0 ] && [ "$all" -eq "$N" ] && [ "$nf" -gt 0 ] && [ "$ns" -gt 0 ] ||
+		die "pipe kept into files: stream $nf, files $ns, $dup twice, $all distinct (want $N)" -- "$T/pmd.log"
+	[ "$pf" -eq "$nf" ] || die "perf script -i - prints $pf markers of the stream's $nf"
+	SPLIT="stream $nf + files $ns"
+}
+check_pipe_split
+pm session delete kept3
+ok "record -o - kept into -o DIR: $SPLIT, every marker once; perf reads the stream"
+
 # errors: one line, exit 1, nothing changed
 out=$(pm session keep kept1 --from "$$" 2>&1) && die "keep under an existing name accepted"
 [ "$(echo "$out" | wc -l)" -eq 1 ] && echo "$out" | grep -q "^perfmark: .*session 'kept1' already exists" ||
@@ -193,6 +228,10 @@ echo "$out" | grep -q "^perfmark: no recording of yours" || die "member2 keeps m
 out=$(as_outsider "$PERFMARK" session keep stolen --from "$mrec" 2>&1) && die "an outsider kept a recording"
 echo "$out" | grep -q '^perfmark: permission denied' || die "outsider: $out"
 listed stolen && die "a refused keep made a session"
+# nor into a directory that is not theirs (perfmarkd writes there as root)
+out=$(as_member "$PERFMARK" session keep mk2 --from "$mrec" -o "$T" 2>&1) && die "the member kept into root's directory"
+echo "$out" | grep -q "^perfmark: output directory .* is not the recording owner's: permission denied" || die "member dir: $out"
+listed mk2 && die "a refused keep made a session"
 # root may keep the member's: the session is the member's
 pm session keep mkept --from "$mrec" >/dev/null 2>"$T/mk.err" || die "root cannot keep the member's recording" -- "$T/mk.err"
 pm session show mkept --json | grep -q "\"owner\":$MEMBER_UID" || die "mkept is not the member's"
