@@ -100,6 +100,12 @@ echo "$out" | grep -q "^perfmark: --counters with -a is root's" || die "member -
 setpriv --reuid="$MEMBER_UID" --regid=65534 --clear-groups sleep 60 &   # $! is the sleep
 mp=$!
 _bg_pids+=("$mp")
+# the member's once setpriv has changed users and exec'd sleep
+for i in $(seq 200); do
+	[ "$(cat /proc/"$mp"/comm 2>/dev/null)" = sleep ] && break
+	sleep 0.05
+done
+[ "$(cat /proc/"$mp"/comm 2>/dev/null)" = sleep ] || die "the member's sleep did not start"
 as_member "$PERFMARK" session create mine -p "$mp" --counters context-switches --ring 1M ||
 	die "member cannot count a process of theirs" -- "$T/pmd.log"
 out=$(as_member "$PERFMARK" session create root1 -p 1 --counters context-switches 2>&1) && die "member counted pid 1"
