@@ -19,6 +19,7 @@
 #include <linux/perf_event.h>
 
 #include "counting.h"
+#include "perfdata.h"
 #include "perfmarkd.h"
 
 /* clocks count nanoseconds; perf stat shows them in msec */
@@ -137,4 +138,105 @@ struct json_object *counts__json(const struct dsess *d)
 	json_object_object_add(x, "seconds", json_object_new_double(secs));
 	json_object_object_add(x, "counters", a);
 	return x;
+}
+
+/* --- the counters in snapshots, as perf stat record writes them --------------- */
+
+/* perf's user record types for counting data (perf.data format, not the kernel's) */
+#define REC_THREAD_MAP  73
+#define REC_CPU_MAP     74
+#define REC_STAT_CONFIG 75
+#define REC_STAT        76
+#define REC_STAT_ROUND  77
+#define STAT_ROUND_FINAL 1
+/* STAT_CONFIG's terms: aggregation (1: global), interval (0: none), scale (1: yes) */
+#define STAT_TERM_AGGR_MODE 0
+#define STAT_TERM_INTERVAL  1
+#define STAT_TERM_SCALE     2
+#define COUNT_ID_BASE   1000   /* after the session's own ids (session.c: 1.., 100, 101) */
+
+size_t counts__events(const struct dsess *d, struct perfdata_event *evs, uint64_t *ids, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < d->def.nr_count && i < max; i++) {
+		ids[i] = COUNT_ID_BASE + i;
+		perfdata_event_init(&evs[i], d->def.count[i].type, d->def.count[i].config,
+				    PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+				    PERF_SAMPLE_CPU, d->def.count[i].name, &ids[i], 1);
+		evs[i].attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		evs[i].attr.inherit = 1;
+	}
+	return i;
+}
+
+static void put(char *buf, size_t *off, const void *p, size_t len)
+{
+	memcpy(buf + *off, p, len);
+	*off += len;
+}
+
+static void put_hdr(char *buf, size_t *off, uint32_t type, uint16_t size)
+{
+	struct perf_event_header h = { .type = type, .misc = 0, .size = size };
+
+	put(buf, off, &h, sizeof(h));
+}
+
+static void put_u64(char *buf, size_t *off, uint64_t v)
+{
+	put(buf, off, &v, sizeof(v));
+}
+
+size_t counts__records(const struct dsess *d, char *buf, size_t cap)
+{
+	struct counting_value v[SESSDEF_MAX_COUNT];
+	static const char comm[16] = "";
+	uint64_t t1 = d->count_t1;
+	size_t off = 0, i;
+	uint16_t u16;
+	uint32_t u32;
+
+	if (!d->def.nr_count || cap < COUNTS_RECORDS_MAX)
+		return 0;
+	memcpy(v, d->count_val, sizeof(v));
+	if (d->counts && !counting__read(d->counts, v))
+		t1 = mono_ns();
+	/* one "thread" and one "cpu" (-1: any): the session's totals */
+	put_hdr(buf, &off, REC_THREAD_MAP, 8 + 8 + 8 + 16);
+	put_u64(buf, &off, 1);
+	put_u64(buf, &off, (uint64_t)-1);
+	put(buf, &off, comm, sizeof(comm));
+	put_hdr(buf, &off, REC_CPU_MAP, 16);
+	u16 = 0;                       /* a list of cpus */
+	put(buf, &off, &u16, 2);
+	u16 = 1;
+	put(buf, &off, &u16, 2);
+	u16 = 0xffff;                  /* -1 */
+	put(buf, &off, &u16, 2);
+	u16 = 0;
+	put(buf, &off, &u16, 2);
+	put_hdr(buf, &off, REC_STAT_CONFIG, 8 + 8 + 3 * 16);
+	put_u64(buf, &off, 3);
+	put_u64(buf, &off, STAT_TERM_AGGR_MODE);
+	put_u64(buf, &off, 1);
+	put_u64(buf, &off, STAT_TERM_INTERVAL);
+	put_u64(buf, &off, 0);
+	put_u64(buf, &off, STAT_TERM_SCALE);
+	put_u64(buf, &off, 1);
+	for (i = 0; i < d->def.nr_count; i++) {
+		put_hdr(buf, &off, REC_STAT, 8 + 8 + 8 + 24);
+		put_u64(buf, &off, COUNT_ID_BASE + i);
+		u32 = (uint32_t)-1;        /* cpu */
+		put(buf, &off, &u32, 4);
+		u32 = 0;                   /* thread: the map's first */
+		put(buf, &off, &u32, 4);
+		put_u64(buf, &off, v[i].val);
+		put_u64(buf, &off, v[i].enabled);
+		put_u64(buf, &off, v[i].running);
+	}
+	put_hdr(buf, &off, REC_STAT_ROUND, 8 + 16);
+	put_u64(buf, &off, STAT_ROUND_FINAL);
+	put_u64(buf, &off, t1 > d->count_t0 ? t1 - d->count_t0 : 0);
+	return off;
 }

@@ -162,6 +162,7 @@ struct dsess {
 	struct counting_value count_val[SESSDEF_MAX_COUNT];
 	bool count_sup[SESSDEF_MAX_COUNT];
 	uint64_t count_t0, count_t1;  /* CLOCK_MONOTONIC: counting from, read at */
+	bool count_attrs;             /* the sink has the counters' attrs (snapshots hold them) */
 };
 
 struct dsess *sessions__find(const char *name);
@@ -285,6 +286,16 @@ int counts__start(struct dsess *d, char *err, size_t errlen);
 void counts__stop(struct dsess *d);
 /* {"seconds":S,"counters":[{event,value,rate,...}]} for show, or NULL without counters */
 struct json_object *counts__json(const struct dsess *d);
+/*
+ * The counters in perf.data, as `perf stat record` writes them (stock perf
+ * script prints them): their attrs (ids after the session's), to add to
+ * the sink's events; and the records a snapshot ends with: THREAD_MAP,
+ * CPU_MAP, STAT_CONFIG, a STAT per counter and the final STAT_ROUND
+ * (0 without counters).
+ */
+#define COUNTS_RECORDS_MAX (40 + 16 + 64 + SESSDEF_MAX_COUNT * 48 + 24)
+size_t counts__events(const struct dsess *d, struct perfdata_event *evs, uint64_t *ids, size_t max);
+size_t counts__records(const struct dsess *d, char *buf, size_t cap);
 
 /* --- streams.c ----------------------------------------------------------- */
 

@@ -111,9 +111,10 @@ static void open_stopped_ring(struct dsess *d)
 /* The sink of d for the events s writes: a ring, or files in d's directory. */
 static int make_sink(struct dsess *d, const struct session *s, char *err, size_t errlen)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
+	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
+	uint64_t ids[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
 	struct sink_opts ko = { 0 };
+	size_t n;
 	struct sink_recovery rec;
 	char rname[PROTO_NAME_MAX + 8];
 	struct passwd *pw;
@@ -122,7 +123,9 @@ static int make_sink(struct dsess *d, const struct session *s, char *err, size_t
 	sink__free(d->sink);
 	d->sink = NULL;
 	ko.events = evs;
-	ko.nr_events = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	n = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	ko.nr_events = n + counts__events(d, evs + n, ids + n, SESSDEF_MAX_COUNT);
+	d->count_attrs = ko.nr_events > n;
 	ko.zstd_level = d->def.spec.zstd_level;
 	if (d->def.sink == SESSDEF_SINK_RING) {
 		ko.kind = SINK_RING;

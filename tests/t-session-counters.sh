@@ -80,6 +80,21 @@ for e in context-switches page-faults; do
 done
 ok "show prints totals and rates"
 
+# snapshots end with the counters as perf stat record writes them: stock perf
+# script prints them (VAL ENA RUN per event), from a file and from a pipe
+pm session snapshot cnt -o "$T/snap.data" || die "snapshot failed"
+perf script -i "$T/snap.data" 2>/dev/null >"$T/snap.txt"
+pm session snapshot cnt -o - 2>/dev/null | perf script -i - 2>/dev/null >"$T/snap-pipe.txt"
+for f in "$T/snap.txt" "$T/snap-pipe.txt"; do
+	grep -qE '^CPU +THREAD +VAL +ENA +RUN +TIME EVENT$' "$f" || die "perf script shows no counters" -- "$f"
+	grep -qE "^ +-1 +-1 +$WRITES +[0-9]+ +[0-9]+ +[0-9]+ syscalls:sys_enter_write$" "$f" ||
+		die "perf script does not show the $WRITES writes" -- "$f"
+	grep -qE "^ +-1 +-1 +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ page-faults$" "$f" || die "no page-faults row" -- "$f"
+done
+grep -q 'cpu-clock:' "$T/snap.txt" || die "the snapshot lost its samples" -- "$T/snap.txt"
+perf report -i "$T/snap.data" --stdio 2>/dev/null | grep -q "of event 'cpu-clock'" || die "perf report of the snapshot"
+ok "snapshots hold the counters: perf script prints them (file and pipe)"
+
 # the totals stay once the session stops
 pm session stop cnt || die "stop failed"
 pm session show cnt --json >"$T/stopped.json"
