@@ -252,6 +252,7 @@ void dso__load(struct dso *d)
 		d->syms.n = 0;
 		d->names_len = 0;
 	}
+	dso_plt_collect(d, elf);
 out:
 	if (elf)
 		elf_end(elf);
@@ -260,6 +261,7 @@ out:
 	if (!has_symtab && !d->image)
 		dso_load_debug_file(d);
 	dso_fix_names(d);
+	dso_plt_add(d);
 }
 
 void dso__free(struct dso *d)
@@ -271,6 +273,7 @@ void dso__free(struct dso *d)
 	symtab__free(&d->syms);
 	free(d->names);
 	free(d->image);
+	dso_plt_free(d);
 	free(d);
 }
 

@@ -29,6 +29,7 @@
 #include "grow.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,6 +412,7 @@ static void lookup_kernel(struct symbolizer *s, uint64_t addr, struct symbolizer
 	const struct sym *sym = kernel_sym(s, addr);
 
 	out->dso = "[kernel.kallsyms]";
+	out->dso_off = addr;
 	out->map_start = s->kernel_start ? s->kernel_start : SYM_KERNEL_MIN;
 	out->map_end = UINT64_MAX;
 	if (sym) {
@@ -471,13 +473,36 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 		out->build_id = d->build_id;
 		out->build_id_len = d->build_id_len;
 	}
-	if (!dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr))
+	out->dso_off = addr - m->start + m->pgoff;
+	if (!dso__offset_to_vaddr(d, out->dso_off, &vaddr))
 		return;
+	out->dso_off = vaddr;
 	sym = symtab__find(&d->syms, vaddr, true);
 	if (sym) {
 		out->name = sym->name;
 		out->sym_start = addr - (vaddr - sym->addr);
 	}
+}
+
+bool symbolizer_loc__has_sym(const struct symbolizer_loc *loc)
+{
+	return loc->name && strcmp(loc->name, SYM_UNKNOWN);
+}
+
+const char *symbolizer_dso_short(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+const char *symbolizer_loc__frame(const struct symbolizer_loc *loc, char *buf, size_t size)
+{
+	if (symbolizer_loc__has_sym(loc) || !loc->dso || !size)
+		return loc->name ? loc->name : SYM_UNKNOWN;
+	/* a base name is at most NAME_MAX: SYMBOLIZER_FRAME_MAX holds it and the offset */
+	snprintf(buf, size, "%s+0x%" PRIx64, symbolizer_dso_short(loc->dso), loc->dso_off);
+	return buf;
 }
 
 const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel)

@@ -9,6 +9,8 @@
 #define PERFMARK_SYMBOLIZE_H
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct symbolizer;
@@ -31,10 +33,32 @@ struct symbolizer_loc {
 	const uint8_t *build_id;    /* NULL when unknown */
 	uint32_t build_id_len;
 	uint64_t sym_start;         /* symbol start as an address in the process, 0 if none */
+	/*
+	 * addr inside dso, as perf shows an unsymbolized address: the ELF
+	 * virtual address when a segment of the file holds it, else its file
+	 * offset; the address itself in the kernel.  Valid when dso is set.
+	 */
+	uint64_t dso_off;
 };
 /* The same lookup as symbolizer__name(), with the mapping and file it went through. */
 void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel,
 			struct symbolizer_loc *out);
+/*
+ * The name every output gives a frame (issue 22: every frame has an
+ * identity): its symbol; else "FILE+0xOFFSET", FILE the base name of the
+ * file it is in and OFFSET loc->dso_off ("liblzma.so.5.4.1+0x1692b",
+ * "[kernel.kallsyms]+0xffffffffc0a01234"); "[unknown]" only when not even
+ * the file is known.  Returns loc->name or buf (size SYMBOLIZER_FRAME_MAX
+ * holds any).  The name is data from the recording: escape it where it
+ * is written (escape.h).
+ */
+#define SYMBOLIZER_FRAME_MAX 320
+const char *symbolizer_loc__frame(const struct symbolizer_loc *loc, char *buf, size_t size);
+/* Is loc's name a symbol (not "[unknown]")? */
+bool symbolizer_loc__has_sym(const struct symbolizer_loc *loc);
+/* The base name of a file path as perf's dso column shows it ("libc.so.6", "[vdso]"). */
+const char *symbolizer_dso_short(const char *path);
+
 /*
  * Name code that has no file (JIT), as perfmark's jit-code markers announce
  * it; consulted with /tmp/perf-PID.map for addresses in no map or in an
