@@ -537,6 +537,15 @@ bool perfread__has_feature(const struct perfread *r, int feature)
 	return r->env.has[feature];
 }
 
+bool perfread__sample_time(const struct perfread *r, uint64_t *first, uint64_t *last)
+{
+	if (!r || !r->env.have_time)
+		return false;
+	*first = r->env.first_time;
+	*last = r->env.last_time;
+	return true;
+}
+
 /* ---- records ------------------------------------------------------------ */
 
 /* Header-type records: consumed here.  1 if consumed, 0 if not, <0 error. */
