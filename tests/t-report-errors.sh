@@ -36,7 +36,8 @@ grep -qx 'perfmark: --format is required (chrome, pprof or collapsed)' "$T/err" 
 "$PERFMARK" export --format svg >/dev/null 2>"$T/err"
 grep -qx "perfmark: unknown format 'svg' (chrome, pprof or collapsed)" "$T/err" || die "unknown format" -- "$T/err"
 "$PERFMARK" report --sort name >/dev/null 2>"$T/err"
-grep -qx "perfmark: bad --sort 'name' (self or total)" "$T/err" || die "bad --sort" -- "$T/err"
+grep -qx "perfmark: bad --sort 'name': 'name' is not a key (self, total, or a list of comm, pid, tid, cpu, dso, sym)" \
+	"$T/err" || die "bad --sort" -- "$T/err"
 ok "--help, unknown options and bad values"
 
 # a recording with samples and no markers
