@@ -39,7 +39,7 @@
 #include "report.h"
 #include "symbolize.h"
 
-#define TEXT_TOP_RANGE_FNS 5
+#define TEXT_TOP_RANGE_FNS 5    /* per range with --by-marker, unless --max-rows */
 
 double report_pct(uint64_t part, uint64_t whole)
 {
@@ -292,7 +292,9 @@ static struct json_object *json_commands(const struct report_view *v, const stru
 
 /* ---- ranges and counters ----------------------------------------------------------- */
 
-static void text_ranges(const struct profile *p, const struct rangestats *rs, const char *only)
+/* top: the functions shown per range */
+static void text_ranges(const struct profile *p, const struct rangestats *rs, const char *only,
+			size_t top)
 {
 	char b[6][32];
 
@@ -326,12 +328,14 @@ static void text_ranges(const struct profile *p, const struct rangestats *rs, co
 		putchar('\n');
 		term(profile__str(p, r->name));
 		printf(": top functions of its %" PRIu64 " self samples\n", r->self_samples);
-		for (size_t i = 0; i < r->nfns && i < TEXT_TOP_RANGE_FNS; i++) {
+		for (size_t i = 0; i < r->nfns && i < top; i++) {
 			printf("  %6.2f%%  %8" PRIu64 "  ", pct(r->fns[i].self, r->self_period),
 			       r->fns[i].self_samples);
 			term(profile__str(p, r->fns[i].name));
 			putchar('\n');
 		}
+		if (r->nfns > top)   /* no silent cut */
+			printf("   (%zu more: --max-rows N shows N)\n", r->nfns - top);
 	}
 }
 
@@ -523,8 +527,9 @@ static const struct opt report_table[] = {
 	  .help = "leave out rows under PCT percent (a line says how many)", .def = "0",
 	  .set = set_percent_limit },
 	{ .name = "max-rows", .arg = "N",
-	  .help = "at most N rows per command, or in all with --sort KEYS (a line says how "
-	    "many more)", .def = "0, every row", .set = set_max_rows },
+	  .help = "at most N rows per command, or in all with --sort KEYS, or functions per "
+	    "range with --by-marker (a line says how many more)",
+	  .def = "every row; 5 functions per range", .set = set_max_rows },
 	{ .name = "percentage", .arg = "relative|absolute",
 	  .help = "percentages of every sample (absolute, as perf report) or only of those the "
 	    "filters kept", .def = "absolute", .set = set_percentage },
@@ -659,7 +664,7 @@ static int report_markers(const struct profile *p, const struct report_opts *o,
 		json_object_object_add(doc, "ranges", json_ranges(p, &rs, o->range));
 		json_object_object_add(doc, "counters", json_counters(p));
 	} else {
-		text_ranges(p, &rs, o->range);
+		text_ranges(p, &rs, o->range, o->max_rows ? o->max_rows : TEXT_TOP_RANGE_FNS);
 		text_counters(p);
 	}
 	rangestats__free(&rs);
