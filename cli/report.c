@@ -4,6 +4,7 @@
  *                 [--sort self|total|KEY,...] [-g caller|callee[,MIN]] [--no-children]
  *                 [--percent-limit PCT] [--max-rows N] [--percentage relative|absolute]
  *                 [perf's filters: --comm --pid --tid --dso --sym --cpu --time] [--json]
+ * perfmark report [-i FILE|-] [-e TRACEPOINT] --sort KEY[,KEY...] [--json]   (report_tp.c)
  *
  * The profile of a recording as text or one JSON document (perfmark(1)):
  * functions by self and total samples per command, with the file each is
@@ -38,6 +39,7 @@
 #include "escape.h"
 #include "report.h"
 #include "symbolize.h"
+#include "report_tp.h"
 
 #define TEXT_TOP_RANGE_FNS 5    /* per range with --by-marker, unless --max-rows */
 
@@ -420,16 +422,21 @@ static int set_sort(void *ctx, const struct opt *opt, const char *arg)
 	struct report_opts *o = ctx;
 	char bad[64];
 
-	o->keys_arg = NULL;
+	o->keys_arg = o->tp_keys = NULL;
 	if (!strcmp(arg, "self")) {
 		o->sort = FNSORT_SELF;
 	} else if (!strcmp(arg, "total")) {
 		o->sort = FNSORT_TOTAL;
-	} else if (hist_keys__parse(&o->keys, arg, bad, sizeof(bad)) < 0) {
-		return pm_err("bad --sort '%s': '%s' is not a key (self, total, or a list of "
-			      "comm, pid, tid, cpu, dso, sym)", arg, bad);
-	} else {
+	} else if (hist_keys__parse(&o->keys, arg, bad, sizeof(bad)) == 0) {
 		o->keys_arg = arg;
+	} else if (bad[0] && strspn(bad, "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == strlen(bad)) {
+		o->tp_keys = arg;   /* a tracepoint's field: -e must name one (parse_args) */
+		snprintf(o->tp_bad, sizeof(o->tp_bad), "%s", bad);
+	} else {
+		return pm_err("bad --sort '%s': '%s' is not a key (self, total, or a list of "
+			      "comm, pid, tid, cpu, dso, sym; a tracepoint's fields with -e "
+			      "SUBSYS:NAME)", arg, bad);
 	}
 	return 0;
 }
@@ -515,7 +522,8 @@ static const struct opt report_table[] = {
 	{ .flag = 's', .name = "sort", .arg = "self|total|KEY,...",
 	  .help = "order each command's functions by their own samples or with what they "
 	    "call; or rows by perf's keys, as perf report --sort: comm, pid, tid, cpu, "
-	    "dso, sym (comm,dso,sym)", .def = "self", .set = set_sort },
+	    "dso, sym (comm,dso,sym); or a tracepoint's hits by comm, pid, tid, cpu and "
+	    "its fields (-e picks the tracepoint)", .def = "self", .set = set_sort },
 	{ .flag = 'g', .name = "call-graph", .arg = "caller|callee[,MIN]",
 	  .help = "the call graph, as perf report -g: from each command down (caller) or from "
 	    "each function up (callee), with children and self; paths under MIN percent left out",
@@ -561,10 +569,22 @@ static int parse_args(int argc, char **argv, struct report_opts *o, struct pm_fi
 		return e == OPTS_HELP ? 1 : -1;
 	if (optind < argc)
 		return -pm_err("unexpected argument '%s'", argv[optind]);
-	if (o->by_marker && (o->graph || o->keys_arg))
+	if (o->by_marker && (o->graph || o->keys_arg || o->tp_keys))
 		return -pm_err("--by-marker takes neither -g nor --sort KEYS");
-	if (o->graph && o->keys_arg)
+	if (o->graph && (o->keys_arg || o->tp_keys))
 		return -pm_err("-g and --sort KEYS are two views: give one");
+	/*
+	 * A key that is none of perf's is a tracepoint's field: it needs -e
+	 * naming the tracepoint (SUBSYS:NAME), so that a typo fails here,
+	 * before the input is opened, and not as a field the recording lacks.
+	 */
+	if (o->tp_keys && !(o->event && strchr(o->event, ':')))
+		return -pm_err("bad --sort '%s': '%s' is not a key (self, total, or a list of comm, "
+			       "pid, tid, cpu, dso, sym; a tracepoint's fields with -e SUBSYS:NAME)",
+			       o->tp_keys, o->tp_bad);
+	if (o->tp_keys && (pf->f || o->range || o->no_children || o->percent_limit > 0 ||
+			   o->max_rows || o->relative))
+		return -pm_err("--sort by a tracepoint's hits takes only -i, -e and --json");
 	return 0;
 }
 
@@ -692,6 +712,8 @@ int cmd_report(int argc, char **argv)
 		pm_filters__free(&pf);
 		return r > 0 ? 0 : 1;
 	}
+	if (o.tp_keys)
+		return report_tp(o.input, o.event, o.tp_keys, o.json);
 	po.event = o.event;
 	po.filter = pf.f;
 	if (pm_load(o.input, &po, &p)) {

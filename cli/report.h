@@ -25,6 +25,8 @@ struct report_opts {
 	bool by_marker, json;
 	enum fnsort sort;           /* the default view's order: self or total */
 	const char *keys_arg;       /* --sort KEYS as given, NULL: the default view */
+	const char *tp_keys;        /* --sort by a tracepoint's fields (report_tp.c), or NULL */
+	char tp_bad[64];            /* its first key that is not one of perf's */
 	struct hist_keys keys;
 	bool no_children;           /* --no-children: self only, sorted by it */
 	bool graph, callee;         /* -g caller|callee */
