@@ -29,6 +29,7 @@
 #include "grow.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct proc {
 	uint32_t pid;
 	struct mapnode *maps;   /* maprange.val: struct dso *, NULL for no file */
 	struct mapnode *jit;    /* maprange.val: the name (in s->jitnames) */
+	struct dso *exe;        /* the first file mapped since its exec: the executable */
 	bool jit_loaded;
 };
 
@@ -204,6 +206,9 @@ static void record_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint
 	p = proc_get(s, pid, true);
 	if (p && (err = maptree__insert(&s->ranges, &p->maps, &m)))
 		range_error(s, err);
+	/* exec maps the executable before its interpreter; perf's synthesized maps come by address */
+	if (p && !err && !p->exe && m.val && m.val != s->vdso)
+		p->exe = m.val;
 }
 
 static void record_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm,
@@ -220,6 +225,7 @@ static void record_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const 
 		maptree__drop(&s->ranges, p->maps);
 		maptree__drop(&s->ranges, p->jit);
 		p->maps = p->jit = NULL;
+		p->exe = NULL;
 		p->jit_loaded = false;
 	}
 }
@@ -239,8 +245,10 @@ static void record_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint3
 		return;
 	child = proc_get(s, pid, true);
 	/* the child starts with its parent's maps: shared, O(1) */
-	if (child && parent && !child->maps)
+	if (child && parent && !child->maps) {
 		child->maps = maptree__share(parent->maps);
+		child->exe = parent->exe;
+	}
 }
 
 /* NUL-terminated string at off within a record of size len, or NULL. */
@@ -465,6 +473,7 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 	}
 	d = m->val;
 	out->dso = d->path;
+	out->exe = d == p->exe;
 	if (!d->loaded)
 		dso__load(d);
 	if (d->build_id_len) {
@@ -478,6 +487,21 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 		out->name = sym->name;
 		out->sym_start = addr - (vaddr - sym->addr);
 	}
+}
+
+const char *symbolizer__frame_name(const char *name, const char *dso, uint64_t offset,
+				   char *buf, size_t size)
+{
+	const char *base;
+
+	if (name && strcmp(name, SYM_UNKNOWN))
+		return name;
+	if (!dso || !size)
+		return SYM_UNKNOWN;
+	base = strrchr(dso, '/');
+	base = base && base[1] ? base + 1 : dso;
+	snprintf(buf, size, "%s+0x%" PRIx64, base, offset);
+	return buf;
 }
 
 const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel)
