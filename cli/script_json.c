@@ -119,7 +119,7 @@ static void tp_fields(struct json_object *o, const struct script_tp *tp)
 static void json_sample(FILE *f, const struct script_sample *s)
 {
 	struct json_object *o = head(&s->h), *chain;
-	char frame[SYMBOLIZER_FRAME_MAX];
+	char frame[SYMBOLIZER_FRAME_NAME_MAX];
 
 	if (!o)
 		return;

@@ -65,7 +65,7 @@ static void prefix(FILE *f, const struct script_head *h)
  */
 static void put_sym(FILE *f, const struct symbolizer_loc *loc)
 {
-	char frame[SYMBOLIZER_FRAME_MAX], buf[PATH_MAX + SYMBOLIZER_FRAME_MAX + 8];
+	char frame[SYMBOLIZER_FRAME_NAME_MAX], buf[PATH_MAX + SYMBOLIZER_FRAME_NAME_MAX + 8];
 	const char *s = symbolizer_loc__frame(loc, frame, sizeof(frame));
 
 	if (!symbolizer_loc__has_sym(loc)) {

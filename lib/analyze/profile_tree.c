@@ -115,7 +115,7 @@ void profile_cache_forget(struct profile *p, uint32_t pid)
 uint32_t profile_frame_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip)
 {
 	struct symbolizer_loc loc;
-	char buf[SYMBOLIZER_FRAME_MAX];
+	char buf[SYMBOLIZER_FRAME_NAME_MAX];
 	uint64_t key = 0;
 	bool cached = cache_key(p, pid, ip, &key);
 	uint32_t f = cached ? idmap__get(&p->addr_cache, key) : TABLE_NONE;

@@ -71,7 +71,7 @@ static enum filter_verdict verdict(struct replay *rp, const struct perfread_samp
 {
 	const struct filter *f = rp->filter;
 	struct symbolizer_loc loc;
-	char buf[SYMBOLIZER_FRAME_MAX];
+	char buf[SYMBOLIZER_FRAME_NAME_MAX];
 
 	bool task;
 
