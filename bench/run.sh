@@ -44,7 +44,7 @@ one_run() {
 	[ -s "$res" ] || { cat "$W/err.$kind" >&2 2>/dev/null; die "$kind run $r failed"; }
 	local size=0
 	[ -f "$out" ] && size=$(stat -c %s "$out")
-	read -r wall wcpu <"$res"
+	read -r wall wcpu _ <"$res"
 	read -r u s < <(tail -n 1 "$W/time")
 	echo "$wall $wcpu $(awk "BEGIN { print $u + $s }") $size" >>"$W/$kind.res"
 }

@@ -97,6 +97,8 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "jit_lines", st->jit_lines);
 	add_u64(x, "jit_missed", st->jit_missed);
 	add_u64(x, "jit_refused", st->jit_refused);
+	add_u64(x, "sampler_runs", st->sampler_runs);
+	add_u64(x, "sampler_ns", st->sampler_ns);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
 	json_object_object_add(o, "stats", x);

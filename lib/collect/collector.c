@@ -111,6 +111,19 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 	*markers = bss.lost_markers + collector_markers_lost(c);
 }
 
+bool collector__sampler_stats(const struct collector *c, uint64_t *runs, uint64_t *run_ns)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	*runs = *run_ns = 0;
+	if (!c->skel || bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.on_sample), &info, &len))
+		return false;
+	*runs = info.run_cnt;
+	*run_ns = info.run_time_ns;
+	return true;
+}
+
 /* --- union filter ------------------------------------------------------------- */
 
 static void write_cfg(struct collector *c)

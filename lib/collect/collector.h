@@ -136,6 +136,12 @@ struct collector_marker_stats {
 	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
 };
 void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st);
+/*
+ * The sampling program's runs and their total time in ns, every sample of
+ * every CPU (filtered ones too), as the kernel counts them while
+ * kernel.bpf_stats_enabled is on (else 0); false when not known (adopted).
+ */
+bool collector__sampler_stats(const struct collector *c, uint64_t *runs, uint64_t *run_ns);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
 /* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);
