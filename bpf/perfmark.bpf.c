@@ -182,16 +182,20 @@ static __always_inline __u32 task_tgid_ns(struct task_struct *t)
  */
 static __always_inline __u32 task_owner_uid(void)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	const struct cred *c = BPF_CORE_READ(t, real_cred);
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
-	__u32 uid = BPF_CORE_READ(c, uid.val);
-	unsigned long mmflags = 0;
+	/*
+	 * Through the task's BTF pointer: plain loads the JIT inlines (a fault
+	 * reads 0), not one probe-read helper call a field: this runs on every
+	 * sample of every CPU, and the calls were most of a filtered sample's cost.
+	 */
+	struct task_struct *t = bpf_get_current_task_btf();
+	const struct cred *c = t->real_cred;
+	struct mm_struct *mm = t->mm;
+	__u32 uid = c->uid.val;
 
-	if (BPF_CORE_READ(c, euid.val) != uid || BPF_CORE_READ(c, suid.val) != uid)
+	if (c->euid.val != uid || c->suid.val != uid)
 		return PM_UID_PRIVILEGED;
 	/* mm->flags: an unsigned long, or (6.18) a bitmap whose first word it is */
-	if (mm && (bpf_core_read(&mmflags, sizeof(mmflags), &mm->flags) || (mmflags & 3) != 1))
+	if (mm && (*(unsigned long *)&mm->flags & 3) != 1)
 		return PM_UID_PRIVILEGED;
 	return uid;
 }
@@ -208,6 +212,28 @@ static __always_inline bool wanted(__u32 tgid, __u32 uid)
 	if (c->nr_uids && bpf_map_lookup_elem(&uids, &uid))
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/*
+ * wanted() with the owner's uid looked up only when needed: the filter
+ * first (most samples of a recording of one command are other tasks').
+ * *uid is set when true is returned.
+ */
+static __always_inline bool wanted_uid(__u32 tgid, __u32 *uid)
+{
+	__u32 zero = 0;
+	struct pm_cfg *c = bpf_map_lookup_elem(&cfg, &zero);
+
+	if (!c)
+		return false;
+	if (c->all || bpf_map_lookup_elem(&targets, &tgid)) {
+		*uid = task_owner_uid();
+		return true;
+	}
+	if (!c->nr_uids)
+		return false;
+	*uid = task_owner_uid();
+	return bpf_map_lookup_elem(&uids, uid) != NULL;
 }
 
 /*
@@ -313,7 +339,7 @@ out:
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	__u32 tgid, zero = 0, uid = task_owner_uid();
+	__u32 tgid, zero = 0, uid = 0;
 	struct pm_sample *s;
 	__u64 nk = 0, nu = 0, size, id;
 	long n;
@@ -321,7 +347,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!current_ids(&id, true))
 		return 0;
 	tgid = id >> 32;
-	if (!wanted(tgid, uid))
+	if (!wanted_uid(tgid, &uid))
 		return 0;
 	if (want_callchain && ustack_mode == PM_US_DWARF)
 		return copy_sample(ctx, id, uid);
@@ -411,14 +437,14 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 
 static __always_inline int marker(__u32 type, const void *data, __u32 size, __u64 ip)
 {
-	__u32 tgid, zero = 0, slot = PM_MARKER_SLOTS, uid = task_owner_uid(), *busy;
+	__u32 tgid, zero = 0, slot = PM_MARKER_SLOTS, uid = 0, *busy;
 	struct pm_marker *m;
 	__u64 id;
 
 	if (!current_ids(&id, false))
 		return 0;
 	tgid = id >> 32;
-	if (!wanted(tgid, uid))
+	if (!wanted_uid(tgid, &uid))
 		return 0;
 	busy = bpf_map_lookup_elem(&mbusy, &zero);
 	if (!busy)
