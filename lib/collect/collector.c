@@ -105,6 +105,13 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 	struct perfmark_bpf__bss bss;
 	uint32_t zero = 0;
 
+	/* every drain asks: the skeleton's mapping of .bss, no syscall (adopted: a lookup) */
+	if (c->skel && c->skel->bss) {
+		*samples = __atomic_load_n(&c->skel->bss->lost_samples, __ATOMIC_RELAXED);
+		*markers = __atomic_load_n(&c->skel->bss->lost_markers, __ATOMIC_RELAXED) +
+			   collector_markers_lost(c);
+		return;
+	}
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
 	*samples = bss.lost_samples;
@@ -248,6 +255,14 @@ static int set_pid(int map_fd, pid_t pid)
 	if (bpf_map_update_elem(map_fd, &p, &one, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+bool collector__maybe_target(const struct collector *c, uint32_t pid)
+{
+	uint8_t v;
+
+	/* a command held before its exec is its session's already: targets alone */
+	return !bpf_map_lookup_elem(c->targets_fd, &pid, &v);
 }
 
 int collector__add_pid_on_exec(struct collector *c, pid_t pid)

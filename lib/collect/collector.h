@@ -67,6 +67,12 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 int collector__add_pid(struct collector *c, pid_t pid);
 /* pid becomes a target when it next calls execve (a CMD held before exec) */
 int collector__add_pid_on_exec(struct collector *c, pid_t pid);
+/*
+ * pid is in the BPF target set of some session sharing c (a -p process,
+ * a command, a child of one: the fork tracepoint adds those before they
+ * run).  false: no session's target, nor a child of one (unless gone).
+ */
+bool collector__maybe_target(const struct collector *c, uint32_t pid);
 /* pin links and maps under dir (again, for every session sharing them) */
 int collector__pin(struct collector *c, const char *dir);
 /*

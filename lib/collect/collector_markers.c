@@ -79,7 +79,20 @@ struct collector_markers {
 	struct marker_lib libs[MAX_MARKER_LIBS];   /* files with probes, for messages */
 	size_t nr_libs;
 	bool scanned_all;
+	/*
+	 * wants_pid()'s answers by pid: a busy machine's other processes map
+	 * executables by the thousand, each answer a bpf syscall.  A pid's
+	 * answer changes when a process gets it (FORK), execs (COMM; a command
+	 * held before its exec), is added (scan_pid) or ends (EXIT): each
+	 * forgets it.  Reuse of a pid within one drain is out of reach (the
+	 * kernel hands pids out in turn).
+	 */
+	struct { uint32_t pid; uint8_t state; } want_cache[1024];
 };
+
+#define WANT_UNKNOWN 0
+#define WANT_NO      1
+#define WANT_YES     2
 
 /* --- the files ------------------------------------------------------------- */
 
@@ -361,6 +374,8 @@ static void attach_mapping(struct collector *c, uint32_t pid, uint64_t start, ui
 
 /* --- targets ------------------------------------------------------------------ */
 
+static void want_forget(struct collector_markers *mk, uint32_t pid);
+
 /* every executable file mapping of pid */
 void collector_markers_scan_pid(struct collector *c, uint32_t pid)
 {
@@ -369,6 +384,7 @@ void collector_markers_scan_pid(struct collector *c, uint32_t pid)
 
 	if (!c->mk || !c->skel)
 		return;
+	want_forget(c->mk, pid);   /* a target now */
 	if (c->mk->fl)
 		fastlane__want(c->mk->fl, pid);   /* a process it had joined without reading */
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
@@ -473,6 +489,31 @@ static bool wants_pid(const struct collector *c, uint32_t pid)
 	return bpf_map_lookup_elem(c->targets_fd, &pid, &v) == 0;
 }
 
+/* wants_pid() through this consume's answers */
+static bool wants_pid_cached(struct collector *c, uint32_t pid)
+{
+	struct collector_markers *mk = c->mk;
+	size_t i = pid % (sizeof(mk->want_cache) / sizeof(mk->want_cache[0]));
+	bool yes;
+
+	if (c->nr_all || c->nr_uids)
+		return true;
+	if (mk->want_cache[i].state != WANT_UNKNOWN && mk->want_cache[i].pid == pid)
+		return mk->want_cache[i].state == WANT_YES;
+	yes = wants_pid(c, pid);
+	mk->want_cache[i].pid = pid;
+	mk->want_cache[i].state = yes ? WANT_YES : WANT_NO;
+	return yes;
+}
+
+static void want_forget(struct collector_markers *mk, uint32_t pid)
+{
+	size_t i = pid % (sizeof(mk->want_cache) / sizeof(mk->want_cache[0]));
+
+	if (mk->want_cache[i].pid == pid)
+		mk->want_cache[i].state = WANT_UNKNOWN;
+}
+
 /*
  * The sideband: an exec lets go of the process's old areas; a new
  * executable file mapping is looked at in the next consume.
@@ -484,6 +525,9 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 
 	if (!mk)
 		return;
+	if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_EXIT) &&
+	    h->size >= sizeof(*h) + 8)
+		want_forget(mk, body[0]);
 	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) && mk->fl &&
 	    h->size >= sizeof(*h) + 8 + 24) {
 		uint64_t time;
@@ -503,16 +547,17 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 		memcpy(&min, b + 36, 4);
 		memcpy(&ino, b + 40, 8);
 		memcpy(&prot, b + 56, 4);
-		if (!(prot & PROT_EXEC) || b[64] != '/' || !wants_pid(c, body[0]))
+		if (!(prot & PROT_EXEC) || b[64] != '/')
+			return;
+		/* with a build-id (another perf user's event) the union holds no dev/ino */
+		pm->dev = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : makedev(maj, min);
+		pm->ino = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : (ino_t)ino;
+		/* a file looked at already first: no syscall for it */
+		if (((pm->dev || pm->ino) && seen(mk, pm->dev, pm->ino)) || !wants_pid_cached(c, body[0]))
 			return;
 		pm->pid = body[0];
 		pm->start = addr;
 		pm->end = addr + len;
-		/* with a build-id (another perf user's event) the union holds no dev/ino */
-		pm->dev = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : makedev(maj, min);
-		pm->ino = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : (ino_t)ino;
-		if ((pm->dev || pm->ino) && seen(mk, pm->dev, pm->ino))
-			return;
 		mk->nr_pend++;
 	}
 }

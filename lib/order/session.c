@@ -285,6 +285,16 @@ static bool child_of_target(struct session *s, uint32_t pid)
 
 	if (pidset_has(&s->not_ours, pid))
 		return false;
+	/*
+	 * Not in the BPF target set (its fork tracepoint puts a target's
+	 * child there before it runs): some other process of the machine.
+	 * One map lookup, not a read of /proc for every process a busy
+	 * machine starts; /proc then tells which session's child it is.
+	 */
+	if (s->c && !collector__maybe_target(s->c, pid)) {
+		pidset_add(&s->not_ours, pid);
+		return false;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "re");
 	if (f) {
