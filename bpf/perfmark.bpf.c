@@ -398,7 +398,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
  * probe site itself for libraries that do not pass one.
  */
 static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void *data, __u32 size,
-				     __u64 ip, __u32 tgid, __u32 tid, __u32 uid)
+				     __u64 ip, __u32 tgid, __u32 tid, __u32 uid, __u32 ext)
 {
 	__u32 flags = 0;
 	__u64 n = size;
@@ -426,7 +426,7 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 	m->flags = flags;
 	m->ip = ip;
 	m->uid = uid;
-	m->ext = 0;
+	m->ext = ext;
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;
@@ -435,7 +435,15 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 	return 0;
 }
 
-static __always_inline int marker(__u32 type, const void *data, __u32 size, __u64 ip)
+/* the library's word on why the marker came this way (PM_TRAP_TAG | why), for pm_marker.ext */
+static __always_inline __u32 trap_ext(__u64 why)
+{
+	if ((why & ~0xffull) != PM_TRAP_TAG || (why & 0xff) >= PM_TRAP_NR)
+		return 0;        /* PM_TRAP_UNKNOWN */
+	return (__u32)(why & 0xff) << PM_X_TRAP_SHIFT;
+}
+
+static __always_inline int marker(__u32 type, const void *data, __u32 size, __u64 ip, __u32 ext)
 {
 	__u32 tgid, zero = 0, slot = PM_MARKER_SLOTS, uid = 0, *busy;
 	struct pm_marker *m;
@@ -465,23 +473,23 @@ static __always_inline int marker(__u32 type, const void *data, __u32 size, __u6
 	}
 	m = bpf_map_lookup_elem(&mscratch, &slot);
 	if (m)
-		marker_in(m, type, data, size, ip, tgid, (__u32)id, uid);
+		marker_in(m, type, data, size, ip, tgid, (__u32)id, uid, ext);
 	__sync_fetch_and_and(busy, ~(1u << slot));
 	return 0;
 }
 
-/* perfmark:trap (type, data, size, caller), attached by file, pid -1 */
+/* perfmark:trap (type, data, size, caller, why), attached by file, pid -1 */
 SEC("uprobe")
-int BPF_KPROBE(on_trap, __u32 type, const void *data, __u32 size, __u64 ip)
+int BPF_KPROBE(on_trap, __u32 type, const void *data, __u32 size, __u64 ip, __u64 why)
 {
-	return marker(type, data, size, ip);
+	return marker(type, data, size, ip, trap_ext(why));
 }
 
 /* perfmark:uevent of a libperfmark without the trap site: (type, data, size) */
 SEC("uprobe")
 int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 {
-	return marker(type, data, size, PT_REGS_IP(ctx));
+	return marker(type, data, size, PT_REGS_IP(ctx), 0);
 }
 
 /*

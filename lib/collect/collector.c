@@ -55,9 +55,16 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
 }
 
+_Static_assert(PM_TRAP_NR <= COLLECTOR_TRAP_WHYS, "collector_marker_stats.trap holds every why");
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
+	const struct pm_marker *pm = data;
+
+	/* a marker in the BPF ring came down the trap lane: why, as its library said */
+	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER)
+		c->trap_why[((pm->ext & PM_X_TRAP_MASK) >> PM_X_TRAP_SHIFT) % PM_TRAP_NR]++;
 
 	if (!collector_markers_ring(c, data, size))
 		collector_dispatch_ring(c, data, size);

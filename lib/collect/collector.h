@@ -137,10 +137,21 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
  * /tmp/perf-PID.map written for JIT code markers, and those not written
  * (the process had gone, its owner unknown; or refused: see jitmap.h)
  */
+#define COLLECTOR_TRAP_WHYS 8      /* enum pm_trap_why (bpf/perfmark_wire.h) */
 struct collector_marker_stats {
 	uint64_t jit_lines, jit_missed, jit_refused;
 	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
+	/* markers by lane: through the fast lane, and the trap lane's by why */
+	uint64_t fast, trap[COLLECTOR_TRAP_WHYS];
 };
+/*
+ * The lanes' counts as JSON ({"fast":N,"trap":{"no_area":N,...}}, reasons
+ * that are 0 left out), read back, and as one line of text.
+ */
+struct json_object;
+struct json_object *collector_lanes_json(uint64_t fast, const uint64_t *trap);
+void collector_lanes_from_json(struct json_object *o, uint64_t *fast, uint64_t *trap);
+void collector_lanes_text(uint64_t fast, const uint64_t *trap, char *buf, size_t len);
 void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st);
 /*
  * The sampling program's runs and their total time in ns, every sample of

@@ -71,6 +71,7 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 };
 
 extern struct collector *collector_registry;

@@ -597,12 +597,16 @@ void collector__marker_stats(const struct collector *c, struct collector_marker_
 	st->jit_missed = js.missed;
 	st->jit_refused = js.refused;
 	st->fl_corrupt = 0;
+	st->fast = 0;
 	if (c->mk && c->mk->fl) {
 		struct fastlane_stats fs;
 
 		fastlane__stats(c->mk->fl, &fs);
 		st->fl_corrupt = fs.corrupt;
+		st->fast = fs.markers;
 	}
+	memset(st->trap, 0, sizeof(st->trap));
+	memcpy(st->trap, c->trap_why, sizeof(c->trap_why));
 }
 
 /* markers an earlier recorder took from the fast lane and died with */

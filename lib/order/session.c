@@ -740,6 +740,8 @@ void session__stats(const struct session *s, struct session_stats *st)
 		st->jit_missed = ms.jit_missed;
 		st->jit_refused = ms.jit_refused;
 		st->fl_corrupt = ms.fl_corrupt;
+		st->fast_markers = ms.fast;
+		memcpy(st->trap_markers, ms.trap, sizeof(st->trap_markers));
 		collector__sampler_stats(s->c, &st->sampler_runs, &st->sampler_ns);
 	}
 }

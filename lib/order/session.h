@@ -77,6 +77,8 @@ struct session_stats {
 	struct collector_unwind_stats unwind;
 	/* the sampling program's runs and ns (kernel.bpf_stats_enabled), of the collector */
 	uint64_t sampler_runs, sampler_ns;
+	/* markers by lane, of the collector: fast, and the trap lane's by why */
+	uint64_t fast_markers, trap_markers[COLLECTOR_TRAP_WHYS];
 };
 
 struct session;

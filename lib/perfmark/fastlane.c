@@ -27,6 +27,10 @@
  *    page that says where it is is MADV_WIPEONFORK, so a child starts with
  *    no area and registers its own on its first marker: no atfork handler
  *    is needed, and a child never writes into its parent's rings.
+ *  - The area is made and offered as the library loads when a recorder
+ *    listens already (its site's semaphore is raised by then), else at
+ *    the first traced marker: a recorder joins while the process starts,
+ *    not while its first markers pay for the trap.
  *  - Until every recorder has joined the area (each holds one register
  *    site, perfmark.c, and sets that site's bit in hdr->joined), and
  *    whenever a ring is full, markers take the trap lane: a uprobe whose
@@ -173,6 +177,26 @@ void pm_fast_init(void)
 	dl_iterate_phdr(find_exe_segments, NULL);
 }
 
+static int setup(uint32_t sites);
+
+/*
+ * A recorder that holds a register site listens already (the kernel raised
+ * its semaphore as this library was mapped): the area is made and offered
+ * now, while the process starts, so that the recorder has joined it by the
+ * first marker, not a few milliseconds of trap-lane markers after it.  A
+ * process that never emits one costs an area (a sealed memfd, its pages
+ * untouched but the header's) and one registration.  Called after
+ * pm_fast_init, from the constructor: the process's only thread, or a
+ * dlopen() with the loader's lock held.
+ */
+void pm_fast_offer_early(void)
+{
+	uint64_t s = perfmark__semas[0];
+
+	if (!cfg.off && PM_SEMA_SITES(s) && !perfmark__semas[1])
+		setup(PM_SEMA_SITES(s));
+}
+
 /* --- the area ----------------------------------------------------------------- */
 
 static struct pm_proc *get_proc(void)
@@ -270,7 +294,11 @@ static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now)
 	perfmark__register(&r);
 }
 
-/* The first traced marker of the process: make the area and offer it. */
+/*
+ * The process's first traced marker, or the library's constructor when a
+ * recorder already listens: make the area and offer it.  The marker that
+ * made it takes the trap lane (PM_TRAP_NO_AREA).
+ */
 static __attribute__((noinline, cold)) int setup(uint32_t sites)
 {
 	struct pm_proc *p = get_proc();
@@ -278,20 +306,20 @@ static __attribute__((noinline, cold)) int setup(uint32_t sites)
 	uint64_t now;
 
 	if (!p || __atomic_load_n(&p->area, __ATOMIC_ACQUIRE))
-		return 1;
+		return PM_TRAP_NO_AREA;
 	now = clock_mono_ns();
 	if (p->failed_ns && now - p->failed_ns < REGISTER_RETRY_MAX)
-		return 1;
+		return PM_TRAP_NO_AREA;
 	/* one maker; a signal handler or thread arriving meanwhile takes the trap */
 	if (!__atomic_compare_exchange_n(&p->busy, &idle, 1, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
-		return 1;
+		return PM_TRAP_NO_AREA;
 	if (create_area(p))
 		p->failed_ns = now;
 	else
 		register_area(p, sites, now);
 	__atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
-	return 1;
+	return PM_TRAP_NO_AREA;
 }
 
 /*
@@ -312,7 +340,7 @@ static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_
 			p->reg_wait_ns *= 2;
 		register_area(p, sites, now);
 	}
-	return 1;
+	return PM_TRAP_NOT_JOINED;
 }
 
 /* --- slots -------------------------------------------------------------------- */
@@ -569,7 +597,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 		tls.silent = readers_silent(p->area, readers, now);
 	}
 	if (unlikely(tls.silent))
-		return 1;
+		return PM_TRAP_SILENT;
 	if (n > PM_FL_MAX_PAYLOAD) {
 		n = PM_FL_MAX_PAYLOAD;
 		flags |= PM_FL_F_TRUNCATED;
@@ -582,7 +610,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 		if (unlikely(pos + total > __atomic_load_n(&sl->limit, __ATOMIC_RELAXED)) &&
 		    !room(p, sl, pos + total, readers, now)) {
 			__atomic_fetch_add(&sl->lost, 1, __ATOMIC_RELAXED);
-			return 1;
+			return PM_TRAP_RING_FULL;
 		}
 		if (__atomic_compare_exchange_n(&sl->head, &pos, pos + total, true,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -627,8 +655,10 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
 	uint64_t key;
 
 	/* a recorder without a site of its own reads the trap lane only */
-	if (trapall || !sites || cfg.off)
-		return 1;
+	if (cfg.off)
+		return PM_TRAP_OFF;
+	if (trapall || !sites)
+		return PM_TRAP_TRAPALL;
 	if (unlikely(!p || !__atomic_load_n(&p->area, __ATOMIC_ACQUIRE)))
 		return setup(sites);
 	/*
@@ -643,6 +673,6 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
 		return 0;               /* every recorder declined this process */
 	key = tls.key;
 	if (unlikely(key >> KEY_SLOT_BITS != p->gen) && !(key = claim_slot(p)))
-		return 1;
+		return PM_TRAP_NO_SLOT;
 	return write_rec(p, (uint32_t)(key & ((1u << KEY_SLOT_BITS) - 1)), m, readers);
 }
