@@ -82,7 +82,7 @@ struct pm_marker {
 #define PM_X_TRAP_MASK    0xff00u
 enum pm_trap_why {
 	PM_TRAP_UNKNOWN = 0,     /* a library that does not say (or the uevent site) */
-	PM_TRAP_NO_AREA,         /* no fast-lane area yet (or it could not be made) */
+	PM_TRAP_NO_AREA,         /* the first marker: it offers the area (or none could be made) */
 	PM_TRAP_NOT_JOINED,      /* an area, not yet joined by every recorder */
 	PM_TRAP_RING_FULL,       /* the thread's ring was full */
 	PM_TRAP_SILENT,          /* every reader had gone silent (a recorder died) */
@@ -97,6 +97,14 @@ enum pm_trap_why {
  * perfmark:register probe (layout of the area: lib/perfmark/fastlane_wire.h).
  */
 #define PM_FL_REG_AREA 1
+/*
+ * Offered as the library loaded, before any marker: the recorder maps and
+ * joins it, but reads it only once a PM_FL_REG_AREA offer of the same area
+ * (the process's first marker, which takes the trap lane) has said whose
+ * its markers are: the owner as of the first marker, as before, not as of
+ * the load (a process may make itself non-dumpable in between).
+ */
+#define PM_FL_REG_EARLY 2
 struct pm_fl_reg {
 	__u32 kind;         /* PM_FL_REG_AREA */
 	__u32 version;      /* PM_FL_VERSION */

@@ -17,7 +17,7 @@ static const struct {
 	const char *key, *text;
 } whys[PM_TRAP_NR] = {
 	[PM_TRAP_UNKNOWN] = { "unknown", "not said (an older libperfmark)" },
-	[PM_TRAP_NO_AREA] = { "no_area", "before the process had an area" },
+	[PM_TRAP_NO_AREA] = { "first", "the first marker: it offers the area" },
 	[PM_TRAP_NOT_JOINED] = { "not_joined", "before the recorders joined" },
 	[PM_TRAP_RING_FULL] = { "ring_full", "ring full" },
 	[PM_TRAP_SILENT] = { "silent", "every reader silent" },

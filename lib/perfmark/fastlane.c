@@ -88,7 +88,8 @@ struct pm_proc {
 	uint32_t pid;                   /* getpid() when the area was made */
 	uint64_t nonce;
 	uint32_t sites_seen;            /* register sites taken at the last offer */
-	uint32_t busy;                  /* a thread is making the area */
+	uint32_t busy;                  /* a thread is making or confirming the area */
+	uint32_t confirmed;             /* offered at or after a marker (not only at load) */
 	uint64_t reg_ns, reg_wait_ns;   /* last registration, wait before the next */
 	uint64_t failed_ns;             /* the area could not be made (retry later) */
 	uint32_t hint;                  /* where to look for a free slot */
@@ -177,24 +178,26 @@ void pm_fast_init(void)
 	dl_iterate_phdr(find_exe_segments, NULL);
 }
 
-static int setup(uint32_t sites);
+static int setup(uint32_t sites, bool early);
 
 /*
  * A recorder that holds a register site listens already (the kernel raised
  * its semaphore as this library was mapped): the area is made and offered
- * now, while the process starts, so that the recorder has joined it by the
- * first marker, not a few milliseconds of trap-lane markers after it.  A
- * process that never emits one costs an area (a sealed memfd, its pages
- * untouched but the header's) and one registration.  Called after
- * pm_fast_init, from the constructor: the process's only thread, or a
- * dlopen() with the loader's lock held.
+ * now, while the process starts, so that the recorder has mapped and
+ * joined it by the first marker.  That marker offers it again (confirm:
+ * whose the markers are is decided then, as before) and the next one goes
+ * into the ring at once, without waiting for the recorder to come: it
+ * reads what the ring holds once it has the confirmation.  A process that
+ * never emits a marker costs an area (a sealed memfd, its pages untouched
+ * but the header's) and one registration.  From the constructor: the
+ * process's only thread, or a dlopen() with the loader's lock held.
  */
 void pm_fast_offer_early(void)
 {
 	uint64_t s = perfmark__semas[0];
 
 	if (!cfg.off && PM_SEMA_SITES(s) && !perfmark__semas[1])
-		setup(PM_SEMA_SITES(s));
+		setup(PM_SEMA_SITES(s), true);
 }
 
 /* --- the area ----------------------------------------------------------------- */
@@ -277,10 +280,10 @@ static int create_area(struct pm_proc *p)
 }
 
 /* One call of the sled: every recorder listening learns where the area is. */
-static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now)
+static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now, uint32_t kind)
 {
 	struct pm_fl_reg r = {
-		.kind = PM_FL_REG_AREA,
+		.kind = kind,
 		.version = PM_FL_VERSION,
 		.area = (uint64_t)(uintptr_t)p->area,
 		.size = p->size,
@@ -296,10 +299,10 @@ static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now)
 
 /*
  * The process's first traced marker, or the library's constructor when a
- * recorder already listens: make the area and offer it.  The marker that
- * made it takes the trap lane (PM_TRAP_NO_AREA).
+ * recorder already listens (early): make the area and offer it.  The
+ * marker that made it takes the trap lane (PM_TRAP_NO_AREA).
  */
-static __attribute__((noinline, cold)) int setup(uint32_t sites)
+static __attribute__((noinline, cold)) int setup(uint32_t sites, bool early)
 {
 	struct pm_proc *p = get_proc();
 	uint32_t idle = 0;
@@ -314,10 +317,40 @@ static __attribute__((noinline, cold)) int setup(uint32_t sites)
 	if (!__atomic_compare_exchange_n(&p->busy, &idle, 1, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
 		return PM_TRAP_NO_AREA;
-	if (create_area(p))
+	if (create_area(p)) {
 		p->failed_ns = now;
-	else
-		register_area(p, sites, now);
+	} else {
+		register_area(p, sites, now, early ? PM_FL_REG_EARLY : PM_FL_REG_AREA);
+		__atomic_store_n(&p->confirmed, !early, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+	return PM_TRAP_NO_AREA;
+}
+
+/*
+ * The first marker of a process whose area was offered as it loaded: offer
+ * it again, now, so that the recorder records its markers under the owner
+ * the process has now (the trap lane's rule), then use it.  This marker
+ * takes the trap lane, as a first marker always did.
+ */
+static __attribute__((noinline, cold)) int confirm(struct pm_proc *p, uint32_t sites)
+{
+	uint32_t idle = 0;
+
+	/*
+	 * A vfork() child runs on its parent's memory: an offer from it would
+	 * name the child's pid for the parent's area (a second reader of the
+	 * same rings).  It takes the trap lane; the parent confirms.
+	 */
+	if ((uint32_t)getpid() != p->pid)
+		return PM_TRAP_NO_SLOT;
+	if (!__atomic_compare_exchange_n(&p->busy, &idle, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return PM_TRAP_NO_AREA;
+	if (!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE)) {
+		register_area(p, sites, clock_mono_ns(), PM_FL_REG_AREA);
+		__atomic_store_n(&p->confirmed, 1, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
 	return PM_TRAP_NO_AREA;
 }
@@ -334,11 +367,11 @@ static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_
 
 	if ((sites & ~p->sites_seen) || now - p->reg_ns > 2 * REGISTER_RETRY_MAX) {
 		p->reg_wait_ns = REGISTER_RETRY_NS;
-		register_area(p, sites, now);
+		register_area(p, sites, now, PM_FL_REG_AREA);
 	} else if (now - p->reg_ns >= p->reg_wait_ns) {
 		if (p->reg_wait_ns < REGISTER_RETRY_MAX)
 			p->reg_wait_ns *= 2;
-		register_area(p, sites, now);
+		register_area(p, sites, now, PM_FL_REG_AREA);
 	}
 	return PM_TRAP_NOT_JOINED;
 }
@@ -660,7 +693,9 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
 	if (trapall || !sites)
 		return PM_TRAP_TRAPALL;
 	if (unlikely(!p || !__atomic_load_n(&p->area, __ATOMIC_ACQUIRE)))
-		return setup(sites);
+		return setup(sites, false);
+	if (unlikely(!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE)))
+		return confirm(p, sites);
 	/*
 	 * Every site holder must have joined: one that has not yet reads only
 	 * the trap lane and would miss what the ring takes.
