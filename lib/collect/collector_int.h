@@ -112,6 +112,7 @@ void collector_markers_adopt(struct collector *c);
 uint64_t collector_markers_lost(const struct collector *c);
 void collector_markers_free(struct collector *c);
 void collector_markers_scan_pid(struct collector *c, uint32_t pid);
+void collector_markers_exec_pending(struct collector *c, uint32_t pid);   /* add_pid_on_exec */
 void collector_markers_scan_all(struct collector *c);
 /* a fast-lane registration (consumed: true) or another ring record */
 bool collector_markers_ring(struct collector *c, const void *data, size_t size);

@@ -81,13 +81,15 @@ struct collector_markers {
 	bool scanned_all;
 	/*
 	 * wants_pid()'s answers by pid: a busy machine's other processes map
-	 * executables by the thousand, each answer a bpf syscall.  A pid's
-	 * answer changes when a process gets it (FORK), execs (COMM; a command
-	 * held before its exec), is added (scan_pid) or ends (EXIT): each
-	 * forgets it.  Reuse of a pid within one drain is out of reach (the
-	 * kernel hands pids out in turn).
+	 * executables by the thousand, each answer a bpf syscall.  A new
+	 * process has its parent's answer (the fork tracepoint makes a
+	 * target's children targets, and only them); an answer changes when
+	 * the pid is added (scan_pid) or a command held before its exec execs
+	 * (exec_pids), and goes when the process ends (EXIT).  Reuse of a pid
+	 * within one drain is out of reach (the kernel hands pids out in turn).
 	 */
 	struct { uint32_t pid; uint8_t state; } want_cache[1024];
+	uint32_t exec_pids[8];         /* commands held before their exec: targets at it */
 };
 
 #define WANT_UNKNOWN 0
@@ -514,6 +516,42 @@ static void want_forget(struct collector_markers *mk, uint32_t pid)
 		mk->want_cache[i].state = WANT_UNKNOWN;
 }
 
+/* a new process: its parent's answer (looked up once per parent) */
+static void want_inherit(struct collector *c, uint32_t pid, uint32_t ppid)
+{
+	struct collector_markers *mk = c->mk;
+	size_t i = pid % (sizeof(mk->want_cache) / sizeof(mk->want_cache[0]));
+	bool yes = wants_pid_cached(c, ppid);
+
+	mk->want_cache[i].pid = pid;
+	mk->want_cache[i].state = yes ? WANT_YES : WANT_NO;
+}
+
+void collector_markers_exec_pending(struct collector *c, uint32_t pid)
+{
+	if (!c->mk)
+		return;
+	want_forget(c->mk, pid);
+	for (size_t i = 0; i < sizeof(c->mk->exec_pids) / sizeof(c->mk->exec_pids[0]); i++)
+		if (!c->mk->exec_pids[i]) {
+			c->mk->exec_pids[i] = pid;
+			return;
+		}
+	/* more commands held at once than kept: no answer kept across an exec then */
+	c->mk->exec_pids[0] = UINT32_MAX;
+}
+
+/* pid execs: an answer changes only for a command held before its exec */
+static void want_exec(struct collector_markers *mk, uint32_t pid)
+{
+	for (size_t i = 0; i < sizeof(mk->exec_pids) / sizeof(mk->exec_pids[0]); i++)
+		if (mk->exec_pids[i] == pid || mk->exec_pids[i] == UINT32_MAX) {
+			if (mk->exec_pids[i] == pid)
+				mk->exec_pids[i] = 0;
+			want_forget(mk, pid);
+		}
+}
+
 /*
  * The sideband: an exec lets go of the process's old areas; a new
  * executable file mapping is looked at in the next consume.
@@ -525,9 +563,15 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 
 	if (!mk)
 		return;
-	if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_EXIT) &&
-	    h->size >= sizeof(*h) + 8)
+	/* FORK and EXIT: pid, ppid, tid, ptid; a thread's have tid != pid */
+	if (h->type == PERF_RECORD_FORK && h->size >= sizeof(*h) + 16 && body[0] == body[2] &&
+	    body[0] != body[1])
+		want_inherit(c, body[0], body[1]);
+	else if (h->type == PERF_RECORD_EXIT && h->size >= sizeof(*h) + 16 && body[0] == body[2])
 		want_forget(mk, body[0]);
+	else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
+		 h->size >= sizeof(*h) + 8)
+		want_exec(mk, body[0]);
 	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) && mk->fl &&
 	    h->size >= sizeof(*h) + 8 + 24) {
 		uint64_t time;

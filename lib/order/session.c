@@ -192,11 +192,22 @@ static bool sideband_wanted(struct session *s, const struct perf_event_header *h
 			/*
 			 * The parent may be a child whose own FORK sits in a
 			 * buffer not read yet (a grandchild forked on another
-			 * CPU): looked at again once every buffer is read.
+			 * CPU): looked at again once every buffer is read.  A
+			 * parent known to be none of ours has no child of ours:
+			 * so a busy machine's processes cost one look each
+			 * parent, not one each child.
 			 */
-			if (!s->rechecking)
-				hold(s, h);
-			return false;
+			if (!s->rechecking) {
+				if (pidset_has(&s->not_ours, body[1]))
+					pidset_add(&s->not_ours, body[0]);
+				else
+					hold(s, h);
+				return false;
+			}
+			if (!child_of_target(s, body[1])) {
+				pidset_add(&s->not_ours, body[0]);
+				return false;
+			}
 		}
 		pidset_add(&s->pids, body[0]);
 		return true;
