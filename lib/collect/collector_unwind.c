@@ -16,9 +16,11 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
+#include "tracepoint_wire.h"
 #include "unwind_wire.h"
 #include "collector_int.h"
 #include "jsonf.h"
@@ -56,6 +58,14 @@ int collector_unwind_setup(struct collector *c)
 	/* ehframe copies stacks of processes it has no tables for yet, to walk them here */
 	if (mode != PM_US_FP)
 		c->skel->rodata->ustack_size = mode == PM_US_DWARF ? spec->stack_size : UNWIND_COPY_STACK;
+	/*
+	 * ehframe: each exec stamped as it begins (Linux 6.10's sched_prepare_exec),
+	 * for the walk to tell an image user space installed from a newer one
+	 * (without it, only a pid used again is told).
+	 */
+	if (mode != PM_US_EHFRAME ||
+	    libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(c->skel->progs.uw_prepare_exec, false);
 	bpf_map__set_max_entries(c->skel->maps.uw_maps, mode == PM_US_EHFRAME ? UNWIND_MAX_MAPS : 1);
 	bpf_map__set_max_entries(c->skel->maps.uw_pids, mode == PM_US_EHFRAME ? UNWIND_MAX_PIDS : 1);
 	return 0;
@@ -75,7 +85,8 @@ int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int p
 		snprintf(err, errlen, "the unwinder's maps are missing");
 		return -ENOENT;
 	}
-	c->uw_rec = malloc(sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t));
+	c->uw_rec = malloc(sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t) +
+			   sizeof(struct pm_raw) + PM_TP_RAW_MAX);
 	e = c->uw_rec ? unwinder__get(&c->uw) : -ENOMEM;
 	if (!e)
 		e = unwinder__add_maps(c->uw, pools_fd, maps_fd, pids_fd);
@@ -108,17 +119,30 @@ static const void *walk_copy(struct collector *c, const struct pm_sample *ps, si
 	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
 	const struct pm_uregs *u = (const void *)((const char *)ps + off);
 	struct pm_sample *out = c->uw_rec;
-	size_t n;
+	const struct pm_raw *r = NULL;
+	size_t n, end, tail = 0;
 
 	if (!out || ps->nr_kstack > PM_MAX_STACK || *size < off + sizeof(*u) ||
 	    u->size > *size - off - sizeof(*u))
 		return ps;
+	/* a tracepoint's entry (PM_SF_RAW) follows the copy: it goes on after the frames */
+	end = off + sizeof(*u) + u->size;
+	if (ps->flags & PM_SF_RAW) {
+		r = (const void *)((const char *)ps + end);
+		if (*size - end < sizeof(*r) || r->size > PM_TP_RAW_MAX ||
+		    r->size > *size - end - sizeof(*r))
+			return ps;
+		tail = sizeof(*r) + r->size;
+	}
 	memcpy(out, ps, sizeof(*ps) + ps->nr_kstack * sizeof(uint64_t));
-	n = unwinder__walk(c->uw, ps->pid, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
+	n = unwinder__walk(c->uw, ps->pid, ps->time, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
 			   u->size, (uint64_t *)&out->stack[ps->nr_kstack], PM_MAX_STACK);
 	out->nr_ustack = (uint32_t)n;
 	out->flags &= ~PM_SF_UREGS;
 	*size = sizeof(*out) + (out->nr_kstack + n) * sizeof(uint64_t);
+	if (tail)
+		memcpy((char *)out + *size, r, tail);
+	*size += tail;
 	return out;
 }
 
@@ -128,7 +152,7 @@ const void *collector_unwind_ring(struct collector *c, const void *data, size_t 
 
 	if (!c->uw || *size < sizeof(*ps) || ps->rec_type != PM_REC_SAMPLE)
 		return data;
-	unwinder__sample(c->uw, ps->pid);
+	unwinder__sample(c->uw, ps->pid, ps->flags & PM_SF_UREGS);
 	return ps->flags & PM_SF_UREGS ? walk_copy(c, ps, size) : data;
 }
 

@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
+#include "uevent.h"
 #include "collector.h"
 #include "perfdata.h"
 #include "window.h"
@@ -38,7 +39,6 @@
 #include "grow.h"
 #include "sinks.h"
 #include "synth.h"
-
 
 uint64_t session__clock(void)
 {
@@ -456,9 +456,10 @@ int session__new(struct session **out, const struct session_opts *opts,
 
 	*out = NULL;
 	err[0] = '\0';
-	s = session_alloc(opts);
+	e = tpconfig_allowed(&opts->spec, opts->uid_filter, err, errlen);
+	s = e ? NULL : session_alloc(opts);
 	if (!s)
-		return -ENOMEM;
+		return e ? e : -ENOMEM;
 	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
