@@ -15,7 +15,8 @@
 # time (the sampling interrupts and programs run in its context, so they
 # are in it), and what its parent (the recorder; bench/floor for the BPF
 # floors, which does nothing while the loop runs) spent while it ran: CPU
-# time of all its threads and how often they were scheduled in (wakeups).
+# time of all its threads, how often they were scheduled in (wakeups), and
+# its minor page faults.
 # Start-up and the final flush are outside that window.
 #
 # cost = (loop CPU + recorder CPU) / bare loop CPU - 1, paired per round,
@@ -27,8 +28,8 @@
 #
 # Where perfmark's time goes: the BPF programs' run time (the kernel's
 # bpf_stats, held on by bench/floor for the whole run: ns a run over every
-# CPU's samples, the filtered ones too), the recorder's CPU and wakeups
-# while the loop runs, its file.
+# CPU's samples, the filtered ones too), the recorder's CPU, wakeups and
+# page faults while the loop runs, its file.
 #
 #   bash bench/bench-floor.sh [BUILD_DIR]
 # Environment: BENCH_FLOOR_ROUNDS (9), BENCH_FLOOR_ITERS (20000000, ~0.8 s
@@ -58,7 +59,7 @@ build_loop
 "$FLOOR" none -- sleep 100000 2>/dev/null &
 hold=$!
 
-# one_run KIND: appends "wall cpu reccpu recruns size bpf_ns bpf_runs" to $W/KIND.res
+# one_run KIND: appends "wall cpu reccpu recruns recfaults size bpf_ns bpf_runs" to $W/KIND.res
 one_run() {
 	local k=$1 res=$W/res out=$W/out.data err=$W/err bpf="- -" size=0
 	rm -f "$res" "$out"
@@ -78,7 +79,7 @@ one_run() {
 	pm|pm-g) bpf=$(sed -n 's/.*sampler: \([0-9]*\) runs, \([0-9.]*\) ns a run.*/\2 \1/p' "$err");;
 	esac
 	[ -n "$bpf" ] || bpf="- -"
-	[ "$k" = bare ] && set -- "$(awk '{ print $1, $2, 0, 0 }' "$res")" || set -- "$(cat "$res")"
+	[ "$k" = bare ] && set -- "$(awk '{ print $1, $2, 0, 0, 0 }' "$res")" || set -- "$(cat "$res")"
 	echo "$1 $size $bpf" >>"$W/$k.res"
 }
 
@@ -99,10 +100,10 @@ set +f
 echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # paired KIND EXPR: median over rounds of EXPR (awk, on the kind's columns
-# w c rc rn and the same round's bare b_w b_c)
+# w c rc rn pf and the same round's bare b_w b_c)
 paired() {
-	paste -d' ' "$W/$1.res" "$W/bare.res" | awk "{ w = \$1; c = \$2; rc = \$3; rn = \$4;
-		b_w = \$8; b_c = \$9; print $2 }" | median
+	paste -d' ' "$W/$1.res" "$W/bare.res" | awk "{ w = \$1; c = \$2; rc = \$3; rn = \$4; pf = \$5;
+		b_w = \$9; b_c = \$10; print $2 }" | median
 }
 colmed() { awk -v c="$2" '$c != "-" { print $c }' "$W/$1.res" | median | sed "s/^nan$/-/"; }
 
@@ -127,7 +128,7 @@ for k in $kinds; do
 		"$([ "$rcm" = - ] && echo - || printf '%.1f' "$rcm")" \
 		"$([ "$rw" = - ] && echo - || printf '%.1f' "$rw")" "$cost" \
 		"$([ "$wp" = - ] && echo - || printf '%.2f' "$wp")" \
-		"$(colmed "$k" 6)" "$(colmed "$k" 7)" "$(calc "$(colmed "$k" 5) / 1024")"
+		"$(colmed "$k" 7)" "$(colmed "$k" 8)" "$(calc "$(colmed "$k" 6) / 1024")"
 done
 
 # verdict NAME A B GOAL: A / B against GOAL (<=)
@@ -162,10 +163,12 @@ if has pm-g && has empty && has bare; then
 	printf '  %-62s %8.2f us\n' "perfmark -g in the loop's context beyond that (pm-g - empty)" \
 		"$(us "$(colmed pm-g 2) - $(colmed empty 2)")"
 	printf '  %-62s %8.3f us\n' "  its sampler's run, every CPU's samples averaged (bpf_stats)" \
-		"$(calc "$(colmed pm-g 6) / 1000")"
+		"$(calc "$(colmed pm-g 7) / 1000")"
 	printf '  %-62s %8.2f us\n' "perfmark -g's recorder (drain, encode, write), elsewhere" \
 		"$(us "$(colmed pm-g 3)")"
 	printf '  %-62s %8.1f /s\n' "  its wakeups while the loop ran" "$(paired pm-g 'rn / w')"
+	printf '  %-62s %8.3f\n' "  its minor page faults per sample" "$(calc "$(colmed pm-g 5) / $ns")"
+	has perf-g && printf '  %-62s %8.3f\n' "  perf -g's recorder's, per sample" "$(calc "$(colmed perf-g 5) / $ns")"
 	has perf-g && printf '  %-62s %8.2f us\n' "perf -g in the loop's context beyond the floor (perf-g - empty)" \
 		"$(us "$(colmed perf-g 2) - $(colmed empty 2)")"
 	has perf-g && printf '  %-62s %8.2f us\n' "perf -g's recorder" "$(us "$(colmed perf-g 3)")"
