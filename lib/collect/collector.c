@@ -277,7 +277,7 @@ bool collector__maybe_target(const struct collector *c, uint32_t pid)
 
 int collector__add_pid_on_exec(struct collector *c, pid_t pid)
 {
-	collector_markers_exec_pending(c, (uint32_t)pid);
+	collector_want_exec_pending(c, (uint32_t)pid);
 	return set_pid(c->exec_fd, pid);
 }
 

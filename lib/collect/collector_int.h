@@ -9,6 +9,7 @@
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
  *   collector_tp.c       the tracepoints' program, configs and events
+ *   collector_want.c     whether a process is recorded, cached by pid
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -35,6 +36,12 @@ struct marker_lib {
 	char path[PATH_MAX];
 	dev_t dev;
 	ino_t ino;
+};
+
+/* collector_want.c: answers of collector_wants_pid() by pid */
+struct collector_want {
+	struct { uint32_t pid; uint8_t state; } cache[1024];
+	uint32_t exec_pids[8];         /* commands held before their exec: targets at it */
 };
 
 struct collector {
@@ -74,6 +81,7 @@ struct collector {
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
 	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
+	struct collector_want want;
 };
 
 extern struct collector *collector_registry;
@@ -120,7 +128,6 @@ void collector_markers_adopt(struct collector *c);
 uint64_t collector_markers_lost(const struct collector *c);
 void collector_markers_free(struct collector *c);
 void collector_markers_scan_pid(struct collector *c, uint32_t pid);
-void collector_markers_exec_pending(struct collector *c, uint32_t pid);   /* add_pid_on_exec */
 void collector_markers_scan_all(struct collector *c);
 /* a fast-lane registration (consumed: true) or another ring record */
 bool collector_markers_ring(struct collector *c, const void *data, size_t size);
@@ -132,6 +139,14 @@ void collector_markers_jit(struct collector *c, const struct pm_marker *pm, size
 int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);
 int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
+
+/* collector_want.c */
+bool collector_wants_pid(const struct collector *c, uint32_t pid);
+bool collector_wants_pid_cached(struct collector *c, uint32_t pid);
+void collector_want_forget(struct collector *c, uint32_t pid);
+void collector_want_exec_pending(struct collector *c, uint32_t pid);   /* add_pid_on_exec */
+/* FORK, EXIT and exec's COMM: the answers they change */
+void collector_want_sideband(struct collector *c, const struct perf_event_header *h);
 
 /* collector_unwind.c: user stacks */
 uint32_t collector_ustack_mode(const struct recspec *spec);   /* PM_US_* */

@@ -79,22 +79,7 @@ struct collector_markers {
 	struct marker_lib libs[MAX_MARKER_LIBS];   /* files with probes, for messages */
 	size_t nr_libs;
 	bool scanned_all;
-	/*
-	 * wants_pid()'s answers by pid: a busy machine's other processes map
-	 * executables by the thousand, each answer a bpf syscall.  A new
-	 * process has its parent's answer (the fork tracepoint makes a
-	 * target's children targets, and only them); an answer changes when
-	 * the pid is added (scan_pid) or a command held before its exec execs
-	 * (exec_pids), and goes when the process ends (EXIT).  Reuse of a pid
-	 * within one drain is out of reach (the kernel hands pids out in turn).
-	 */
-	struct { uint32_t pid; uint8_t state; } want_cache[1024];
-	uint32_t exec_pids[8];         /* commands held before their exec: targets at it */
 };
-
-#define WANT_UNKNOWN 0
-#define WANT_NO      1
-#define WANT_YES     2
 
 /* --- the files ------------------------------------------------------------- */
 
@@ -376,8 +361,6 @@ static void attach_mapping(struct collector *c, uint32_t pid, uint64_t start, ui
 
 /* --- targets ------------------------------------------------------------------ */
 
-static void want_forget(struct collector_markers *mk, uint32_t pid);
-
 /* every executable file mapping of pid */
 void collector_markers_scan_pid(struct collector *c, uint32_t pid)
 {
@@ -386,7 +369,7 @@ void collector_markers_scan_pid(struct collector *c, uint32_t pid)
 
 	if (!c->mk || !c->skel)
 		return;
-	want_forget(c->mk, pid);   /* a target now */
+	collector_want_forget(c, pid);   /* a target now */
 	if (c->mk->fl)
 		fastlane__want(c->mk->fl, pid);   /* a process it had joined without reading */
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
@@ -460,8 +443,6 @@ int collector__watch_fd(struct collector *c, int fd, const char *name)
 
 /* --- records ---------------------------------------------------------------- */
 
-static bool wants_pid(const struct collector *c, uint32_t pid);
-
 bool collector_markers_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_fastreg *r = data;
@@ -476,80 +457,9 @@ bool collector_markers_ring(struct collector *c, const void *data, size_t size)
 	 * since (the uprobes go on before the pids) is wanted all the same.
 	 */
 	memcpy(&w, r, sizeof(w));
-	w.wanted = w.wanted || wants_pid(c, w.pid);
+	w.wanted = w.wanted || collector_wants_pid(c, w.pid);
 	fastlane__register(c->mk->fl, &w, sizeof(w));
 	return true;
-}
-
-/* a process some subscriber records (system-wide ones want every process) */
-static bool wants_pid(const struct collector *c, uint32_t pid)
-{
-	uint8_t v;
-
-	if (c->nr_all || c->nr_uids)
-		return true;
-	return bpf_map_lookup_elem(c->targets_fd, &pid, &v) == 0;
-}
-
-/* wants_pid() through this consume's answers */
-static bool wants_pid_cached(struct collector *c, uint32_t pid)
-{
-	struct collector_markers *mk = c->mk;
-	size_t i = pid % (sizeof(mk->want_cache) / sizeof(mk->want_cache[0]));
-	bool yes;
-
-	if (c->nr_all || c->nr_uids)
-		return true;
-	if (mk->want_cache[i].state != WANT_UNKNOWN && mk->want_cache[i].pid == pid)
-		return mk->want_cache[i].state == WANT_YES;
-	yes = wants_pid(c, pid);
-	mk->want_cache[i].pid = pid;
-	mk->want_cache[i].state = yes ? WANT_YES : WANT_NO;
-	return yes;
-}
-
-static void want_forget(struct collector_markers *mk, uint32_t pid)
-{
-	size_t i = pid % (sizeof(mk->want_cache) / sizeof(mk->want_cache[0]));
-
-	if (mk->want_cache[i].pid == pid)
-		mk->want_cache[i].state = WANT_UNKNOWN;
-}
-
-/* a new process: its parent's answer (looked up once per parent) */
-static void want_inherit(struct collector *c, uint32_t pid, uint32_t ppid)
-{
-	struct collector_markers *mk = c->mk;
-	size_t i = pid % (sizeof(mk->want_cache) / sizeof(mk->want_cache[0]));
-	bool yes = wants_pid_cached(c, ppid);
-
-	mk->want_cache[i].pid = pid;
-	mk->want_cache[i].state = yes ? WANT_YES : WANT_NO;
-}
-
-void collector_markers_exec_pending(struct collector *c, uint32_t pid)
-{
-	if (!c->mk)
-		return;
-	want_forget(c->mk, pid);
-	for (size_t i = 0; i < sizeof(c->mk->exec_pids) / sizeof(c->mk->exec_pids[0]); i++)
-		if (!c->mk->exec_pids[i]) {
-			c->mk->exec_pids[i] = pid;
-			return;
-		}
-	/* more commands held at once than kept: no answer kept across an exec then */
-	c->mk->exec_pids[0] = UINT32_MAX;
-}
-
-/* pid execs: an answer changes only for a command held before its exec */
-static void want_exec(struct collector_markers *mk, uint32_t pid)
-{
-	for (size_t i = 0; i < sizeof(mk->exec_pids) / sizeof(mk->exec_pids[0]); i++)
-		if (mk->exec_pids[i] == pid || mk->exec_pids[i] == UINT32_MAX) {
-			if (mk->exec_pids[i] == pid)
-				mk->exec_pids[i] = 0;
-			want_forget(mk, pid);
-		}
 }
 
 /*
@@ -563,15 +473,7 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 
 	if (!mk)
 		return;
-	/* FORK and EXIT: pid, ppid, tid, ptid; a thread's have tid != pid */
-	if (h->type == PERF_RECORD_FORK && h->size >= sizeof(*h) + 16 && body[0] == body[2] &&
-	    body[0] != body[1])
-		want_inherit(c, body[0], body[1]);
-	else if (h->type == PERF_RECORD_EXIT && h->size >= sizeof(*h) + 16 && body[0] == body[2])
-		want_forget(mk, body[0]);
-	else if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) &&
-		 h->size >= sizeof(*h) + 8)
-		want_exec(mk, body[0]);
+	collector_want_sideband(c, h);
 	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) && mk->fl &&
 	    h->size >= sizeof(*h) + 8 + 24) {
 		uint64_t time;
@@ -597,7 +499,7 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 		pm->dev = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : makedev(maj, min);
 		pm->ino = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : (ino_t)ino;
 		/* a file looked at already first: no syscall for it */
-		if (((pm->dev || pm->ino) && seen(mk, pm->dev, pm->ino)) || !wants_pid_cached(c, body[0]))
+		if (((pm->dev || pm->ino) && seen(mk, pm->dev, pm->ino)) || !collector_wants_pid_cached(c, body[0]))
 			return;
 		pm->pid = body[0];
 		pm->start = addr;
