@@ -456,7 +456,7 @@ int collector_publish(struct collector *c, int e, struct collector **out, char *
 	return 0;
 }
 
-int collector__get(struct collector **out, const struct recspec *spec,
+int collector__get(struct collector **out, const struct recspec *spec, bool pinnable,
 		   collector_notice_fn notice_fn, void *notice_ctx,
 		   char *err, size_t errlen)
 {
@@ -469,7 +469,7 @@ int collector__get(struct collector **out, const struct recspec *spec,
 	err[0] = '\0';
 	normalize(spec, &want);
 	for (c = collector_registry; c; c = c->next) {
-		if (!c->adopted && same_spec(&c->req, &want)) {
+		if (!c->adopted && (c->pinnable || !pinnable) && same_spec(&c->req, &want)) {
 			size_t i;
 
 			/* a sharer hears what the creator heard (a fallback to cpu-clock) */
@@ -491,6 +491,9 @@ int collector__get(struct collector **out, const struct recspec *spec,
 		snprintf(err, errlen, "cannot open BPF object: %s", strerror(-e));
 		goto fail;
 	}
+	c->pinnable = pinnable;
+	if (!pinnable)
+		collector_gap_off(c);
 	e = collector_unwind_setup(c);
 	if (e) {
 		snprintf(err, errlen, "cannot size the user-stack maps: %s", strerror(-e));

@@ -46,10 +46,14 @@ typedef void (*collector_notice_fn)(void *ctx, const char *msg);
  * A running collector for spec, shared if one exists for the same events,
  * rate, call graph, markers and ring size (targets and compression do not
  * matter), else a new one (BPF loaded, events opened disabled, markers
- * attached).  notice hears what happened while it was made (a fallback to
- * cpu-clock, a clamped rate), also when it is shared.  err: one line.
+ * attached).  pinnable: it may be pinned (collector__pin), so it loads the
+ * gap sideband's programs, which only a pinned collection runs and which
+ * take the kernel's verifier longer than all the others together; one
+ * made without them is not shared with a pinnable request.  notice hears
+ * what happened while it was made (a fallback to cpu-clock, a clamped
+ * rate), also when it is shared.  err: one line.
  */
-int collector__get(struct collector **out, const struct recspec *spec,
+int collector__get(struct collector **out, const struct recspec *spec, bool pinnable,
 		   collector_notice_fn notice, void *notice_ctx,
 		   char *err, size_t errlen);
 /*
@@ -73,7 +77,10 @@ int collector__add_pid_on_exec(struct collector *c, pid_t pid);
  * run).  false: no session's target, nor a child of one (unless gone).
  */
 bool collector__maybe_target(const struct collector *c, uint32_t pid);
-/* pin links and maps under dir (again, for every session sharing them) */
+/*
+ * pin links and maps under dir (again, for every session sharing them);
+ * -EOPNOTSUPP for one made not pinnable or adopted
+ */
 int collector__pin(struct collector *c, const char *dir);
 /*
  * read the ring and the sideband buffers, and a batch of the fast lane,

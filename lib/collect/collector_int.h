@@ -67,6 +67,7 @@ struct collector {
 	size_t nr_subs;
 	size_t nr_active;
 	bool pinned, adopted;
+	bool pinnable;                 /* made with the gap sideband's programs */
 	/* union filter, kept here and written whole to the maps */
 	uint32_t nr_all;
 	struct { uint32_t uid, count; } uids[MAX_UIDS];
@@ -116,6 +117,7 @@ uint64_t collector_tp_missed(const struct collector *c);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);
+void collector_gap_off(struct collector *c);   /* before load: never to be pinned */
 
 /* collector_sites.c: taking a register site (see there) */
 int collector_site_lock(int fd);

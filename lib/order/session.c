@@ -460,7 +460,8 @@ int session__new(struct session **out, const struct session_opts *opts,
 	s = e ? NULL : session_alloc(opts);
 	if (!s)
 		return e ? e : -ENOMEM;
-	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
+	e = collector__get(&s->c, &opts->spec, opts->pin_dir != NULL, opts->notice,
+			   opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
 	/* drops counted before this session existed are not its own */
