@@ -10,6 +10,7 @@
  *                        process pinned
  *   collector_tp.c       the tracepoints' program, configs and events
  *   collector_want.c     whether a process is recorded, cached by pid
+ *   collector_detach.c   links destroyed several at a time (RCU waits shared)
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -141,6 +142,9 @@ void collector_markers_jit(struct collector *c, const struct pm_marker *pm, size
 int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);
 int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
+
+/* collector_detach.c: destroys the links, several at a time */
+void collector_detach_links(struct bpf_link **links, size_t nr);
 
 /* collector_want.c */
 bool collector_wants_pid(const struct collector *c, uint32_t pid);

@@ -678,6 +678,7 @@ void collector_markers_adopt(struct collector *c)
 void collector_markers_free(struct collector *c)
 {
 	struct collector_markers *mk = c->mk;
+	size_t nr_detach = 0;
 
 	if (!mk)
 		return;
@@ -696,9 +697,10 @@ void collector_markers_free(struct collector *c)
 				close(fd);
 			close(mk->pfds[i]);
 		} else {
-			bpf_link__destroy(mk->links[i]);   /* closes the perf event fd too */
+			mk->links[nr_detach++] = mk->links[i];   /* closes the perf event fd too */
 		}
 	}
+	collector_detach_links(mk->links, nr_detach);
 	free(mk->links);
 	free(mk->pfds);
 	free(mk->files);
