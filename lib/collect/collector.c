@@ -421,7 +421,7 @@ void collector_free(struct collector *c)
 
 void collector__put(struct collector *c)
 {
-	if (c && --c->refs == 0)
+	if (c && --c->refs == 0 && !collector_idle_keep(c))
 		collector_free(c);
 }
 
@@ -475,7 +475,8 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 			/* a sharer hears what the creator heard (a fallback to cpu-clock) */
 			for (i = 0; notice_fn && i < c->nr_notices; i++)
 				notice_fn(notice_ctx, c->notices[i]);
-			c->refs++;
+			if (c->refs++ == 0)
+				collector_idle_revive(c);   /* kept since its last session */
 			*out = c;
 			return 0;
 		}

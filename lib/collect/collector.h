@@ -63,6 +63,16 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 int collector__adopt(struct collector **out, const struct recspec *spec,
 		     const char *pin_dir, char *err, size_t errlen);
 void collector__put(struct collector *c);
+/*
+ * Keep a collector whose last session ended for up to ns (0, the default:
+ * freed at once), to be shared by the next request that would share it
+ * (collector_idle.c).  collector__idle_tick frees those kept longer and
+ * reads what the others' buffers took in; it returns how many are kept
+ * (none: no need to tick).
+ */
+void collector__set_linger(uint64_t ns);
+size_t collector__idle_tick(void);
+size_t collector__nr_idle(void);
 
 int collector__subscribe(struct collector *c, struct collector_sub *sub);
 void collector__unsubscribe(struct collector *c, struct collector_sub *sub);

@@ -11,6 +11,7 @@
  *   collector_tp.c       the tracepoints' program, configs and events
  *   collector_want.c     whether a process is recorded, cached by pid
  *   collector_detach.c   links destroyed several at a time (RCU waits shared)
+ *   collector_idle.c     idle collectors kept a while for the next recording
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -69,6 +70,8 @@ struct collector {
 	size_t nr_active;
 	bool pinned, adopted;
 	bool pinnable;                 /* made with the gap sideband's programs */
+	bool idle;                     /* no session since idle_since: kept for reuse */
+	uint64_t idle_since;           /* CLOCK_MONOTONIC ns */
 	/* union filter, kept here and written whole to the maps */
 	uint32_t nr_all;
 	struct { uint32_t uid, count; } uids[MAX_UIDS];
@@ -145,6 +148,10 @@ int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
 
 /* collector_detach.c: destroys the links, several at a time */
 void collector_detach_links(struct bpf_link **links, size_t nr);
+
+/* collector_idle.c: false: free it now */
+bool collector_idle_keep(struct collector *c);
+void collector_idle_revive(struct collector *c);
 
 /* collector_want.c */
 bool collector_wants_pid(const struct collector *c, uint32_t pid);

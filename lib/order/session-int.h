@@ -61,6 +61,9 @@ struct session {
 	struct pidset not_ours;        /* pids known not to be targets' children */
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t lost_samples_seen, lost_markers_seen;
+	/* the collector's counts when this session joined (session__stats: since then) */
+	struct collector_marker_stats ms0;
+	uint64_t runs0, run_ns0;
 	uint64_t flushed_at;           /* session__clock() of the last flush */
 	void *staged;                  /* the record stage_alloc() gave out last */
 	uint32_t staged_len;

@@ -468,6 +468,9 @@ int session__new(struct session **out, const struct session_opts *opts,
 	collector__lost(s->c, &ls, &lm);
 	s->lost_samples_seen = ls;
 	s->lost_markers_seen = lm;
+	/* nor its counts: a collector kept from an earlier recording, or shared */
+	collector__marker_stats(s->c, &s->ms0);
+	collector__sampler_stats(s->c, &s->runs0, &s->run_ns0);
 	e = session_join(s, err, errlen);
 	if (e)
 		goto fail;
@@ -749,13 +752,16 @@ void session__stats(const struct session *s, struct session_stats *st)
 
 		collector__unwind_stats(s->c, &st->unwind);
 		collector__marker_stats(s->c, &ms);
-		st->jit_lines = ms.jit_lines;
-		st->jit_missed = ms.jit_missed;
-		st->jit_refused = ms.jit_refused;
-		st->fl_corrupt = ms.fl_corrupt;
-		st->fast_markers = ms.fast;
-		memcpy(st->trap_markers, ms.trap, sizeof(st->trap_markers));
+		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
+		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;
+		st->jit_refused = ms.jit_refused - s->ms0.jit_refused;
+		st->fl_corrupt = ms.fl_corrupt - s->ms0.fl_corrupt;
+		st->fast_markers = ms.fast - s->ms0.fast;
+		for (size_t i = 0; i < COLLECTOR_TRAP_WHYS; i++)
+			st->trap_markers[i] = ms.trap[i] - s->ms0.trap[i];
 		collector__sampler_stats(s->c, &st->sampler_runs, &st->sampler_ns);
+		st->sampler_runs -= s->runs0;
+		st->sampler_ns -= s->run_ns0;
 	}
 }
 
