@@ -365,7 +365,7 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 			"every CPU's samples, the filtered ones too) ]\n", (unsigned long long)st->sampler_runs,
 			(double)st->sampler_ns / st->sampler_runs);
 	if (r->verbose && st->unwind.cap) {
-		char line[512];
+		char line[1024];
 
 		collector_unwind_stats_text(&st->unwind, line, sizeof(line));
 		fprintf(stderr, "[ perfmark record: unwound %s ]\n", line);
