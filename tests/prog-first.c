@@ -1,7 +1,9 @@
 /* prog-first: a process's markers from its first one, for t-markers-first.sh.
  *
- *   prog-first wait N     before its first marker, waits (up to 60 s) for a
- *                         recorder to have joined its fast-lane area, which
+ *   prog-first wait N     before its first marker, waits (up to 60 s) for
+ *                         every recorder that holds a register site (others'
+ *                         system-wide sessions too) to have joined its
+ *                         fast-lane area, and one to read it, which
  *                         libperfmark offers as it loads when a recorder
  *                         listens; prints "joined_before_first 1" (0: it
  *                         never was), then emits N markers.
@@ -40,11 +42,30 @@ static const struct pm_fl_hdr *own_area(void)
 	return found;
 }
 
+/* the register sites recorders hold (bit k: site k), from their USDT semaphores */
+extern volatile unsigned short perfmark_register0_semaphore, perfmark_register1_semaphore,
+	perfmark_register2_semaphore;
+
+static unsigned taken_sites(void)
+{
+	return (perfmark_register0_semaphore ? 1u : 0) | (perfmark_register1_semaphore ? 2u : 0) |
+	       (perfmark_register2_semaphore ? 4u : 0);
+}
+
+/*
+ * Every recorder that holds a site has joined (the library writes into the
+ * ring only then), and one reads: another recorder on the machine (a
+ * system-wide session) holds a site too, and joins as slowly as its load
+ * lets it.
+ */
 static int joined(void)
 {
 	const struct pm_fl_hdr *h = own_area();
+	unsigned sites = taken_sites();
 
-	return h && h->magic == PM_FL_MAGIC && __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) != 0;
+	return h && h->magic == PM_FL_MAGIC && sites &&
+	       (__atomic_load_n(&h->joined, __ATOMIC_ACQUIRE) & sites) == sites &&
+	       __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) != 0;
 }
 
 int main(int argc, char **argv)
