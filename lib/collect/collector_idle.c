@@ -65,6 +65,8 @@ void collector_idle_revive(struct collector *c)
 {
 	c->idle = false;
 	idle_read(c);
+	/* the longest drain is the new recording's (its other counts: session__new's baseline) */
+	c->drain_max_ns = c->drain_max_cpu_ns = 0;
 }
 
 size_t collector__nr_idle(void)
