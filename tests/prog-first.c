@@ -1,12 +1,13 @@
 /* prog-first: a process's markers from its first one, for t-markers-first.sh.
  *
- *   prog-first wait N     before its first marker, waits (up to 60 s) for
- *                         every recorder that holds a register site (others'
- *                         system-wide sessions too) to have joined its
- *                         fast-lane area, and one to read it, which
+ *   prog-first wait N     before its first marker, waits (up to 60 s) for a
+ *                         recorder to read its fast-lane area, then (up to
+ *                         5 s) for every recorder that holds a register site
+ *                         (others' sessions too) to have joined it, which
  *                         libperfmark offers as it loads when a recorder
  *                         listens; prints "joined_before_first 1" (0: it
- *                         never was), then emits N markers.
+ *                         never was) and "all_joined 1" (0: a site holder
+ *                         had not), then emits N markers.
  *   prog-first nowait N   N markers from the first instruction of main.
  *
  * Markers: perfmark_emit, type TYPE_FIRST, payload { MAGIC, sequence }.
@@ -52,20 +53,26 @@ static unsigned taken_sites(void)
 	       (perfmark_register2_semaphore ? 4u : 0);
 }
 
-/*
- * Every recorder that holds a site has joined (the library writes into the
- * ring only then), and one reads: another recorder on the machine (a
- * system-wide session) holds a site too, and joins as slowly as its load
- * lets it.
- */
+/* a recorder reads the area (bit k of readers: the recorder of site k) */
 static int joined(void)
+{
+	const struct pm_fl_hdr *h = own_area();
+
+	return h && h->magic == PM_FL_MAGIC && __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) != 0;
+}
+
+/*
+ * ... and every recorder that holds a site has joined (the library writes
+ * into the ring only then): another recorder on the machine (a system-wide
+ * session) holds a site too, joins as slowly as its load lets it, and one
+ * that was down when the area was offered joins only at the next offer.
+ */
+static int all_joined(void)
 {
 	const struct pm_fl_hdr *h = own_area();
 	unsigned sites = taken_sites();
 
-	return h && h->magic == PM_FL_MAGIC && sites &&
-	       (__atomic_load_n(&h->joined, __ATOMIC_ACQUIRE) & sites) == sites &&
-	       __atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) != 0;
+	return joined() && (__atomic_load_n(&h->joined, __ATOMIC_ACQUIRE) & sites) == sites;
 }
 
 int main(int argc, char **argv)
@@ -80,7 +87,14 @@ int main(int argc, char **argv)
 
 		for (int i = 0; i < 30000 && !(ok = joined()); i++)
 			nanosleep(&d, NULL);
-		printf("joined_before_first %d\n", ok);
+		for (int i = 0; ok && i < 2500 && !all_joined(); i++)
+			nanosleep(&d, NULL);
+		printf("joined_before_first %d\nall_joined %d\n", ok, all_joined());
+		if (ok) {   /* sites whose recorder reads yet has not joined: never */
+			const struct pm_fl_hdr *h = own_area();
+
+			printf("readers_unjoined %u\n", taken_sites() & h->readers & ~h->joined);
+		}
 		fflush(stdout);
 	} else if (strcmp(argv[1], "nowait")) {
 		return 2;
