@@ -401,7 +401,7 @@ int session__new(struct session **out, const struct session_opts *opts,
 	s = e ? NULL : session_alloc(opts);
 	if (!s)
 		return e ? e : -ENOMEM;
-	e = collector__get(&s->c, &opts->spec, opts->pin_dir != NULL, opts->notice,
+	e = collector__get(&s->c, &opts->spec, opts->pin_dir || opts->pinnable, opts->notice,
 			   opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;

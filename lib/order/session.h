@@ -55,6 +55,12 @@ struct session_opts {
 	 * goes on while the daemon is down (see session__adopt).
 	 */
 	const char *pin_dir;
+	/*
+	 * May be pinned later (session__handover with a pin_dir: perfmarkd's
+	 * `session keep` of an anonymous recording): its collector loads the
+	 * gap sideband's programs as a pinned one does (collector__get).
+	 */
+	bool pinnable;
 	/* notices ("cycles not supported, falling back to cpu-clock") */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
