@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "fsutil.h"
+#include "perfmark.skel.h"
 #include "collector_int.h"
 
 static int add_pin_dir(struct collector *c, const char *dir)
@@ -44,8 +45,8 @@ int collector__pin(struct collector *c, const char *dir)
 	size_t i;
 	int e;
 
-	if (c->adopted)
-		return -EOPNOTSUPP;   /* its links are held by other pins only */
+	if (c->adopted || !c->pinnable)
+		return -EOPNOTSUPP;   /* its links are held by other pins only; no gap sideband */
 	e = fsutil_mkdir_p(dir, 0700, 0700);
 	if (e)
 		return e;
