@@ -55,6 +55,11 @@ struct session_opts {
 	 * goes on while the daemon is down (see session__adopt).
 	 */
 	const char *pin_dir;
+	/*
+	 * perfmarkd's /metrics: every range begin and end encoded goes here too
+	 * (rangehist.h; not freed, drained on the same thread).  NULL: none.
+	 */
+	struct rangehist *ranges;
 	/* notices ("cycles not supported, falling back to cpu-clock") */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
@@ -79,6 +84,7 @@ struct session_stats {
 
 struct session;
 struct sink;
+struct rangehist;
 struct perfdata_event;
 
 /* err: one line, no "perfmark: " prefix.  Returns 0 or negative errno. */
