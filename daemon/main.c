@@ -151,10 +151,26 @@ static int daemonize(void)
 	return ready_pipe[1];
 }
 
+/* NAME,NAME,...: no empty name, none longer than a session's */
+static bool http_sessions_ok(const char *s)
+{
+	while (*s) {
+		size_t l = strcspn(s, ",");
+
+		if (!l || l > PROTO_NAME_MAX)
+			return false;
+		s += l;
+		if (*s == ',' && !*++s)
+			return false;
+	}
+	return true;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: perfmarkd [--foreground] [--socket PATH] [--state-dir DIR] [--pin-dir DIR]\n"
-		   "                 [--ring-dir DIR] [--idle-timeout SECONDS]\n");
+		   "                 [--ring-dir DIR] [--idle-timeout SECONDS]\n"
+		   "                 [--http ADDR:PORT [--http-sessions NAME,...]]\n");
 }
 
 int main(int argc, char **argv)
@@ -166,11 +182,14 @@ int main(int argc, char **argv)
 		{ "pin-dir", required_argument, NULL, 'P' },
 		{ "ring-dir", required_argument, NULL, 'R' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
+		{ "http", required_argument, NULL, 'H' },
+		{ "http-sessions", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	bool foreground = false, activated;
+	const char *http = NULL;
 	int ready_fd = -1;
 	size_t kept, exited, dropped;
 	sigset_t mask;
@@ -197,15 +216,25 @@ int main(int argc, char **argv)
 			idle_timeout_s = (unsigned)v;
 			break;
 		}
+		case 'H': http = optarg; break;
+		case 'E':
+			if (!http_sessions_ok(optarg)) {
+				logmsg("bad --http-sessions '%s' (NAME,... of at most %d bytes each)", optarg,
+				       PROTO_NAME_MAX);
+				return 1;
+			}
+			http_sessions = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("perfmarkd %s\n", PERFMARK_VERSION); return 0;
 		default: usage(stderr); return 1;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc || (http_sessions && !http)) {
 		usage(stderr);
 		return 1;
 	}
+	D.http = http != NULL;
 	if (geteuid() != 0) {
 		logmsg("must run as root (it loads BPF programs)");
 		return 1;
@@ -246,6 +275,8 @@ int main(int argc, char **argv)
 	if (instance__ring_dir())
 		return 1;
 	sessions__restore();
+	if (http && http__start(http))
+		return 1;
 	fastlane_keeper_done(&kept, &exited, &dropped);
 	if (kept || dropped)
 		logmsg("kept rings from the fd store: %zu taken over (%zu of processes that exited "
@@ -266,6 +297,7 @@ int main(int argc, char **argv)
 		logmsg("epoll_wait: %s", strerror(-e));
 	sd_notify_msg("STOPPING=1");
 	logmsg("exiting; running sessions stay pinned and keep collecting");
+	http__stop();
 	clients__close_all();
 	sessions__free_all();
 	loop__free();

@@ -316,6 +316,7 @@ struct copy {
 	const struct sink *s;
 	struct perfdata_writer *w;
 	size_t since;
+	uint64_t from;          /* samples older are left out (the sideband never) */
 };
 
 /*
@@ -360,6 +361,8 @@ static int copy_one(void *ctx, uint64_t time, const void *rec, size_t len)
 	int e;
 
 	if (!rec_known(c->s, rec, len))       /* a damaged ring: skip what is not a record */
+		return 0;
+	if (time < c->from && ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
 		return 0;
 	e = perfdata_writer__add(c->w, rec, len);
 	c->since += len;
@@ -567,8 +570,13 @@ int sink__round(struct sink *s)
 
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 {
+	return sink__snapshot_span(s, fd, pipe, 0, until);
+}
+
+int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until)
+{
 	struct perfdata_writer *w = NULL;
-	struct copy c = { 0 };
+	struct copy c = { .from = since };
 	int e;
 
 	if (s->o.kind == SINK_PERFDATA)

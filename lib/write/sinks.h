@@ -111,6 +111,8 @@ int sink__round(struct sink *s);
  * sink holds with time <= until: the ring, or the current file.
  */
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until);
+/* The same, without the ring's samples older than since (perfmarkd's pprof of the last N s) */
+int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until);
 /* perfdata, file: finish the output (features written).  Later records: -EBADF. */
 int sink__close(struct sink *s);
 void sink__stats(const struct sink *s, struct sink_stats *st);
