@@ -49,7 +49,6 @@ static struct {
 	pthread_cond_t cond;
 	struct http_job *queue;
 	bool stopping;
-	atomic_int metrics_inflight, pprof_inflight;
 } H = { .efd = -1, .lfd = -1, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
 
 struct http_counters http_counters;
@@ -206,12 +205,12 @@ static enum MHD_Result get_metrics(struct MHD_Connection *conn)
 {
 	struct http_job *j;
 
-	if (atomic_fetch_add(&H.metrics_inflight, 1) >= HTTP_MAX_METRICS)
-		return busy(conn, &H.metrics_inflight);
+	if (atomic_fetch_add(&http_counters.metrics_inflight, 1) >= HTTP_MAX_METRICS)
+		return busy(conn, &http_counters.metrics_inflight);
 	j = job_new(HTTP_JOB_METRICS);
 	enum MHD_Result r = j ? finish(conn, j, run_on_loop(j)) : MHD_NO;
 
-	atomic_fetch_sub(&H.metrics_inflight, 1);
+	atomic_fetch_sub(&http_counters.metrics_inflight, 1);
 	return r;
 }
 
@@ -275,11 +274,11 @@ static enum MHD_Result get_pprof(struct MHD_Connection *conn)
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "seconds must be 1 to " HTTP_MAX_SECONDS_S);
 	if (name && (!*name || strlen(name) > PROTO_NAME_MAX))
 		return reply_text(conn, MHD_HTTP_NOT_FOUND, "no such session");
-	if (atomic_fetch_add(&H.pprof_inflight, 1) >= HTTP_MAX_PPROF)
-		return busy(conn, &H.pprof_inflight);
+	if (atomic_fetch_add(&http_counters.pprof_inflight, 1) >= HTTP_MAX_PPROF)
+		return busy(conn, &http_counters.pprof_inflight);
 	j = job_new(HTTP_JOB_PPROF);
 	if (!j) {
-		atomic_fetch_sub(&H.pprof_inflight, 1);
+		atomic_fetch_sub(&http_counters.pprof_inflight, 1);
 		return MHD_NO;
 	}
 	j->seconds = seconds;
@@ -296,7 +295,7 @@ static enum MHD_Result get_pprof(struct MHD_Connection *conn)
 		encode_pprof(j);
 	enum MHD_Result r = finish(conn, j, served);
 
-	atomic_fetch_sub(&H.pprof_inflight, 1);
+	atomic_fetch_sub(&http_counters.pprof_inflight, 1);
 	return r;
 }
 
@@ -306,15 +305,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 {
 	static int first;
 
-	/* the first call has the headers only; a body (there should be none) is refused */
+	/* the first call has the headers: refuse other methods before any body */
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET only");
 	if (!*con_cls) {
 		*con_cls = &first;
 		return MHD_YES;
 	}
-	if (*upload_size)
+	if (*upload_size) {
+		*upload_size = 0;
 		return reply_text(conn, MHD_HTTP_BAD_REQUEST, "no request body expected");
-	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET only");
+	}
 	if (!strcmp(url, "/metrics"))
 		return get_metrics(conn);
 	if (!strcmp(url, "/debug/pprof/profile"))

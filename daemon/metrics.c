@@ -201,6 +201,10 @@ static void process(FILE *f)
 			atomic_load(&http_counters.by_class[c]));
 	help(f, "perfmark_http_busy_total", "counter", "requests refused with 503: too many in flight");
 	fprintf(f, "perfmark_http_busy_total %lu\n", atomic_load(&http_counters.refused_busy));
+	help(f, "perfmark_http_in_flight", "gauge", "HTTP requests being served, this one included");
+	fprintf(f, "perfmark_http_in_flight{path=\"/metrics\"} %d\n", atomic_load(&http_counters.metrics_inflight));
+	fprintf(f, "perfmark_http_in_flight{path=\"/debug/pprof/profile\"} %d\n",
+		atomic_load(&http_counters.pprof_inflight));
 }
 
 static void metrics(struct http_job *j)
@@ -270,6 +274,8 @@ static void pprof_snapshot(struct http_job *j)
 
 	j->status = 404;
 	if (!d) {
+		if (!j->session[0])
+			j->status = 400;
 		snprintf(j->err, sizeof(j->err), "%s", j->session[0] ? "no such session" :
 			 "several sessions (or none) exposed: ask for one with session=NAME");
 		return;

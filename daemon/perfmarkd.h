@@ -198,6 +198,7 @@ struct http_job {
 struct http_counters {
 	atomic_ulong by_class[6];      /* responses by status / 100 */
 	atomic_ulong refused_busy;
+	atomic_int metrics_inflight, pprof_inflight;
 };
 extern struct http_counters http_counters;
 extern const char *http_sessions;     /* --http-sessions NAME,...; NULL: root's */

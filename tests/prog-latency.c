@@ -11,11 +11,12 @@
  *                           this thread's CPU time }, range "update" {
  *                           update_world(): 1 ms }: a 3:1 profile whatever
  *                           the machine's load
- *   prog-latency --names N  waits the same, then N ranges of distinct names
- *                           "r-I", and a few hostile names (quote, backslash,
- *                           newline, invalid UTF-8); prints "done"
+ *   prog-latency --names N  waits the same, then a few hostile range names
+ *                           (quote, backslash, newline, invalid UTF-8), then
+ *                           N ranges of distinct names "r-I"; prints "done"
  *
- * Its comm is "pm-latency"; it prints "pid P" first.
+ * Its comm is "pm-latency"; it prints "pid P" first, then waits for a
+ * session (and for $PM_GO_FILE to exist, when set).
  */
 #include <perfmark.h>
 #include <stdint.h>
@@ -94,14 +95,18 @@ static int cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* the session attaches after we start: wait for it, a deadline on it */
+/*
+ * The session attaches after we start: wait for it (and, with
+ * $PM_GO_FILE, until the test created that file: its sessions are all
+ * attached then), a deadline on both.
+ */
 static void wait_traced(void)
 {
 	uint64_t until = now_ns() + 30000000000ull;
+	const char *go = getenv("PM_GO_FILE");
 
-	while (!perfmark_enabled() && now_ns() < until)
+	while ((!perfmark_enabled() || (go && access(go, F_OK))) && now_ns() < until)
 		sleep_ns(10000000);
-	sleep_ns(200000000);   /* the markers' uprobes land on every CPU */
 }
 
 static int names(long n)
@@ -109,14 +114,14 @@ static int names(long n)
 	static const char *const hostile[] = { "quo\"te", "back\\slash", "new\nline", "bad\xff\xfe utf8" };
 	char name[32];
 
+	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
+		perfmark_range_begin(hostile[i]);
+		perfmark_range_end(hostile[i]);
+	}
 	for (long i = 0; i < n; i++) {
 		snprintf(name, sizeof(name), "r-%ld", i);
 		perfmark_range_begin(name);
 		perfmark_range_end(name);
-	}
-	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
-		perfmark_range_begin(hostile[i]);
-		perfmark_range_end(hostile[i]);
 	}
 	printf("done\n");
 	return 0;

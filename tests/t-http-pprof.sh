@@ -15,10 +15,11 @@ http_daemon
 
 # the workload (render_scene 3 : update_world 1 by CPU time, whatever the
 # load), then a session on it alone
-"$PROGS/prog-latency" --cpu 120 >"$T/wl.out" 2>&1 &
+PM_GO_FILE=$T/go "$PROGS/prog-latency" --cpu 120 >"$T/wl.out" 2>&1 &
 wl=$!; _bg_pids+=("$wl")
 wait_lines "$T/wl.out" || die "prog-latency did not start" -- "$T/wl.out"
 pm session create hot -p "$wl" -g -F 4999 --ring 64M || die "create failed" -- "$T/pmd.log"
+touch "$T/go"   # its sessions are attached: the workload starts
 enough() { [ "$(show_field hot samples)" -ge 15000 ]; }   # 3 s at least
 wait_for 60 enough || die "the session collected too few samples" -- "$T/pmd.log"
 

@@ -35,10 +35,11 @@ promql() {
 		python3 -c 'import json,sys; r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "")'
 }
 
-"$PROGS/prog-latency" 30 >"$T/wl.out" 2>&1 &
+PM_GO_FILE=$T/go "$PROGS/prog-latency" 30 >"$T/wl.out" 2>&1 &
 wl=$!; _bg_pids+=("$wl")
 wait_lines "$T/wl.out" || die "prog-latency did not start" -- "$T/wl.out"
 pm session create lat -p "$wl" -F 499 --ring 16M || die "create failed" -- "$T/pmd.log"
+touch "$T/go"   # its sessions are attached: the workload starts
 sel='session="lat",range="render",comm="pm-latency"'
 scraped() { [ -n "$(promql "perfmark_samples_total{session=\"lat\"}")" ]; }
 wait_for 60 scraped || die "prometheus never scraped perfmarkd" -- "$T/prom.log" "$T/pmd.log"

@@ -22,8 +22,9 @@ struct open_range {
 };
 
 struct rthread {
-	uint32_t depth;
+	uint32_t depth, npend;
 	struct open_range open[RANGEHIST_DEPTH];
+	struct open_range pend[RANGEHIST_PENDING];   /* ends that came before their begins */
 };
 
 struct rset {
@@ -113,16 +114,16 @@ static uint64_t name_hash(const char *s, size_t n)
 }
 
 /* The thread's open ranges; NULL when there is no room (counted). */
-static struct rthread *thread_get(struct rangehist *rs, uint32_t tid, bool create)
+static struct rthread *thread_get(struct rangehist *rs, uint32_t tid)
 {
 	uint32_t i = idmap__get(&rs->thread_of, (uint64_t)tid + 1);
 
-	if (i != TABLE_NONE || !create)
-		return i == TABLE_NONE ? NULL : &rs->threads[i];
+	if (i != TABLE_NONE)
+		return &rs->threads[i];
 	if (rs->nthreads >= RANGEHIST_THREADS) {
 		/* start afresh: what was open there never pairs */
 		for (size_t k = 0; k < rs->nthreads; k++)
-			rs->t.unpaired += rs->threads[k].depth;
+			rs->t.unpaired += rs->threads[k].depth + rs->threads[k].npend;
 		idmap__clear(&rs->thread_of);
 		rs->nthreads = 0;
 	}
@@ -130,6 +131,7 @@ static struct rthread *thread_get(struct rangehist *rs, uint32_t tid, bool creat
 	    idmap__put(&rs->thread_of, (uint64_t)tid + 1, (uint32_t)rs->nthreads))
 		return NULL;
 	rs->threads[rs->nthreads].depth = 0;
+	rs->threads[rs->nthreads].npend = 0;
 	return &rs->threads[rs->nthreads++];
 }
 
@@ -192,21 +194,11 @@ static struct rset *set_get(struct rangehist *rs, const char *name, size_t len, 
 	return st;
 }
 
-static void range_end(struct rangehist *rs, struct rthread *th, uint64_t h, uint32_t pid,
-		      uint64_t time, const char *name, size_t len)
+/* a range of d ns closed: counted in its label set */
+static void count(struct rangehist *rs, uint32_t pid, const char *name, size_t len, uint64_t d)
 {
-	struct rset *st;
-	uint64_t d;
-	uint32_t k;
+	struct rset *st = set_get(rs, name, len, pid_comm(rs, pid));
 
-	for (k = th->depth; k > 0 && th->open[k - 1].hash != h; k--)
-		;
-	if (!k)
-		return;   /* an end matching no open range: dropped, as marker.h does */
-	d = time > th->open[k - 1].time ? time - th->open[k - 1].time : 0;
-	memmove(&th->open[k - 1], &th->open[k], (th->depth - k) * sizeof(th->open[0]));
-	th->depth--;
-	st = set_get(rs, name, len, pid_comm(rs, pid));
 	if (!st) {
 		rs->t.overflow++;
 		return;
@@ -215,6 +207,51 @@ static void range_end(struct rangehist *rs, struct rthread *th, uint64_t h, uint
 	st->sum_ns += d;
 	st->buckets[rangehist__bucket(d)]++;
 	rs->t.ranges++;
+}
+
+/*
+ * An end closes the innermost open range of its name.  One that finds none
+ * waits (RANGEHIST_PENDING per thread) for a begin of its name that is
+ * older: a thread's markers can reach the session by two ways (the fast
+ * lane and the BPF ring) and so out of their order.
+ */
+static void range_end(struct rangehist *rs, struct rthread *th, uint64_t h, uint32_t pid,
+		      uint64_t time, const char *name, size_t len)
+{
+	uint64_t d;
+	uint32_t k;
+
+	for (k = th->depth; k > 0 && th->open[k - 1].hash != h; k--)
+		;
+	if (!k) {
+		if (th->npend == RANGEHIST_PENDING) {
+			memmove(&th->pend[0], &th->pend[1], (RANGEHIST_PENDING - 1) * sizeof(th->pend[0]));
+			th->npend--;
+			rs->t.unpaired++;
+		}
+		th->pend[th->npend].hash = h;
+		th->pend[th->npend++].time = time;
+		return;
+	}
+	d = time > th->open[k - 1].time ? time - th->open[k - 1].time : 0;
+	memmove(&th->open[k - 1], &th->open[k], (th->depth - k) * sizeof(th->open[0]));
+	th->depth--;
+	count(rs, pid, name, len, d);
+}
+
+/* A begin whose end already came (see range_end): true when it closed one. */
+static bool begin_pending(struct rangehist *rs, struct rthread *th, uint64_t h, uint32_t pid,
+			  uint64_t time, const char *name, size_t len)
+{
+	for (uint32_t k = 0; k < th->npend; k++) {
+		if (th->pend[k].hash != h || th->pend[k].time < time)
+			continue;
+		count(rs, pid, name, len, th->pend[k].time - time);
+		memmove(&th->pend[k], &th->pend[k + 1], (th->npend - k - 1) * sizeof(th->pend[0]));
+		th->npend--;
+		return true;
+	}
+	return false;
 }
 
 void rangehist__marker(struct rangehist *rs, uint32_t type, uint32_t pid, uint32_t tid,
@@ -235,13 +272,15 @@ void rangehist__marker(struct rangehist *rs, uint32_t type, uint32_t pid, uint32
 	if (n > RANGEHIST_NAME_MAX)
 		n = RANGEHIST_NAME_MAX;
 	h = name_hash(name, n);
-	th = thread_get(rs, tid, type == PERFMARK_TYPE_RANGE_BEGIN);
+	th = thread_get(rs, tid);
 	if (!th)
 		return;
 	if (type == PERFMARK_TYPE_RANGE_END) {
 		range_end(rs, th, h, pid, time, name, n);
 		return;
 	}
+	if (th->npend && begin_pending(rs, th, h, pid, time, name, n))
+		return;
 	if (th->depth >= RANGEHIST_DEPTH) {
 		rs->t.unpaired++;
 		return;

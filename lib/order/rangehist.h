@@ -4,11 +4,12 @@
  * (perfmarkd's GET /metrics): nothing is read back from files per scrape.
  *
  * The session engine hands every range begin and end it encodes (encode.c,
- * in arrival order, which is each thread's own order) to
- * rangehist__marker().  Begins and ends pair per thread as marker.h pairs
- * them (an end closes the innermost open range of its name on its thread),
- * and each closed range counts in the histogram of its (range name, comm)
- * label set.
+ * in arrival order) to rangehist__marker().  Begins and ends pair per
+ * thread as marker.h pairs them (an end closes the innermost open range of
+ * its name on its thread), and each closed range counts in the histogram
+ * of its (range name, comm) label set.  Arrival order is not quite each
+ * thread's order (the fast lane and the BPF ring are two ways in): an end
+ * that finds no begin waits for one, RANGEHIST_PENDING per thread.
  *
  * Buckets: log-linear, 8 per power of two of nanoseconds from 1024 ns to
  * 2^36 ns (~69 s); a bucket's upper bound is at most 12.5 % above its lower
@@ -18,7 +19,7 @@
  * sets (a new one beyond: counted in .overflow, the range is not kept);
  * RANGEHIST_THREADS threads with open ranges and RANGEHIST_DEPTH open
  * ranges per thread (beyond: the begin is counted in .unpaired and
- * forgotten; a full thread table starts afresh, its open ranges counted
+ * forgotten; so is a waiting end pushed out by a newer one; a full thread table starts afresh, its open ranges counted
  * there too); a name is kept up to RANGEHIST_NAME_MAX bytes.  The comm is
  * the process's, read once per pid from /proc/PID/comm (RANGEHIST_PIDS
  * remembered; "" when the process is gone).
@@ -38,6 +39,7 @@
 #define RANGEHIST_BUCKETS ((RANGEHIST_MAX_SHIFT - RANGEHIST_MIN_SHIFT) * RANGEHIST_SUB + 2)
 #define RANGEHIST_THREADS 4096
 #define RANGEHIST_DEPTH 16
+#define RANGEHIST_PENDING 4               /* ends waiting for their begins, per thread */
 #define RANGEHIST_PIDS 4096
 #define RANGEHIST_NAME_MAX 256
 #define RANGEHIST_DEFAULT_SETS 1000
