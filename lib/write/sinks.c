@@ -587,7 +587,7 @@ int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint6
 	c.s = s;
 	c.w = w;
 	if (s->o.kind == SINK_RING)
-		e = pring__sorted(s->pr, until, copy_one, &c);
+		e = pring__sorted_span(s->pr, since, until, copy_one, &c);
 	else
 		e = file_snapshot(s, w);
 	if (!e)
