@@ -191,6 +191,7 @@ struct http_job {
 	char *body;                    /* 200: the reply (malloc'd) */
 	size_t len;
 	const char *ctype;
+	bool gzip;                     /* body is gzip'd (Content-Encoding) */
 	int fd;                        /* pprof: the snapshot (a memfd), or -1 */
 	uint64_t since;                /* pprof: samples from (session__clock()) */
 };
