@@ -28,6 +28,14 @@
 
 const char *http_sessions;    /* --http-sessions NAME,...; NULL: root's sessions */
 
+/*
+ * The histograms of one scrape stop at this many bytes of text (a label
+ * set lists up to 212 lines; 1000 sets in each of 80 sessions would be
+ * gigabytes), the stop counted in perfmark_http_metrics_truncated_total.
+ */
+#define METRICS_MAX_BYTES (32u << 20)
+static uint64_t truncated;
+
 bool http__exposed(const struct dsess *d)
 {
 	const char *p = http_sessions;
@@ -167,9 +175,14 @@ static void ranges(FILE *f)
 	for (d = D.sessions; d; d = d->next)
 		if (d->ranges && http__exposed(d))
 			for (size_t i = 0; i < rangehist__nr_sets(d->ranges); i++) {
+				if (ftell(f) > (long)METRICS_MAX_BYTES) {
+					truncated++;
+					goto out;
+				}
 				rangehist__set(d->ranges, i, &st);
 				histogram(f, d, &st);
 			}
+out:
 	totals(f, "perfmark_range_label_sets", "gauge", "distinct (range, comm) label sets held", 0);
 	totals(f, "perfmark_range_overflow_total", "counter",
 	       "ranges not counted: their label set was beyond the cap", 1);
@@ -201,6 +214,9 @@ static void process(FILE *f)
 			atomic_load(&http_counters.by_class[c]));
 	help(f, "perfmark_http_busy_total", "counter", "requests refused with 503: too many in flight");
 	fprintf(f, "perfmark_http_busy_total %lu\n", atomic_load(&http_counters.refused_busy));
+	help(f, "perfmark_http_metrics_truncated_total", "counter",
+	     "scrapes whose range histograms stopped at the size cap");
+	fprintf(f, "perfmark_http_metrics_truncated_total %llu\n", (unsigned long long)truncated);
 	help(f, "perfmark_http_in_flight", "gauge", "HTTP requests being served, this one included");
 	fprintf(f, "perfmark_http_in_flight{path=\"/metrics\"} %d\n", atomic_load(&http_counters.metrics_inflight));
 	fprintf(f, "perfmark_http_in_flight{path=\"/debug/pprof/profile\"} %d\n",
