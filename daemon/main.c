@@ -274,9 +274,10 @@ int main(int argc, char **argv)
 	watch__add(&signal_watch, sfd, EPOLLIN);
 	if (instance__ring_dir())
 		return 1;
-	sessions__restore();
+	/* a bad --http fails before any session restarts */
 	if (http && http__start(http))
 		return 1;
+	sessions__restore();
 	fastlane_keeper_done(&kept, &exited, &dropped);
 	if (kept || dropped)
 		logmsg("kept rings from the fd store: %zu taken over (%zu of processes that exited "
