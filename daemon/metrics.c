@@ -183,7 +183,22 @@ static void ranges(FILE *f)
 				histogram(f, d, &st);
 			}
 out:
-	totals(f, "perfmark_range_label_sets", "gauge", "distinct (range, comm) label sets held", 0);
+	help(f, "perfmark_counter_value", "gauge", "the last value of a counter marker (perfmark_counter)");
+	for (d = D.sessions; d; d = d->next)
+		if (d->ranges && http__exposed(d))
+			for (size_t i = 0; i < rangehist__nr_counters(d->ranges); i++) {
+				struct rangehist_counter c;
+
+				rangehist__counter(d->ranges, i, &c);
+				fputs("perfmark_counter_value{", f);
+				sess_label(f, d);
+				fputs(",counter=\"", f);
+				escape_prom(f, c.name, c.name_len);
+				fputs("\",comm=\"", f);
+				escape_prom(f, c.comm, strlen(c.comm));
+				fprintf(f, "\"} %lld\n", (long long)c.value);
+			}
+	totals(f, "perfmark_range_label_sets", "gauge", "distinct (range, comm) and (counter, comm) label sets held", 0);
 	totals(f, "perfmark_range_overflow_total", "counter",
 	       "ranges not counted: their label set was beyond the cap", 1);
 	totals(f, "perfmark_range_unpaired_total", "counter",

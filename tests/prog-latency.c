@@ -11,7 +11,7 @@
  *                           this thread's CPU time }, range "update" {
  *                           update_world(): 1 ms }: a 3:1 profile whatever
  *                           the machine's load
- *   prog-latency --names N  waits the same, then a few hostile range names
+ *   prog-latency --names N  waits the same, then counter "names" = N, a few hostile range names
  *                           (quote, backslash, newline, invalid UTF-8), then
  *                           N ranges of distinct names "r-I"; prints "done"
  *
@@ -114,6 +114,7 @@ static int names(long n)
 	static const char *const hostile[] = { "quo\"te", "back\\slash", "new\nline", "bad\xff\xfe utf8" };
 	char name[32];
 
+	perfmark_counter("names", n);
 	for (size_t i = 0; i < sizeof(hostile) / sizeof(hostile[0]); i++) {
 		perfmark_range_begin(hostile[i]);
 		perfmark_range_end(hostile[i]);

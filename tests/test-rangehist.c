@@ -83,6 +83,36 @@ static void test_pairing(void **state)
 	rangehist__free(rs);
 }
 
+/* counters: the last value per name; their label sets count against the cap */
+static void test_counters(void **state)
+{
+	struct rangehist *rs;
+	struct rangehist_counter c;
+	struct rangehist_totals t;
+	uint8_t p[8 + 16];
+	int64_t v;
+
+	assert_int_equal(rangehist__new(&rs, 2), 0);
+	for (v = 1; v <= 3; v++) {
+		memcpy(p, &v, 8);
+		memcpy(p + 8, "frames", 7);
+		rangehist__marker(rs, PERFMARK_TYPE_COUNTER, (uint32_t)getpid(), 1, 10, p, 15);
+	}
+	mark(rs, PERFMARK_TYPE_RANGE_BEGIN, 1, 1, "a");
+	mark(rs, PERFMARK_TYPE_RANGE_END, 1, 2, "a");
+	mark(rs, PERFMARK_TYPE_RANGE_BEGIN, 1, 1, "b");   /* the third label set: over the cap */
+	mark(rs, PERFMARK_TYPE_RANGE_END, 1, 2, "b");
+	rangehist__marker(rs, PERFMARK_TYPE_COUNTER, (uint32_t)getpid(), 1, 10, p, 4);   /* too short: ignored */
+	assert_int_equal(rangehist__nr_counters(rs), 1);
+	rangehist__counter(rs, 0, &c);
+	assert_string_equal(c.name, "frames");
+	assert_int_equal(c.value, 3);
+	rangehist__totals(rs, &t);
+	assert_int_equal(t.sets, 2);
+	assert_int_equal(t.overflow, 1);
+	rangehist__free(rs);
+}
+
 /* 100 000 distinct names: the sets stop at the cap, the rest is counted */
 static void test_cap(void **state)
 {
@@ -114,6 +144,7 @@ int main(void)
 		cmocka_unit_test(test_buckets),
 		cmocka_unit_test(test_pairing),
 		cmocka_unit_test(test_cap),
+		cmocka_unit_test(test_counters),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

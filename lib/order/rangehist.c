@@ -33,6 +33,13 @@ struct rset {
 	uint64_t buckets[RANGEHIST_BUCKETS];
 };
 
+struct rcounter {
+	uint32_t name, comm;
+	int64_t last;
+};
+
+#define COUNTER_KEY (1ull << 63)          /* set_of keys of counters */
+
 struct rpid {
 	char comm[16];
 };
@@ -46,6 +53,8 @@ struct rangehist {
 	struct idmap thread_of;           /* tid -> thread */
 	struct rthread *threads;
 	size_t nthreads, capthreads;
+	struct rcounter *counters;
+	size_t ncounters, capcounters;
 	struct idmap pid_of;              /* pid -> comm slot */
 	struct rpid *pids;
 	size_t npids, cappids;
@@ -72,6 +81,7 @@ void rangehist__free(struct rangehist *rs)
 	idmap__free(&rs->thread_of);
 	idmap__free(&rs->pid_of);
 	free(rs->sets);
+	free(rs->counters);
 	free(rs->threads);
 	free(rs->pids);
 	free(rs);
@@ -178,7 +188,7 @@ static struct rset *set_get(struct rangehist *rs, const char *name, size_t len, 
 		i = idmap__get(&rs->set_of, (uint64_t)nid << 32 | cid);
 	if (i != TABLE_NONE)
 		return &rs->sets[i];
-	if (rs->nsets >= rs->max_sets)
+	if (rs->nsets + rs->ncounters >= rs->max_sets)
 		return NULL;
 	nid = strtab__intern(&rs->strs, name, len);
 	cid = strtab__intern(&rs->strs, comm, strlen(comm));
@@ -190,7 +200,7 @@ static struct rset *set_get(struct rangehist *rs, const char *name, size_t len, 
 	memset(st, 0, sizeof(*st));
 	st->name = nid;
 	st->comm = cid;
-	rs->t.sets = rs->nsets;
+	rs->t.sets = rs->nsets + rs->ncounters;
 	return st;
 }
 
@@ -254,6 +264,42 @@ static bool begin_pending(struct rangehist *rs, struct rthread *th, uint64_t h, 
 	return false;
 }
 
+/* a counter's last value, per (name, comm) */
+static void counter(struct rangehist *rs, uint32_t pid, const uint8_t *payload, size_t len)
+{
+	struct marker m;
+	const char *comm;
+	uint32_t nid, cid, i = TABLE_NONE;
+	size_t n;
+
+	marker__decode_payload(&m, PERFMARK_TYPE_COUNTER, 0, payload, len);
+	if (!m.has_value)
+		return;
+	n = m.text ? (m.text_len > RANGEHIST_NAME_MAX ? RANGEHIST_NAME_MAX : m.text_len) : 0;
+	comm = pid_comm(rs, pid);
+	nid = strtab__find(&rs->strs, m.text ? m.text : "", n);
+	cid = strtab__find(&rs->strs, comm, strlen(comm));
+	if (nid != TABLE_NONE && cid != TABLE_NONE)
+		i = idmap__get(&rs->set_of, COUNTER_KEY | (uint64_t)nid << 32 | cid);
+	if (i == TABLE_NONE) {
+		if (rs->nsets + rs->ncounters >= rs->max_sets) {
+			rs->t.overflow++;
+			return;
+		}
+		nid = strtab__intern(&rs->strs, m.text ? m.text : "", n);
+		cid = strtab__intern(&rs->strs, comm, strlen(comm));
+		if (nid == TABLE_NONE || cid == TABLE_NONE ||
+		    grow(&rs->counters, &rs->capcounters, rs->ncounters + 1, sizeof(*rs->counters)) ||
+		    idmap__put(&rs->set_of, COUNTER_KEY | (uint64_t)nid << 32 | cid, (uint32_t)rs->ncounters))
+			return;
+		i = (uint32_t)rs->ncounters++;
+		rs->counters[i].name = nid;
+		rs->counters[i].comm = cid;
+		rs->t.sets = rs->nsets + rs->ncounters;
+	}
+	rs->counters[i].last = m.value;
+}
+
 void rangehist__marker(struct rangehist *rs, uint32_t type, uint32_t pid, uint32_t tid,
 			uint64_t time, const uint8_t *payload, size_t len)
 {
@@ -262,6 +308,10 @@ void rangehist__marker(struct rangehist *rs, uint32_t type, uint32_t pid, uint32
 	size_t n = 0;
 	uint64_t h;
 
+	if (type == PERFMARK_TYPE_COUNTER) {
+		counter(rs, pid, payload, len);
+		return;
+	}
 	if (type != PERFMARK_TYPE_RANGE_BEGIN && type != PERFMARK_TYPE_RANGE_END)
 		return;
 	name = marker__name(payload, len, &n);
@@ -310,4 +360,17 @@ void rangehist__set(const struct rangehist *rs, size_t i, struct rangehist_set *
 void rangehist__totals(const struct rangehist *rs, struct rangehist_totals *t)
 {
 	*t = rs->t;
+}
+
+size_t rangehist__nr_counters(const struct rangehist *rs)
+{
+	return rs->ncounters;
+}
+
+void rangehist__counter(const struct rangehist *rs, size_t i, struct rangehist_counter *out)
+{
+	out->name = strtab__str(&rs->strs, rs->counters[i].name);
+	out->name_len = strlen(out->name);
+	out->comm = strtab__str(&rs->strs, rs->counters[i].comm);
+	out->value = rs->counters[i].last;
 }

@@ -54,6 +54,14 @@ struct rangehist_set {
 	const uint64_t *buckets;          /* RANGEHIST_BUCKETS counts, not cumulative */
 };
 
+/* A counter marker's (perfmark_counter) last value, per (name, comm) */
+struct rangehist_counter {
+	const char *name;
+	size_t name_len;
+	const char *comm;
+	int64_t value;
+};
+
 struct rangehist_totals {
 	uint64_t ranges;                  /* closed ranges counted */
 	uint64_t overflow;                /* closed ranges of label sets beyond the cap */
@@ -65,7 +73,11 @@ struct rangehist_totals {
 int rangehist__new(struct rangehist **out, size_t max_sets);
 void rangehist__free(struct rangehist *rs);
 
-/* A range begin (type 1) or end (type 2) of pid/tid at time; others are ignored. */
+/*
+ * A range begin (type 1) or end (type 2) of pid/tid at time, or a counter
+ * (type 3: its last value kept, its label set counted against the same
+ * cap); others are ignored.
+ */
 void rangehist__marker(struct rangehist *rs, uint32_t type, uint32_t pid, uint32_t tid,
 			uint64_t time, const uint8_t *payload, size_t len);
 
@@ -78,5 +90,7 @@ size_t rangehist__nr_sets(const struct rangehist *rs);
 /* Label set i (< rangehist__nr_sets) in *out. */
 void rangehist__set(const struct rangehist *rs, size_t i, struct rangehist_set *out);
 void rangehist__totals(const struct rangehist *rs, struct rangehist_totals *t);
+size_t rangehist__nr_counters(const struct rangehist *rs);
+void rangehist__counter(const struct rangehist *rs, size_t i, struct rangehist_counter *out);
 
 #endif
