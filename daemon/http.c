@@ -358,7 +358,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 	return reply_text(conn, MHD_HTTP_NOT_FOUND, "not found: /metrics, /debug/pprof/profile");
 }
 
-/* ADDR:PORT ([V6]:PORT) bound and listening; -errno, the reason logged */
+/* ADDR:PORT ([V6]:PORT; PORT alone: loopback) bound and listening; -errno */
 static int listen_on(const char *spec)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
@@ -366,9 +366,12 @@ static int listen_on(const char *spec)
 	char host[128], *port;
 	int fd, one = 1, e;
 
-	if (strlen(spec) >= sizeof(host))
+	if (strlen(spec) >= sizeof(host) - 16)
 		return -EINVAL;
-	snprintf(host, sizeof(host), "%s", spec);
+	if (*spec && strspn(spec, "0123456789") == strlen(spec))
+		snprintf(host, sizeof(host), "127.0.0.1:%s", spec);
+	else
+		snprintf(host, sizeof(host), "%s", spec);
 	port = strrchr(host, ':');
 	if (!port || port == host)
 		return -EINVAL;
@@ -418,7 +421,7 @@ int http__start(const char *spec)
 
 	H.lfd = listen_on(spec);
 	if (H.lfd < 0) {
-		logmsg("--http %s: %s", spec, H.lfd == -EINVAL ? "not ADDR:PORT (numeric, e.g. 127.0.0.1:9464)"
+		logmsg("--http %s: %s", spec, H.lfd == -EINVAL ? "not [ADDR:]PORT (numeric, e.g. 127.0.0.1:9464)"
 								   : strerror(-H.lfd));
 		return H.lfd;
 	}
