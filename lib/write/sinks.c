@@ -316,6 +316,7 @@ struct copy {
 	const struct sink *s;
 	struct perfdata_writer *w;
 	size_t since;
+	uint64_t from;          /* samples older are left out (the sideband never) */
 };
 
 /*
@@ -360,6 +361,8 @@ static int copy_one(void *ctx, uint64_t time, const void *rec, size_t len)
 	int e;
 
 	if (!rec_known(c->s, rec, len))       /* a damaged ring: skip what is not a record */
+		return 0;
+	if (time < c->from && ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
 		return 0;
 	e = perfdata_writer__add(c->w, rec, len);
 	c->since += len;
@@ -570,6 +573,14 @@ int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
 }
 
+static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
+		    const void *tail, size_t tail_len);
+
+int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until)
+{
+	return snapshot(s, fd, pipe, since, until, NULL, 0);
+}
+
 /* records of the caller's after what the sink holds (tail: complete records, 8-aligned) */
 static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
 {
@@ -591,8 +602,14 @@ static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
 int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
 			size_t tail_len)
 {
+	return snapshot(s, fd, pipe, 0, until, tail, tail_len);
+}
+
+static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
+		    const void *tail, size_t tail_len)
+{
 	struct perfdata_writer *w = NULL;
-	struct copy c = { 0 };
+	struct copy c = { .from = since };
 	int e;
 
 	if (s->o.kind == SINK_PERFDATA)
@@ -603,7 +620,7 @@ int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const
 	c.s = s;
 	c.w = w;
 	if (s->o.kind == SINK_RING)
-		e = pring__sorted(s->pr, until, copy_one, &c);
+		e = pring__sorted_span(s->pr, since, until, copy_one, &c);
 	else
 		e = file_snapshot(s, w);
 	if (!e && tail_len)
