@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "pprof.h"
 #include "commands.h"
 #include "opts.h"
 #include "escape.h"
@@ -325,6 +326,14 @@ int pm_export_chrome(const struct profile *p, FILE *f)
 }
 
 /* ---- command ----------------------------------------------------------------------- */
+
+/* the writer is lib/analyze/pprof.c's, shared with perfmarkd */
+int pm_export_pprof(const struct profile *p, FILE *out)
+{
+	int e = pprof__write(p, NULL, out);
+
+	return e ? pm_err("pprof: %s", strerror(-e)) : 0;
+}
 
 static const struct format {
 	const char *name;

@@ -20,6 +20,8 @@
  *   anon.c      anonymous recordings (`perfmark record` through the daemon)
  *   keep.c      a recording kept as a named session while it runs
  *   limits.c    who may hold how much: per-user limits, idle connections
+ *   http.c      --http: libmicrohttpd's threads, requests as jobs for the loop
+ *   metrics.c   the loop's side of those jobs: /metrics, pprof snapshots
  *
  * Every fd the loop polls has a struct watch embedded in the object that owns
  * it; its handler finds the object with container_of.  Objects a pending
@@ -38,12 +40,15 @@
 #ifndef PERFMARKD_H
 #define PERFMARKD_H
 
+#include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "proto.h"
 #include "counting.h"
 #include "session.h"
 #include "store.h"
@@ -158,6 +163,7 @@ struct dsess {
 	struct run run;               /* run.s NULL when not collecting */
 	struct sink *sink;            /* kept after stop for ring snapshots */
 	struct defer dead;
+	struct rangehist *ranges;     /* --http: range histograms (metrics.c), or NULL */
 	int dir_fd;                   /* file sink output directory */
 	char pin[PATH_MAX];
 	struct client *taker;         /* `session take`: deleted when it goes */
@@ -186,6 +192,55 @@ void sessions__restore(void);
 void sessions__keep_taken(void);
 /* Daemon exit: running sessions stay pinned and keep collecting. */
 void sessions__free_all(void);
+
+/* --- http.c, metrics.c ------------------------------------------------- */
+
+#define HTTP_MAX_CONNS 128            /* connections (a thread each) */
+#define HTTP_MAX_METRICS 4            /* /metrics requests in flight */
+#define HTTP_MAX_PPROF 1              /* pprof requests in flight (lib/analyze is not reentrant) */
+#define HTTP_MAX_SECONDS 300
+#define HTTP_MAX_SECONDS_S "300"
+#define HTTP_DEFAULT_SECONDS 30       /* what Parca and Alloy ask when not told */
+#define HTTP_LOOP_WAIT_S 10           /* the loop's answer to a job, at most */
+#define HTTP_IDLE_S 15                /* an idle connection is closed */
+#define HTTP_STATUS_WAIT 1            /* pprof of a session without a ring: wait, ask again */
+
+enum http_job_kind { HTTP_JOB_METRICS, HTTP_JOB_PPROF };
+
+/* A request's work for the loop; the loop fills status and what follows. */
+struct http_job {
+	struct http_job *next;
+	enum http_job_kind kind;
+	char session[PROTO_NAME_MAX + 1];   /* "" when not named */
+	unsigned seconds;
+	bool done, abandoned;          /* under http.c's lock */
+	unsigned status;               /* HTTP status, HTTP_STATUS_WAIT */
+	char err[256];                 /* the reply's text when status is not 200 */
+	char *body;                    /* 200: the reply (malloc'd) */
+	size_t len;
+	const char *ctype;
+	bool gzip;                     /* body is gzip'd (Content-Encoding) */
+	int fd;                        /* pprof: the snapshot (a memfd), or -1 */
+	uint64_t since;                /* pprof: samples from (session__clock()) */
+};
+
+struct http_counters {
+	atomic_ulong by_class[6];      /* responses by status / 100 */
+	atomic_ulong refused_busy;
+	atomic_int metrics_inflight, pprof_inflight;
+};
+extern struct http_counters http_counters;
+extern const char *http_sessions;     /* --http-sessions NAME,...; NULL: root's */
+
+/* Listen on ADDR:PORT and serve from libmicrohttpd's threads; -errno (logged). */
+int http__start(const char *spec);
+/* Before the sessions go: the threads end, queued jobs are answered. */
+void http__stop(void);
+void http_job__free(struct http_job *j);
+/* metrics.c, on the loop: the job's result */
+void http__serve(struct http_job *j);
+/* Does HTTP see this session? */
+bool http__exposed(const struct dsess *d);
 
 /* --- conn.c -------------------------------------------------------------- */
 
@@ -365,6 +420,7 @@ struct daemon {
 	struct dsess *sessions;
 	struct client *clients;
 	size_t nr_sessions, nr_clients;
+	bool http;                    /* --http: sessions keep range histograms */
 };
 
 extern struct daemon D;

@@ -21,6 +21,7 @@
 #include "perfdata.h"
 #include "perfmarkd.h"
 #include "proto.h"
+#include "rangehist.h"
 #include "sinks.h"
 
 struct dsess *sessions__find(const char *name)
@@ -190,6 +191,7 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 	so.pin_dir = d->pin;
 	so.notice = on_notice;
 	so.notice_ctx = d;
+	so.ranges = d->ranges;
 
 	e = -ENOENT;
 	if (adopt && d->def.nr_resolved && !access(d->pin, F_OK)) {
@@ -298,7 +300,10 @@ static void on_drained(struct run *r, int e)
 
 static void dsess_release(struct defer *p)
 {
-	free(container_of(p, struct dsess, dead));
+	struct dsess *d = container_of(p, struct dsess, dead);
+
+	rangehist__free(d->ranges);
+	free(d);
 }
 
 /* after dsess_unlink: the memory goes at the end of the event batch */
@@ -321,6 +326,8 @@ static struct dsess *dsess_new(const struct sessdef *def)
 		return NULL;
 	d->def = *def;
 	d->dir_fd = -1;
+	if (D.http && rangehist__new(&d->ranges, 0))
+		d->ranges = NULL;   /* no histograms for it, the session still runs */
 	run__init(&d->run, on_drained);
 	snprintf(d->pin, sizeof(d->pin), "%s/%s", D.pin_root, def->name);
 	return d;

@@ -13,6 +13,7 @@
 #include "tracepoint_wire.h"
 #include "unwind_wire.h"
 #include "perfdata.h"
+#include "rangehist.h"
 #include "window.h"
 #include "session-int.h"
 #include "sinks.h"
@@ -223,6 +224,8 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 		return -ENOMEM;
 	perfdata_encode_sample(rec, MARKER_SAMPLE_TYPE, &ds);
 	s->stats.markers++;
+	if (s->o.ranges)
+		rangehist__marker(s->o.ranges, pm->type, pm->pid, pm->tid, pm->time, pm->data, pm->size);
 	if (pm->ext & PM_X_CLAMPED)
 		s->stats.clamped++;
 	return stage_done(s);

@@ -61,6 +61,11 @@ struct session_opts {
 	 * gap sideband's programs as a pinned one does (collector__get).
 	 */
 	bool pinnable;
+	/*
+	 * perfmarkd's /metrics: every range begin and end encoded goes here too
+	 * (rangehist.h; not freed, drained on the same thread).  NULL: none.
+	 */
+	struct rangehist *ranges;
 	/* notices ("cycles not supported, falling back to cpu-clock") */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
@@ -89,6 +94,7 @@ struct session_stats {
 
 struct session;
 struct sink;
+struct rangehist;
 struct perfdata_event;
 
 /* err: one line, no "perfmark: " prefix.  Returns 0 or negative errno. */

@@ -661,6 +661,11 @@ static const struct frame *ref_frame(const struct pring *r, uint64_t ref)
 
 int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx)
 {
+	return pring__sorted_span(r, 0, until, cb, ctx);
+}
+
+int pring__sorted_span(const struct pring *r, uint64_t since, uint64_t until, pring_cb cb, void *ctx)
+{
 	struct index ix = { 0 };
 	uint64_t ds = r->data_size, pos;
 	size_t i;
@@ -681,7 +686,7 @@ int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx)
 			pos += rem;
 			continue;
 		}
-		if (f->kind == FK_DATA && f->time <= until)
+		if (f->kind == FK_DATA && f->time <= until && f->time >= since)
 			e = index_add(&ix, f->time, pos | REF_DATA);
 		pos += f->size;
 	}

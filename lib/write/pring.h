@@ -86,6 +86,8 @@ int pring__sb_compact(struct pring *r, pring_keep_cb keep, void *ctx);
 int pring__foreach(const struct pring *r, bool sideband, pring_cb cb, void *ctx);
 /* sideband and data with time <= until, in time order (sideband first at equal times) */
 int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx);
+/* The same without the data frames older than since (the kept sideband all the same) */
+int pring__sorted_span(const struct pring *r, uint64_t since, uint64_t until, pring_cb cb, void *ctx);
 /* time of the oldest data frame held (UINT64_MAX: none) */
 uint64_t pring__oldest(const struct pring *r);
 const void *pring__meta(const struct pring *r, size_t *len);

@@ -41,9 +41,12 @@ struct sink {
 /* a whole perf record: its size in its header, 8-byte aligned */
 bool sink_rec_ok(const void *rec, size_t len);
 int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
-/* write records (sideband kept, or the ring up to until) through w, a round every few MiB */
+/*
+ * write records (sideband kept, or the ring's: its sideband and the samples
+ * from since to until) through w, a round every few MiB
+ */
 int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w);
-int sink_copy_ring(struct sink *s, struct perfdata_writer *w, uint64_t until);
+int sink_copy_ring(struct sink *s, struct perfdata_writer *w, uint64_t since, uint64_t until);
 
 /* sinkfile.c */
 /* prefix copied; the first file is opened */

@@ -42,6 +42,7 @@ struct copy {
 	const struct sink *s;
 	struct perfdata_writer *w;
 	size_t since;
+	uint64_t from;          /* samples older are left out (the sideband never) */
 };
 
 /*
@@ -87,6 +88,8 @@ static int copy_one(void *ctx, uint64_t time, const void *rec, size_t len)
 
 	if (!rec_known(c->s, rec, len))       /* a damaged ring: skip what is not a record */
 		return 0;
+	if (time < c->from && ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
+		return 0;
 	e = perfdata_writer__add(c->w, rec, len);
 	c->since += len;
 	if (!e && c->since >= SNAP_ROUND_BYTES) {
@@ -103,9 +106,9 @@ int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w)
 	return pring__foreach(s->pr, true, copy_one, &c);
 }
 
-int sink_copy_ring(struct sink *s, struct perfdata_writer *w, uint64_t until)
+int sink_copy_ring(struct sink *s, struct perfdata_writer *w, uint64_t since, uint64_t until)
 {
-	struct copy c = { .s = s, .w = w };
+	struct copy c = { .s = s, .w = w, .from = since };
 
-	return pring__sorted(s->pr, until, copy_one, &c);
+	return pring__sorted_span(s->pr, since, until, copy_one, &c);
 }

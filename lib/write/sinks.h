@@ -111,6 +111,8 @@ int sink__round(struct sink *s);
  * sink holds with time <= until: the ring, or the current file.
  */
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until);
+/* The same, without the ring's samples older than since (perfmarkd's pprof of the last N s) */
+int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until);
 /*
  * The same with the caller's records after what the sink holds (a
  * session's counters as perf stat's records): tail_len bytes of complete

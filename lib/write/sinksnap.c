@@ -10,9 +10,17 @@
 #include "perfdata.h"
 #include "sink-int.h"
 
+static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
+		    const void *tail, size_t tail_len);
+
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 {
 	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
+}
+
+int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until)
+{
+	return snapshot(s, fd, pipe, since, until, NULL, 0);
 }
 
 /* records of the caller's after what the sink holds (tail: complete records, 8-aligned) */
@@ -36,6 +44,12 @@ static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
 int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
 			size_t tail_len)
 {
+	return snapshot(s, fd, pipe, 0, until, tail, tail_len);
+}
+
+static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
+		    const void *tail, size_t tail_len)
+{
 	struct perfdata_writer *w = NULL;
 	int e;
 
@@ -45,7 +59,7 @@ int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const
 	if (e)
 		return e;
 	if (s->o.kind == SINK_RING)
-		e = sink_copy_ring(s, w, until);
+		e = sink_copy_ring(s, w, since, until);
 	else
 		e = file_snapshot(s, w);
 	if (!e && tail_len)

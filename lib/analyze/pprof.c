@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * export --format pprof: gzip'd profile.proto (cli/profile.proto, encoded
- * by protobuf-c), as go tool pprof, Pyroscope and Parca read it.
+ * gzip'd profile.proto (lib/analyze/profile.proto, encoded by protobuf-c),
+ * as go tool pprof, Pyroscope and Parca read it: `export --format pprof`
+ * and perfmarkd's GET /debug/pprof/profile, one writer for both.
  *
  *   sample types   samples/count and cpu/nanoseconds (the default)
  *   mappings       one per file seen (has_functions: frames come named)
@@ -9,17 +10,17 @@
  *   functions      one per name
  *   samples        one per (call stack, enclosing ranges); labels:
  *                  "range" for every range the samples were inside (innermost
- *                  first), so `-tagfocus range=render` keeps them; "comm".
+ *                  first), so `-tagfocus range=render` keeps them; "comm";
+ *                  "pid" (a number).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis.h"
-#include "commands.h"
-#include "profile.pb-c.h"
 #include "grow.h"
+#include "pprof.h"
+#include "profile.pb-c.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
 typedef Perftools__Profiles__Sample PbSample;
@@ -34,6 +35,7 @@ typedef Perftools__Profiles__ValueType PbValueType;
 
 struct pb {
 	const struct profile *p;
+	uint64_t since;             /* samples before it are left out */
 	PbProfile prof;
 	struct idmap str_ids;       /* profile string id + 1 -> pprof string index */
 	char **strs;
@@ -201,23 +203,37 @@ out:
 /* One pprof sample per (node, range chain), its values summed. */
 static int pb_samples(struct pb *b)
 {
-	size_t ns, nn, nf, nr;
+	size_t ns, nn, nf, nr, nt;
 	const struct profile_sample *sv = profile__samples(b->p, &ns);
 	const struct profile_node *nodes = profile__nodes(b->p, &nn);
 	const struct profile_frame *fv = profile__frames(b->p, &nf);
 	const struct profile_range *rv = profile__ranges(b->p, &nr);
-	int64_t k_range = pb_str(b, "range"), k_comm = pb_str(b, "comm");
-	struct idmap ids = { 0 };
+	const struct profile_thread *tv = profile__threads(b->p, &nt);
+	int64_t k_range = pb_str(b, "range"), k_comm = pb_str(b, "comm"), k_pid = pb_str(b, "pid");
+	struct idmap ids = { 0 }, chpid = { 0 };
 	PbProfile *pr = &b->prof;
 	int err = -ENOMEM;
 
 	pr->sample = calloc(ns + 1, sizeof(*pr->sample));
-	if (!pr->sample || k_range < 0 || k_comm < 0)
+	if (!pr->sample || k_range < 0 || k_comm < 0 || k_pid < 0)
 		goto out;
 	for (size_t i = 0; i < ns; i++) {
 		uint32_t ch = sv[i].range == PROFILE_NONE ? 0 : b->chain[sv[i].range] + 1;
-		uint64_t key = (uint64_t)sv[i].node << 32 | ch;
-		uint32_t at = idmap__get(&ids, key);
+		uint32_t pid = sv[i].thread < nt ? tv[sv[i].thread].pid : 0;
+		uint64_t cp = (uint64_t)ch << 32 | pid;
+		uint32_t cpid = idmap__get(&chpid, cp), at;
+		uint64_t key;
+
+		if (sv[i].time < b->since)
+			continue;
+		/* (range chain, pid) -> a number, so that one u64 keys a sample */
+		if (cpid == TABLE_NONE) {
+			cpid = (uint32_t)chpid.n;
+			if (idmap__put(&chpid, cp, cpid) < 0)
+				goto out;
+		}
+		key = (uint64_t)sv[i].node << 32 | cpid;
+		at = idmap__get(&ids, key);
 		int64_t ns_val = b->clock_ns ? (int64_t)sv[i].period : (int64_t)b->ns_per_sample;
 		PbSample *s;
 
@@ -248,7 +264,7 @@ static int pb_samples(struct pb *b)
 			s->location_id[s->n_location_id++] = nodes[k].frame + 1;
 		s->label = (PbLabel **)(s->location_id + depth);
 		PbLabel *lab = (PbLabel *)(s->label + MAX_LABELS);
-		for (uint32_t r = sv[i].range; r != PROFILE_NONE && nl < MAX_LABELS - 1; r = rv[r].parent) {
+		for (uint32_t r = sv[i].range; r != PROFILE_NONE && nl < MAX_LABELS - 2; r = rv[r].parent) {
 			perftools__profiles__label__init(&lab[nl]);
 			lab[nl].key = k_range;
 			lab[nl].str = pb_sid(b, rv[r].name);
@@ -264,10 +280,16 @@ static int pb_samples(struct pb *b)
 			s->label[nl] = &lab[nl];
 			nl++;
 		}
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = k_pid;
+		lab[nl].num = pid;
+		s->label[nl] = &lab[nl];
+		nl++;
 		s->n_label = nl;
 	}
 	err = 0;
 out:
+	idmap__free(&chpid);
 	idmap__free(&ids);
 	return err;
 }
@@ -315,9 +337,9 @@ static void pb_free(struct pb *b)
 	idmap__free(&b->chains);
 }
 
-int pm_export_pprof(const struct profile *p, FILE *out)
+int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 {
-	struct pb b = { .p = p };
+	struct pb b = { .p = p, .since = o ? o->since : 0 };
 	PbValueType types[3];
 	const char *ev = profile__event_name(p);
 	uint64_t freq = profile__sample_freq(p);
@@ -343,7 +365,8 @@ int pm_export_pprof(const struct profile *p, FILE *out)
 		b.prof.n_sample_type = 2;
 		b.prof.period_type = &types[2];
 		b.prof.period = b.clock_ns ? (int64_t)b.ns_per_sample : 1;
-		b.prof.duration_nanos = (int64_t)(profile__end(p) - profile__start(p));
+		b.prof.duration_nanos = (int64_t)(profile__end(p) -
+			(b.since > profile__start(p) ? b.since : profile__start(p)));
 		b.prof.default_sample_type = types[1].type;
 		err = pb_chains(&b);
 	}
@@ -367,5 +390,5 @@ int pm_export_pprof(const struct profile *p, FILE *out)
 	b.prof.period_type = NULL;
 	pb_free(&b);
 	free(buf);
-	return err ? pm_err("pprof: %s", strerror(-err)) : 0;
+	return err;
 }
