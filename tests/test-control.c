@@ -164,6 +164,8 @@ static void test_recspec_json(void **state)
 	r.nr_pids = 2;
 	r.zstd_level = 3;
 	r.ringbuf_size = 1 << 20;
+	r.off_cpu = true;
+	r.off_cpu_min_ns = 2500;
 	o = recspec_to_json(&r, true);
 	assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
 	json_object_put(o);
@@ -178,6 +180,19 @@ static void test_recspec_json(void **state)
 	assert_int_equal(back.pids[1], 43);
 	assert_int_equal(back.zstd_level, 3);
 	assert_int_equal(back.ringbuf_size, 1 << 20);
+	assert_true(back.off_cpu);
+	assert_int_equal(back.off_cpu_min_ns, 2500);
+
+	/* a client sends off_cpu only when asked, its MIN_NS only when not the default */
+	recspec_init(&r);
+	r.off_cpu = true;
+	o = recspec_to_json(&r, false);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"off_cpu\":true}");
+	assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
+	json_object_put(o);
+	assert_true(back.off_cpu);
+	assert_int_equal(back.off_cpu_min_ns, RECSPEC_OFFCPU_MIN_DEFAULT);
 
 	/* absent keys are the defaults */
 	o = parse("{}");
@@ -185,6 +200,40 @@ static void test_recspec_json(void **state)
 	json_object_put(o);
 	assert_int_equal(back.freq, RECSPEC_FREQ_DEFAULT);
 	assert_true(back.markers);
+	assert_false(back.off_cpu);
+}
+
+/* --off-cpu=MIN_NS: ns, or with a unit; 0 sums nothing; at most 10 s */
+static void test_recspec_off_cpu(void **state)
+{
+	static const struct { const char *in; uint64_t ns; } good[] = {
+		{ "0", 0 }, { "1", 1 }, { "250000", 250000 }, { "250us", 250000 }, { "1ms", 1000000 },
+		{ "2s", 2000000000ull }, { "10s", 10000000000ull }, { "7ns", 7 },
+	};
+	static const char *bad[] = { "", "ms", "1m", "1.5ms", "-1", "11s", "10000000001",
+				     "1 ms", "18446744073709551616", "1MS" };
+	struct recspec r;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		recspec_init(&r);
+		assert_int_equal(recspec_parse_off_cpu(good[i].in, &r, err, sizeof(err)), 0);
+		assert_true(r.off_cpu);
+		assert_int_equal(r.off_cpu_min_ns, good[i].ns);
+		assert_int_equal(recspec_validate(&r, err, sizeof(err)), 0);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		recspec_init(&r);
+		err[0] = '\0';
+		if (recspec_parse_off_cpu(bad[i], &r, err, sizeof(err)) != -EINVAL || !err[0])
+			fail_msg("not refused: '%s'", bad[i]);
+		assert_false(r.off_cpu);
+	}
+	recspec_init(&r);
+	r.off_cpu_min_ns = RECSPEC_OFFCPU_MIN_MAX + 1;
+	assert_int_equal(recspec_validate(&r, err, sizeof(err)), -EINVAL);
 }
 
 static void test_recspec_json_errors(void **state)
@@ -195,7 +244,8 @@ static void test_recspec_json_errors(void **state)
 		"{\"callchain\":1}", "{\"markers\":\"yes\"}", "{\"target\":\"some\"}",
 		"{\"pids\":[1]}", "{\"target\":\"pids\",\"pids\":[0]}",
 		"{\"target\":\"pids\",\"pids\":[\"1\"]}", "{\"zstd\":23}", "{\"ringbuf\":5000}",
-		"{\"ringbuf\":2147483648}",
+		"{\"ringbuf\":2147483648}", "{\"off_cpu\":1}", "{\"off_cpu_min_ns\":-1}",
+		"{\"off_cpu_min_ns\":10000000001}", "{\"off_cpu\":true,\"off_cpu_min_ns\":\"1ms\"}",
 	};
 
 	(void)state;
@@ -550,7 +600,7 @@ static void test_sparse_request(void **state)
 	json_object_put(o);
 	/* stored and shown: every key */
 	o = recspec_to_json(&r, true);
-	assert_int_equal(json_object_object_length(o), 7);
+	assert_int_equal(json_object_object_length(o), 9);
 	json_object_put(o);
 
 	sessdef_init(&d);
@@ -675,6 +725,7 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_unknown_keys_trusted),
 		cmocka_unit_test(test_sparse_request),
+		cmocka_unit_test(test_recspec_off_cpu),
 		cmocka_unit_test(test_proto_commands),
 		cmocka_unit_test(test_store),
 	};
