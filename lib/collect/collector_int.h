@@ -8,6 +8,7 @@
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
+ *   collector_offcpu.c   off-CPU time: its programs and its map of sums
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -28,6 +29,8 @@
 #define MAX_MARKER_LIBS   4
 #define MAX_UIDS          64
 #define MAX_NOTICES       4
+/* links besides the sampling events': task tracepoints, gap sideband, off-CPU */
+#define MAX_TP_LINKS      10
 
 struct marker_lib {
 	char path[PATH_MAX];
@@ -70,6 +73,8 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	int off_agg_fd;                /* --off-cpu: the summed intervals (collector_offcpu.c) */
+	void *off_keys, *off_vals;     /* a batch of them as it leaves the map */
 };
 
 extern struct collector *collector_registry;
@@ -95,6 +100,14 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen);
 
 /* hands a ring record to the active subscribers */
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
+
+/* collector_offcpu.c: off-CPU time */
+int collector_offcpu_setup(struct collector *c);                       /* before load */
+int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen);
+int collector_offcpu_attach(struct collector *c, char *err, size_t errlen);
+void collector_offcpu_ring(struct collector *c, const void *data, size_t size);
+void collector_offcpu_drain(struct collector *c);   /* each read: the sums, one record each */
+void collector_offcpu_free(struct collector *c);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);

@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A collector's off-CPU time (--off-cpu; bpf/offcpu.bpf.c): the switch and
+ * wakeup programs, and the map of summed short intervals, drained at every
+ * read of the ring: each of its entries goes to the sessions as one record
+ * (count = the intervals it sums) and leaves the map, so a sum never spans
+ * more than one read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "perfmark.skel.h"
+#include "perfmark_wire.h"
+#include "offcpu_wire.h"
+#include "collector_int.h"
+#include "unwind.h"
+
+/* entries taken from the map per system call */
+#define OFF_BATCH 128
+#define OFF_SLOT  (sizeof(struct pm_offcpu) + 2 * PM_MAX_STACK * sizeof(uint64_t))
+
+/*
+ * Where __schedule's code is (kallsyms: its address, and the next symbol's
+ * above it): kernel stacks of threads going off start there.  Zeros when
+ * kallsyms hides addresses.
+ */
+static void sched_range(uint64_t *lo, uint64_t *hi)
+{
+	unsigned long long a, start = 0, end = UINT64_MAX;
+	char line[256], name[128], t;
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	*lo = *hi = 0;
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && !strcmp(name, "__schedule"))
+			start = a;
+	if (start && !fseek(f, 0, SEEK_SET))
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && a > start && a < end)
+				end = a;
+	fclose(f);
+	if (start && end != UINT64_MAX && end - start < (1u << 20)) {
+		*lo = start;
+		*hi = end;
+	}
+}
+
+int collector_offcpu_setup(struct collector *c)
+{
+	bool on = c->spec.off_cpu;
+
+	c->skel->rodata->offcpu_min_ns = c->spec.off_cpu_min_ns;
+	if (on)
+		sched_range((uint64_t *)&c->skel->rodata->sched_lo,
+			    (uint64_t *)&c->skel->rodata->sched_hi);
+	/* not asked for: not even verified */
+	bpf_program__set_autoload(c->skel->progs.off_switch, on);
+	bpf_program__set_autoload(c->skel->progs.off_waking, on);
+	return 0;
+}
+
+int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen)
+{
+	c->off_agg_fd = agg_fd;
+	if (!c->spec.off_cpu)
+		return 0;
+	if (agg_fd < 0) {
+		snprintf(err, errlen, "the off-cpu map is missing");
+		return -ENOENT;
+	}
+	c->off_keys = calloc(OFF_BATCH, sizeof(struct pm_off_key));
+	c->off_vals = calloc(OFF_BATCH, OFF_SLOT);
+	return c->off_keys && c->off_vals ? 0 : -ENOMEM;
+}
+
+int collector_offcpu_attach(struct collector *c, char *err, size_t errlen)
+{
+	struct bpf_program *progs[] = { c->skel->progs.off_switch, c->skel->progs.off_waking };
+	size_t i;
+	int e;
+
+	if (!c->spec.off_cpu)
+		return 0;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_link *l = bpf_program__attach(progs[i]);
+
+		if (!l) {
+			e = -errno;
+			snprintf(err, errlen, "cannot attach the off-cpu program %s: %s",
+				 bpf_program__name(progs[i]), strerror(-e));
+			return e ? e : -EINVAL;
+		}
+		c->links[c->nr_links++] = l;
+	}
+	return 0;
+}
+
+void collector_offcpu_free(struct collector *c)
+{
+	free(c->off_keys);
+	free(c->off_vals);
+	c->off_keys = c->off_vals = NULL;
+}
+
+/*
+ * A record from the ring or the map, before the sessions see it: the
+ * unwinder installs its process's tables as for a sample (-a: at the
+ * first), so its later stacks are walked from them.
+ */
+void collector_offcpu_ring(struct collector *c, const void *data, size_t size)
+{
+	const struct pm_offcpu *o = data;
+
+	if (c->uw && size >= sizeof(*o))
+		unwinder__sample(c->uw, o->pid);
+}
+
+/* the summed intervals: out of the map, one record each */
+void collector_offcpu_drain(struct collector *c)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct pm_off_key in, out;
+	bool first = true;
+	uint32_t n, i;
+	int e;
+
+	if (c->off_agg_fd < 0 || !c->off_vals)
+		return;
+	for (;;) {
+		n = OFF_BATCH;
+		e = bpf_map_lookup_and_delete_batch(c->off_agg_fd, first ? NULL : &in, &out,
+						    c->off_keys, c->off_vals, &n, &opts);
+		if (e && errno != ENOENT)
+			n = 0;      /* ENOSPC: a bucket holds more than a batch; the next read */
+		for (i = 0; i < n && i < OFF_BATCH; i++) {
+			const struct pm_offcpu *o = (const void *)((char *)c->off_vals + i * OFF_SLOT);
+			size_t len = sizeof(*o) + ((size_t)o->nr_kstack + o->nr_ustack) * sizeof(uint64_t);
+
+			if (o->rec_type != PM_REC_OFFCPU || len > OFF_SLOT)
+				continue;
+			collector_dispatch_ring(c, o, len);
+		}
+		if (e)
+			return;
+		in = out;
+		first = false;
+	}
+}
+
+void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st)
+{
+	struct perfmark_bpf__bss bss;
+	uint32_t zero = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!c->spec.off_cpu || bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
+		return;
+	st->samples = bss.offcpu_samples;
+	st->merged = bss.offcpu_merged;
+	st->lost = bss.offcpu_lost;
+}
