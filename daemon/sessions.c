@@ -112,8 +112,8 @@ static void open_stopped_ring(struct dsess *d)
 static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 {
 	struct session_opts so = { 0 };
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
+	struct perfdata_event evs[SESSION_MAX_EVENTS];
+	uint64_t ids[SESSION_MAX_EVENTS];
 	struct sink_opts ko = { 0 };
 	struct sink_recovery rec;
 	char rname[PROTO_NAME_MAX + 8];
@@ -152,7 +152,7 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 				 session__event_name(d->run.s, i));
 		d->def.nr_resolved = i;
 	}
-	n = session__events(d->run.s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	n = session__events(d->run.s, evs, ids, SESSION_MAX_EVENTS);
 	sink__free(d->sink);
 	d->sink = NULL;
 	ko.events = evs;

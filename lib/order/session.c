@@ -30,7 +30,9 @@
 
 #include "clock.h"
 #include "perfmark_wire.h"
+#include "offcpu_wire.h"
 #include "unwind_wire.h"
+#include "offcpu_raw.h"
 #include "collector.h"
 #include "perfdata.h"
 #include "window.h"
@@ -332,6 +334,7 @@ static void on_ring(void *ctx, const void *data, size_t size)
 	struct session *s = ctx;
 	const struct pm_sample *ps = data;
 	const struct pm_marker *pm = data;
+	const struct pm_offcpu *po = data;
 
 	if (size < sizeof(uint32_t))
 		return;
@@ -349,6 +352,11 @@ static void on_ring(void *ctx, const void *data, size_t size)
 	case PM_REC_TASK:
 	case PM_REC_MMAP:
 		on_gap(s, data, size);
+		break;
+	case PM_REC_OFFCPU:
+		if (s->o.spec.off_cpu && size >= sizeof(*po) && record_wanted(s, po->pid, po->uid) &&
+		    stage_offcpu(s, po, size))
+			s->err = -ENOMEM;
 		break;
 	}
 }
@@ -368,6 +376,7 @@ static struct session *session_alloc(const struct session_opts *opts)
 	s->sample_type = SAMPLE_TYPE_BASE | (opts->spec.call_graph != RECSPEC_CG_NONE ? PERF_SAMPLE_CALLCHAIN : 0);
 	if (opts->spec.call_graph == RECSPEC_CG_DWARF)
 		s->sample_type |= SAMPLE_TYPE_DWARF;
+	s->off_sample_type = OFFCPU_SAMPLE_TYPE | (s->sample_type & SAMPLE_TYPE_DWARF);
 	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
 	if (!s->chain_buf || window__new(&s->ro)) {
 		free(s->chain_buf);
@@ -555,14 +564,28 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 				    MARKER_SAMPLE_TYPE, marker_names[i], &ids[n], 1);
 		evs[n].attr.sample_period = 1;
 	}
+	/* as perf's --off-cpu: a BPF output event renamed offcpu-time */
+	if (s->o.spec.off_cpu && n < max) {
+		ids[n] = ID_OFFCPU;
+		perfdata_event_init(&evs[n], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+				    s->off_sample_type, PERFMARK_OFFCPU_EVENT, &ids[n], 1);
+		evs[n].attr.sample_period = 1;
+		if (s->off_sample_type & SAMPLE_TYPE_DWARF) {
+			evs[n].attr.sample_regs_user = PM_UREGS_MASK;
+			evs[n].attr.sample_stack_user = s->o.spec.stack_size < PM_OFF_USTACK ?
+				s->o.spec.stack_size : PM_OFF_USTACK;
+			evs[n].attr.exclude_callchain_user = 1;
+		}
+		n++;
+	}
 	return n;
 }
 
 /* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
 static int build_sink(struct session *s)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
+	struct perfdata_event evs[SESSION_MAX_EVENTS];
+	uint64_t ids[SESSION_MAX_EVENTS];
 	struct sink_opts ko = {
 		.kind = SINK_PERFDATA,
 		.events = evs,
@@ -574,7 +597,7 @@ static int build_sink(struct session *s)
 	};
 	int e;
 
-	ko.nr_events = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	ko.nr_events = session__events(s, evs, ids, SESSION_MAX_EVENTS);
 	e = sink__new(&s->sink, &ko, NULL);
 	s->own_sink = !e;
 	return e;
@@ -739,8 +762,13 @@ void session__stats(const struct session *s, struct session_stats *st)
 		sink__stats(s->sink, &ks);
 	st->bytes = ks.bytes;
 	st->raw_bytes = ks.raw_bytes;
-	if (s->c)
+	if (s->c) {
+		struct collector_offcpu_stats os;
+
 		collector__unwind_stats(s->c, &st->unwind);
+		collector__offcpu_stats(s->c, &os);
+		st->offcpu_lost = os.lost;
+	}
 }
 
 const char *session__event_name(const struct session *s, size_t i)
