@@ -58,6 +58,12 @@ struct json_object *session_info(const struct dsess *d)
 	/* arrived after the window had passed their time (written with it) */
 	add_u64(o, "late", d->run.st.late);
 	add_u64(o, "late_unordered", d->run.st.late_unordered);
+	if (d->def.spec.off_cpu) {   /* off-CPU samples, those summing shorter intervals, intervals lost */
+		add_u64(o, "offcpu", d->run.st.offcpu);
+		add_u64(o, "offcpu_sums", d->run.st.offcpu_sums);
+		add_u64(o, "offcpu_summed", d->run.st.offcpu_summed);
+		add_u64(o, "offcpu_lost", d->run.st.offcpu_lost);
+	}
 	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
 	add_u64(o, "readers", ks.readers);
 	add_u64(o, "reader_lost", ks.reader_lost);
@@ -79,6 +85,12 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "lost_markers", st->lost_markers);
 	add_u64(x, "bytes", st->bytes);
 	add_u64(x, "raw_bytes", st->raw_bytes);
+	if (st->offcpu || st->offcpu_lost) {
+		add_u64(x, "offcpu", st->offcpu);
+		add_u64(x, "offcpu_sums", st->offcpu_sums);
+		add_u64(x, "offcpu_summed", st->offcpu_summed);
+		add_u64(x, "offcpu_lost", st->offcpu_lost);
+	}
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
 	json_object_object_add(o, "stats", x);
