@@ -26,9 +26,16 @@
 
 #define PF_EXITING     0x00000004
 #define PF_KTHREAD     0x00200000
-#define OFF_STACK_SPAN 0x10000      /* a task's kernel stack is smaller (THREAD_SIZE) */
+#define OFF_IRQ_MASK   0x00ff0100   /* preempt count: NMI, hard irq, serving a softirq */
 
 const volatile __u64 offcpu_min_ns = 0;
+/*
+ * Where this CPU's preempt count is, from its runqueue: both are per-CPU
+ * variables, and BTF gives their offsets in the per-CPU section (0: not
+ * known).  The kernel here has no CONFIG_KALLSYMS_ALL: a per-CPU ksym
+ * would not resolve.
+ */
+const volatile __s64 pc_from_rq = 0;
 /* __schedule's code, from kallsyms (0: not known): kernel stacks start there */
 const volatile __u64 sched_lo = 0;
 const volatile __u64 sched_hi = 0;
@@ -75,33 +82,23 @@ struct {
 	__type(value, struct off_slot);
 } off_agg SEC(".maps");
 
-/* where the waking program's frame is (see off_in_irq) */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} off_sp SEC(".maps");
-
 /*
- * Does this program run in an interrupt (hard, soft, NMI)?  x86-64 runs
- * them on per-CPU stacks, not on the task's: the program's own frame is
- * then outside current's stack.  (The preempt count would say it directly,
- * but it is a per-CPU variable, whose address a kernel without
- * CONFIG_KALLSYMS_ALL does not give.)  A root program may keep a frame's
- * address in a map, and read it back as a number.
+ * Does sched_waking run in an interrupt (hard, soft, NMI)?  The preempt
+ * count says: this CPU's runqueue is current's (its cfs_rq's), the count a
+ * fixed distance from it.  Unknown: false (the task running is named).
  */
 static __always_inline bool off_in_irq(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	volatile __u64 here = 0;
-	__u32 zero = 0;
-	__u64 *sp = bpf_map_lookup_elem(&off_sp, &zero);
+	struct rq *rq;
+	__u32 pc;
 
-	if (!sp)
+	if (!pc_from_rq || !bpf_core_field_exists(struct cfs_rq, rq))
 		return false;
-	*sp = (__u64)&here;
-	return *(volatile __u64 *)sp - (__u64)t->stack >= OFF_STACK_SPAN;
+	rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)((__u64)rq + pc_from_rq)))
+		return false;
+	return pc & OFF_IRQ_MASK;
 }
 
 /* dwarf: the copy of a thread going off (bytes of ustack_size, at most PM_OFF_USTACK) */

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "perfmark.skel.h"
@@ -52,11 +53,42 @@ static void sched_range(uint64_t *lo, uint64_t *hi)
 	}
 }
 
+/*
+ * The distance from a CPU's runqueue to its preempt count: both per-CPU
+ * variables, their offsets in BTF's .data..percpu (0: not found).
+ */
+static int64_t preempt_count_from_rq(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_var_secinfo *v;
+	const struct btf_type *t;
+	int64_t pc = -1, rq = -1;
+	int id;
+	uint16_t i;
+
+	if (!btf)
+		return 0;
+	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (i = 0, v = t ? btf_var_secinfos(t) : NULL; t && i < btf_vlen(t); i++, v++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+
+		if (name && !strcmp(name, "__preempt_count"))
+			pc = v->offset;
+		else if (name && !strcmp(name, "runqueues"))
+			rq = v->offset;
+	}
+	btf__free(btf);
+	return pc >= 0 && rq >= 0 ? pc - rq : 0;
+}
+
 int collector_offcpu_setup(struct collector *c)
 {
 	bool on = c->spec.off_cpu;
 
 	c->skel->rodata->offcpu_min_ns = c->spec.off_cpu_min_ns;
+	if (on)
+		c->skel->rodata->pc_from_rq = preempt_count_from_rq();
 	if (on)
 		sched_range((uint64_t *)&c->skel->rodata->sched_lo,
 			    (uint64_t *)&c->skel->rodata->sched_hi);
