@@ -2,7 +2,8 @@
 # record --off-cpu, read by stock perf: the offcpu-time event in perf report
 # with the stacks each range of prog-offcpu blocks in (pipe_read and
 # pipe_reader, a futex wait and lock_waiter, the nanosleep path and
-# sleep_waiter), the waker each names (the writer, the locker, a timer's
+# sleep_waiter; the kernel's walk of a waiting task starts below the
+# scheduler's own functions: hrtimer_nanosleep, not do_nanosleep), the waker each names (the writer, the locker, a timer's
 # interrupt), no off-CPU interval of a thread overlapping its own cpu-clock
 # samples, and the same stacks unwound by perf from --call-graph dwarf copies.
 . "$(dirname "$0")/lib.sh"
@@ -25,7 +26,7 @@ perf evlist -i "$T/eh.data" 2>/dev/null | grep -qx 'offcpu-time' ||
 	die "perf evlist has no offcpu-time" -- "$T/eh.err"
 offcpu_report "$T/eh.data" >"$T/eh.rep"
 grep -q "of event 'offcpu-time'" "$T/eh.rep" || die "perf report lists no offcpu-time" -- "$T/eh.rep"
-for f in pipe_read pipe_reader futex_wait lock_waiter do_nanosleep sleep_waiter; do
+for f in pipe_read pipe_reader futex_wait lock_waiter hrtimer_nanosleep sleep_waiter; do
 	grep -q "$f" "$T/eh.rep" || die "perf report's offcpu-time has no $f" -- "$T/eh.rep"
 done
 ok "perf report lists offcpu-time with the blocking stacks"
@@ -62,7 +63,7 @@ off = [s for s in stacks if s["tid"] == main_tid]
 u32 = lambda b, o: int.from_bytes(b[o:o + 4], "little")
 want = {"pipe": ("pipe_read", "pipe_reader", "task"),
         "lock": ("futex_wait", "lock_waiter", "task"),
-        "sleep": ("do_nanosleep", "sleep_waiter", "irq")}
+        "sleep": ("hrtimer_nanosleep", "sleep_waiter", "irq")}
 tids = {s["tid"] for s in stacks}
 for name, (kfn, ufn, who) in want.items():
     hits = [s for s in off if any(kfn in f for f in s["frames"]) and ufn in s["frames"]]

@@ -26,34 +26,6 @@
 #define OFF_SLOT  (sizeof(struct pm_offcpu) + 2 * PM_MAX_STACK * sizeof(uint64_t))
 
 /*
- * Where __schedule's code is (kallsyms: its address, and the next symbol's
- * above it): kernel stacks of threads going off start there.  Zeros when
- * kallsyms hides addresses.
- */
-static void sched_range(uint64_t *lo, uint64_t *hi)
-{
-	unsigned long long a, start = 0, end = UINT64_MAX;
-	char line[256], name[128], t;
-	FILE *f = fopen("/proc/kallsyms", "re");
-
-	*lo = *hi = 0;
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && !strcmp(name, "__schedule"))
-			start = a;
-	if (start && !fseek(f, 0, SEEK_SET))
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "%llx %c %127s", &a, &t, name) == 3 && a > start && a < end)
-				end = a;
-	fclose(f);
-	if (start && end != UINT64_MAX && end - start < (1u << 20)) {
-		*lo = start;
-		*hi = end;
-	}
-}
-
-/*
  * The distance from a CPU's runqueue to its preempt count: both per-CPU
  * variables, their offsets in BTF's .data..percpu (0: not found).
  */
@@ -89,9 +61,6 @@ int collector_offcpu_setup(struct collector *c)
 	c->skel->rodata->offcpu_min_ns = c->spec.off_cpu_min_ns;
 	if (on)
 		c->skel->rodata->pc_from_rq = preempt_count_from_rq();
-	if (on)
-		sched_range((uint64_t *)&c->skel->rodata->sched_lo,
-			    (uint64_t *)&c->skel->rodata->sched_hi);
 	/* not asked for: not even verified */
 	bpf_program__set_autoload(c->skel->progs.off_switch, on);
 	bpf_program__set_autoload(c->skel->progs.off_waking, on);
