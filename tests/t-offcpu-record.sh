@@ -32,53 +32,32 @@ done
 ok "perf report lists offcpu-time with the blocking stacks"
 
 # each range's stack, whole in one sample; its waker from the payload (offcpu_raw.h)
-perf script -i "$T/eh.data" -F tid,time,event,period,ip,sym 2>/dev/null >"$T/eh.stacks"
-perf script -i "$T/eh.data" -F tid,time,event,period,bpf-output 2>/dev/null >"$T/eh.raw"
-python3 - "$T/eh.stacks" "$T/eh.raw" "$T/eh.out" <<'PY' || die "stacks or wakers wrong" -- "$T/eh.out"
-import re, sys
-HEAD = re.compile(r"(\d+)\s+(?:\[\d+\]\s+)?(\d+\.\d+):\s+(\d+)\s+(\S+):\s*$")
-def parse(path):
-    out, cur = [], None
-    for line in open(path, errors="replace"):
-        m = HEAD.search(line)
-        if m:
-            cur = {"tid": int(m[1]), "event": m[4], "period": int(m[3]), "frames": [], "raw": b""}
-            out.append(cur)
-            continue
-        m = re.search(r"\b[0-9a-f]{4}: ((?:[0-9a-f]{2} )+)", line)
-        if cur and m:
-            cur["raw"] += bytes.fromhex(m[1].replace(" ", ""))
-            continue
-        f = line.split()
-        if cur and len(f) >= 2 and re.fullmatch(r"[0-9a-f]+", f[0]):
-            cur["frames"].append(f[1])
-    return [s for s in out if s["event"] == "offcpu-time"]
-stacks, raws = parse(sys.argv[1]), parse(sys.argv[2])
-assert len(stacks) == len(raws) and stacks, (len(stacks), len(raws))
-for s, r in zip(stacks, raws):
-    assert (s["tid"], s["period"]) == (r["tid"], r["period"])
-    s["raw"] = r["raw"]
-main_tid = int(next(l.split()[1] for l in open(sys.argv[3]) if l.startswith("tid ")))
-off = [s for s in stacks if s["tid"] == main_tid]
-u32 = lambda b, o: int.from_bytes(b[o:o + 4], "little")
+main_tid=$(awk '/^tid/ { print $2 }' "$T/eh.out")
+python3 "$PERFMARK_SRC/tests/offcpu_script.py" "$T/eh.data" >"$T/eh.json" || die "offcpu_script.py failed"
+python3 - "$T/eh.json" "$main_tid" <<'PY' || die "stacks or wakers wrong" -- "$T/eh.out"
+import json, sys
+every = [json.loads(l) for l in open(sys.argv[1])]
+main_tid = int(sys.argv[2])
+off = [s for s in every if s["tid"] == main_tid]
+tids = {s["tid"] for s in every}
 want = {"pipe": ("pipe_read", "pipe_reader", "task"),
         "lock": ("futex_wait", "lock_waiter", "task"),
         "sleep": ("hrtimer_nanosleep", "sleep_waiter", "irq")}
-tids = {s["tid"] for s in stacks}
 for name, (kfn, ufn, who) in want.items():
     hits = [s for s in off if any(kfn in f for f in s["frames"]) and ufn in s["frames"]]
     assert hits, f"{name}: no sample with {kfn} and {ufn}"
     big = max(hits, key=lambda s: s["period"])
-    r = big["raw"]
-    version, state, count, flags, wtid = r[0] | r[1] << 8, r[2] | r[3] << 8, u32(r, 8), u32(r, 12), u32(r, 20)
     print(f"{name}: {len(hits)} samples with {kfn} and {ufn}, longest {big['period']} ns, "
-          f"state {state}, count {count}, waker flags {flags} tid {wtid}")
-    assert version == 1 and state == 2 and count == 1, (name, version, state, count)
+          f"state {big['state']}, count {big['count']}, waker flags {big['waker_flags']} "
+          f"tid {big['waker_tid']}")
+    assert big["version"] == 1 and big["state"] == 2 and big["count"] == 1, (name, big)
+    assert big["end"] >= big["time"] + big["period"] - 1000, (name, "end", big)
     if who == "irq":
-        assert flags == 2, (name, "not woken by an interrupt", flags)
+        assert big["waker_flags"] == 2, (name, "not woken by an interrupt", big)
     else:
         # woken by a thread of the workload, not the one that waited
-        assert flags == 1 and wtid in tids and wtid != main_tid, (name, "waker", flags, wtid)
+        assert big["waker_flags"] == 1 and big["waker_tid"] in tids and \
+            big["waker_tid"] != main_tid, (name, "waker", big)
 PY
 ok "each range's stack whole in one sample, blocked, with its waker (a thread, a timer)"
 
