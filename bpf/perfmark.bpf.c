@@ -400,6 +400,7 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 	m->flags = flags;
 	m->ip = ip;
 	m->uid = uid;
+	m->ext = 0;
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;

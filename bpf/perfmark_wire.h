@@ -65,9 +65,12 @@ struct pm_marker {
 	__u32 flags;        /* PM_F_* */
 	__u64 ip;           /* the probe site */
 	__u32 uid;
-	__u32 pad;
+	__u32 ext;          /* PM_X_*: user space's (the fast lane's); BPF writes 0 */
 	__u8  data[];
 };
+
+/* pm_marker.ext: the time was outside what the recorder saw, clamped into it */
+#define PM_X_CLAMPED   0x1
 
 /*
  * libperfmark's registration of a fast-lane area: the argument of its

@@ -117,6 +117,14 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->offcpu_sums = (uint64_t)jsonf_get_int(o, "offcpu_sums");
 	st->offcpu_summed = (uint64_t)jsonf_get_int(o, "offcpu_summed");
 	st->offcpu_lost = (uint64_t)jsonf_get_int(o, "offcpu_lost");
+	st->late = (uint64_t)jsonf_get_int(o, "late");
+	st->late_unordered = (uint64_t)jsonf_get_int(o, "late_unordered");
+	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");
+	st->clamped = (uint64_t)jsonf_get_int(o, "clamped");
+	st->fl_corrupt = (uint64_t)jsonf_get_int(o, "fastlane_corrupt");
+	st->jit_lines = (uint64_t)jsonf_get_int(o, "jit_lines");
+	st->jit_missed = (uint64_t)jsonf_get_int(o, "jit_missed");
+	st->jit_refused = (uint64_t)jsonf_get_int(o, "jit_refused");
 	if (json_object_object_get_ex(o, "unwind", &o))
 		collector_unwind_stats_from_json(o, &st->unwind);
 }

@@ -441,6 +441,14 @@ static int do_show(int argc, char **argv)
 		       jsonf_get_int(s, "offcpu_lost"));
 	printf("late:     %lld (%lld older than what perf had already sorted)\n",
 	       jsonf_get_int(s, "late"), jsonf_get_int(s, "late_unordered"));
+	printf("window:   %lld bytes held, %lld records written early (it was full)\n",
+	       jsonf_get_int(s, "window_bytes"), jsonf_get_int(s, "overflow"));
+	printf("clamped:  %lld marker times outside what the recorder saw; %lld fast-lane areas "
+	       "given up (nonsense in their rings)\n", jsonf_get_int(s, "clamped"),
+	       jsonf_get_int(s, "fastlane_corrupt"));
+	printf("jit map:  %lld lines written, %lld not (process gone, owner unknown), %lld refused\n",
+	       jsonf_get_int(s, "jit_lines"), jsonf_get_int(s, "jit_missed"),
+	       jsonf_get_int(s, "jit_refused"));
 	printf("bytes:    %lld\n", jsonf_get_int(s, "bytes"));
 	if (!strcmp(jstr(sk, "type"), "ring")) {
 		human(b, sizeof(b), jsonf_get_int(sk, "size"));

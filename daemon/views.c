@@ -64,6 +64,16 @@ struct json_object *session_info(const struct dsess *d)
 		add_u64(o, "offcpu_summed", d->run.st.offcpu_summed);
 		add_u64(o, "offcpu_lost", d->run.st.offcpu_lost);
 	}
+	/* written before their reorder delay (the window was at its cap); its memory now */
+	add_u64(o, "overflow", d->run.st.overflow);
+	add_u64(o, "window_bytes", d->run.st.window_bytes);
+	/* marker times a traced process wrote outside what the recorder saw, clamped */
+	add_u64(o, "clamped", d->run.st.clamped);
+	add_u64(o, "fastlane_corrupt", d->run.st.fl_corrupt);   /* areas given up */
+	/* /tmp/perf-PID.map lines of JIT code markers (all sessions on the same events) */
+	add_u64(o, "jit_lines", d->run.st.jit_lines);
+	add_u64(o, "jit_missed", d->run.st.jit_missed);
+	add_u64(o, "jit_refused", d->run.st.jit_refused);
 	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
 	add_u64(o, "readers", ks.readers);
 	add_u64(o, "reader_lost", ks.reader_lost);
@@ -91,6 +101,14 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 		add_u64(x, "offcpu_summed", st->offcpu_summed);
 		add_u64(x, "offcpu_lost", st->offcpu_lost);
 	}
+	add_u64(x, "late", st->late);
+	add_u64(x, "late_unordered", st->late_unordered);
+	add_u64(x, "overflow", st->overflow);
+	add_u64(x, "clamped", st->clamped);
+	add_u64(x, "fastlane_corrupt", st->fl_corrupt);
+	add_u64(x, "jit_lines", st->jit_lines);
+	add_u64(x, "jit_missed", st->jit_missed);
+	add_u64(x, "jit_refused", st->jit_refused);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
 	json_object_object_add(o, "stats", x);

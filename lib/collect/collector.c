@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perfmark.h"
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
 #include "clock.h"
@@ -42,10 +43,14 @@ void collector_notice(struct collector *c, const char *fmt, ...)
 
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 {
+	const struct pm_marker *pm = data;
 	size_t i;
 
 	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == PM_REC_OFFCPU)
 		collector_offcpu_ring(c, data, size);
+	/* both lanes come here: a JIT code marker's line, once per collector */
+	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER && pm->type == PERFMARK_TYPE_JIT_CODE)
+		collector_markers_jit(c, pm, size);
 	data = collector_unwind_ring(c, data, &size);
 	for (i = 0; i < c->nr_subs; i++)
 		if (c->subs[i]->active)

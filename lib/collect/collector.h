@@ -133,6 +133,16 @@ void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_
  * an earlier recorder had taken from the fast lane when it died
  */
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers);
+/*
+ * The markers' side effects, for the whole collector (shared): lines of
+ * /tmp/perf-PID.map written for JIT code markers, and those not written
+ * (the process had gone, its owner unknown; or refused: see jitmap.h)
+ */
+struct collector_marker_stats {
+	uint64_t jit_lines, jit_missed, jit_refused;
+	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
+};
+void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
 /* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "perfmark_wire.h"
 
 #define DEFAULT_RINGBUF   (16u << 20)
 #define SIDEBAND_PAGES    64          /* per CPU */
@@ -128,6 +129,8 @@ void collector_markers_scan_all(struct collector *c);
 bool collector_markers_ring(struct collector *c, const void *data, size_t size);
 void collector_markers_sideband(struct collector *c, const struct perf_event_header *h);
 bool collector_markers_consume(struct collector *c);   /* true: more waits */
+/* a JIT code marker (either lane): its /tmp/perf-PID.map line (jitmap.h) */
+void collector_markers_jit(struct collector *c, const struct pm_marker *pm, size_t size);
 /* the fast lane's fd, readable when a drain is due before the next tick (-1: none) */
 int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);

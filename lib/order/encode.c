@@ -5,13 +5,9 @@
  * each journaled to the sink as soon as it is encoded.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/fsuid.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
@@ -19,7 +15,6 @@
 #include "window.h"
 #include "session-int.h"
 #include "sinks.h"
-#include "synth.h"
 #include "uevent.h"
 
 /* marker flags go from the BPF record into the file as they are */
@@ -28,9 +23,22 @@ _Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PE
 
 /* --- staging: the reorder window, and the journal ------------------------- */
 
+/*
+ * At the window's cap (window.h), the oldest half of what it holds is
+ * written at once, as a round of its own, and the room asked again: each
+ * pass writes at least one record, so this ends.
+ */
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time)
 {
-	s->staged = window__alloc(s->ro, len, time);
+	int e;
+
+	while (!(s->staged = window__alloc(s->ro, len, time)) && window__full(s->ro) && s->sink &&
+	       !s->err) {
+		e = window__overflow(s->ro, session_out_record, s);
+		e = e < 0 ? e : sink__round(s->sink);
+		if (e)
+			s->err = e;
+	}
 	s->staged_len = len;
 	s->staged_time = time;
 	return s->staged;
@@ -128,60 +136,6 @@ static bool is_clean_string(const struct pm_marker *m)
 	       m->data[m->size - 1] == '\0' && memchr(m->data, '\0', m->size) == m->data + m->size - 1;
 }
 
-/*
- * A JIT code marker names a code region: append it to /tmp/perf-PID.map,
- * where stock perf looks up symbols of anonymous executable memory.
- *
- * RULE (issue 8 case 3): a path a traced process controls is opened with
- * that process's rights, never root's, and never in a way that can block.
- * /tmp/perf-PID.map is opened under the process owner's fsuid/fsgid with
- * O_NOFOLLOW|O_NONBLOCK|O_NOCTTY and used only when it is a regular file
- * with one link, owned by that user; a process that is not plainly one
- * user's (setuid, non-dumpable) gets no map.  Before, a FIFO there left
- * the daemon blocked in open() and every client timed out.
- */
-static void jit_perf_map(const struct pm_marker *pm)
-{
-	struct {
-		uint64_t addr, size;
-	} h;
-	char path[64], line[PM_MAX_PAYLOAD + 64], proc[32];
-	const char *name;
-	struct stat sb, pb;
-	uint32_t uid;
-	pid_t tgid;
-	size_t nlen;
-	int fd, n, ouid, ogid;
-
-	if (pm->size < sizeof(h) + 1 || (pm->flags & PM_F_FAULT))
-		return;
-	memcpy(&h, pm->data, sizeof(h));
-	name = (const char *)pm->data + sizeof(h);
-	nlen = strnlen(name, pm->size - sizeof(h));
-	snprintf(proc, sizeof(proc), "/proc/%u", pm->pid);
-	if (stat(proc, &pb) || synth_task_owner((pid_t)pm->pid, &uid, &tgid) ||
-	    uid == PM_UID_PRIVILEGED)
-		return;
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
-	ogid = setfsgid(pb.st_gid);
-	ouid = setfsuid(uid);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		  O_CLOEXEC, 0644);
-	setfsuid(ouid);
-	setfsgid(ogid);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != uid) {
-		close(fd);
-		return;
-	}
-	n = snprintf(line, sizeof(line), "%llx %llx %.*s\n", (unsigned long long)h.addr,
-		     (unsigned long long)h.size, (int)nlen, name);
-	if (n > 0)
-		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	close(fd);
-}
-
 int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 {
 	struct perfdata_sample ds;
@@ -199,8 +153,6 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 	ds.regs = NULL;
 	ds.stack_size = 0;
 	ds.stack = NULL;
-	if (pm->type == PERFMARK_TYPE_JIT_CODE)
-		jit_perf_map(pm);
 	ds.ip = pm->ip;
 	ds.pid = pm->pid;
 	ds.tid = pm->tid;
@@ -231,6 +183,8 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 		return -ENOMEM;
 	perfdata_encode_sample(rec, MARKER_SAMPLE_TYPE, &ds);
 	s->stats.markers++;
+	if (pm->ext & PM_X_CLAMPED)
+		s->stats.clamped++;
 	return stage_done(s);
 }
 

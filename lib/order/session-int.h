@@ -72,6 +72,8 @@ struct session {
 bool pidset_has(const struct pidset *p, uint32_t pid);
 int pidset_add(struct pidset *p, uint32_t pid);
 
+/* session.c: a record the window lets go, to the sink */
+int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len);
 /* encode.c: room in the reorder window; the record just staged goes to the journal */
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time);
 int stage_done(struct session *s);

@@ -363,6 +363,25 @@ static void on_ring(void *ctx, const void *data, size_t size)
 
 /* --- life cycle ------------------------------------------------------------ */
 
+/*
+ * The reorder window's cap (window.h): WINDOW_MAX_BYTES, or
+ * $PERFMARK_REORDER_MAX_MB (4 to 65536; anything else is ignored).
+ */
+static uint64_t reorder_cap(void)
+{
+	const char *v = getenv("PERFMARK_REORDER_MAX_MB");
+	char *end;
+	unsigned long mb;
+
+	if (!v || !*v)
+		return WINDOW_MAX_BYTES;
+	errno = 0;
+	mb = strtoul(v, &end, 10);
+	if (errno || *end || mb < 4 || mb > 65536)
+		return WINDOW_MAX_BYTES;
+	return (uint64_t)mb << 20;
+}
+
 static struct session *session_alloc(const struct session_opts *opts)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -383,6 +402,7 @@ static struct session *session_alloc(const struct session_opts *opts)
 		free(s);
 		return NULL;
 	}
+	window__set_cap(s->ro, reorder_cap());
 	for (i = 0; i < opts->spec.nr_pids; i++)
 		pidset_add(&s->pids, opts->spec.pids[i]);
 	s->sub.on_ring = on_ring;
@@ -642,7 +662,7 @@ int session__fds(const struct session *s, int *fds, size_t max)
 	return collector__fds(s->c, fds, max);
 }
 
-static int out_record(void *ctx, uint64_t time, const void *rec, size_t len)
+int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len)
 {
 	struct session *s = ctx;
 
@@ -652,7 +672,7 @@ static int out_record(void *ctx, uint64_t time, const void *rec, size_t len)
 /* The staged records up to cutoff go to the sink in time order, as one round. */
 static int flush_staged(struct session *s, uint64_t cutoff)
 {
-	int e = window__flush(s->ro, cutoff, out_record, s);
+	int e = window__flush(s->ro, cutoff, session_out_record, s);
 
 	return e < 0 ? e : sink__round(s->sink);
 }
@@ -756,6 +776,8 @@ void session__stats(const struct session *s, struct session_stats *st)
 	window__stats(s->ro, &rs);
 	st->late = rs.late;
 	st->late_unordered = rs.late_unordered;
+	st->overflow = rs.overflow;
+	st->window_bytes = rs.bytes;
 	st->lost_samples = s->lost_samples_seen;
 	st->lost_markers = s->lost_markers_seen;
 	if (s->sink)
@@ -764,10 +786,16 @@ void session__stats(const struct session *s, struct session_stats *st)
 	st->raw_bytes = ks.raw_bytes;
 	if (s->c) {
 		struct collector_offcpu_stats os;
+		struct collector_marker_stats ms;
 
 		collector__unwind_stats(s->c, &st->unwind);
 		collector__offcpu_stats(s->c, &os);
 		st->offcpu_lost = os.lost;
+		collector__marker_stats(s->c, &ms);
+		st->jit_lines = ms.jit_lines;
+		st->jit_missed = ms.jit_missed;
+		st->jit_refused = ms.jit_refused;
+		st->fl_corrupt = ms.fl_corrupt;
 	}
 }
 

@@ -72,6 +72,12 @@ struct session_stats {
 	/* --off-cpu: offcpu-time samples, those that sum short intervals, and the intervals they sum */
 	uint64_t offcpu, offcpu_sums, offcpu_summed;
 	uint64_t offcpu_lost;      /* intervals the collector (shared) could not keep */
+	uint64_t overflow;         /* written before their reorder delay: the window was full */
+	uint64_t window_bytes;     /* the reorder window's memory now */
+	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
+	/* /tmp/perf-PID.map lines for JIT code markers, of the collector (shared) */
+	uint64_t jit_lines, jit_missed, jit_refused;
+	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
 };
