@@ -127,7 +127,7 @@ static __always_inline bool off_in_irq(void)
 static __always_inline void off_take_copy(struct task_struct *t)
 {
 	struct off_copy *c = bpf_task_storage_get(&off_copy, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__u64 want = ustack_size < PM_OFF_USTACK ? ustack_size : PM_OFF_USTACK, len, sp;
+	__u64 want = ustack_size < PM_OFF_USTACK ? ustack_size : PM_OFF_USTACK, len, sp, copied, i;
 
 	if (!c)
 		return;
@@ -137,7 +137,7 @@ static __always_inline void off_take_copy(struct task_struct *t)
 		return;
 	c->u.abi = PM_UREGS_ABI_64;
 	sp = c->u.regs[UREG_SP];
-	/* all at once; where the stack ends sooner, up to the end of its page */
+	/* all at once; where the stack ends sooner, page by page up to its last one */
 	barrier_var(want);
 	if (want > PM_OFF_USTACK)
 		want = PM_OFF_USTACK;
@@ -148,8 +148,14 @@ static __always_inline void off_take_copy(struct task_struct *t)
 	len = 4096 - (sp & 4095);
 	if (len > want)
 		len = want;
-	if (!bpf_probe_read_user(c->data, len, (void *)sp))
-		c->u.size = len & ~7ull;
+	copied = bpf_probe_read_user(c->data, len, (void *)sp) ? 0 : len;
+	for (i = 0; copied && i < PM_OFF_USTACK / 4096; i++) {
+		if (want < 4096 || copied > want - 4096 || copied > PM_OFF_USTACK - 4096 ||
+		    bpf_probe_read_user(c->data + copied, 4096, (void *)(sp + copied)))
+			break;
+		copied += 4096;
+	}
+	c->u.size = copied & ~7ull;
 }
 
 /* prev goes off the CPU: note when, why and where in user code */
