@@ -82,7 +82,18 @@ for k in $kinds; do
 		"$([ "$k" = bare ] && echo - || printf '%.1f' "$per")"
 done
 echo "  switches per run (median): $(col bare 2); +CPU: the program's and the recorder's CPU"
-echo "  over bare, per switch.  Goal: pm-offcpu's slowdown <= 1.0x perf-sched's"
+echo "  over bare, per switch."
+# paired per round (runs of a round are next to each other): wall and +CPU of pm-offcpu / perf-sched
+paired() {
+	paste "$W/pm-offcpu.res" "$W/perf-sched.res" "$W/bare.res" |
+		awk -v c="$1" -v n="$(awk '{ print NF; exit }' "$W/bare.res")" \
+			'{ b = $(2 * n + c); print (c == 1) ? $c / $(n + c) : ($c - b) / ($(n + c) - b) }' |
+		sort -g >"$W/ratio"
+	q() { awk -v p="$1" '{ v[NR] = $1 } END { i = int(p * (NR - 1)) + 1; print v[i] }' "$W/ratio"; }
+	printf '%.2f (quartiles %.2f..%.2f)' "$(median <"$W/ratio")" "$(q 0.25)" "$(q 0.75)"
+}
+echo "  pm-offcpu / perf-sched, round by round: wall $(paired 1), +CPU $(paired 5)"
+echo "  goal: pm-offcpu's slowdown <= 1.0x perf-sched's"
 
 # --- 2. an always-on session ---------------------------------------------------
 sock=$W/pmd.sock
