@@ -497,17 +497,23 @@ int collector__get(struct collector **out, const struct recspec *spec,
 	if (e)
 		goto fail;
 	{
-		/* the target set's tracepoints, and the gap sideband's (bpf/sideband.bpf.c) */
+		/*
+		 * the target set's tracepoints, the gap sideband's (bpf/sideband.bpf.c)
+		 * and the unwinder's exec stamp (bpf/unwind.bpf.c; ehframe only)
+		 */
 		struct bpf_program *tps[] = {
 			c->skel->progs.on_fork, c->skel->progs.on_exit, c->skel->progs.on_exec,
 			c->skel->progs.gap_exec, c->skel->progs.gap_fork, c->skel->progs.gap_exit,
-			c->skel->progs.gap_rename,
+			c->skel->progs.gap_rename, c->skel->progs.uw_prepare_exec,
 		};
 		size_t i;
 
 		for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
-			struct bpf_link *l = bpf_program__attach(tps[i]);
+			struct bpf_link *l;
 
+			if (!bpf_program__autoload(tps[i]))
+				continue;
+			l = bpf_program__attach(tps[i]);
 			if (l)
 				c->links[c->nr_links++] = l;
 		}

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
@@ -56,6 +57,14 @@ int collector_unwind_setup(struct collector *c)
 	/* ehframe copies stacks of processes it has no tables for yet, to walk them here */
 	if (mode != PM_US_FP)
 		c->skel->rodata->ustack_size = mode == PM_US_DWARF ? spec->stack_size : UNWIND_COPY_STACK;
+	/*
+	 * ehframe: each exec stamped as it begins (Linux 6.10's sched_prepare_exec),
+	 * for the walk to tell an image user space installed from a newer one
+	 * (without it, only a pid used again is told).
+	 */
+	if (mode != PM_US_EHFRAME ||
+	    libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(c->skel->progs.uw_prepare_exec, false);
 	bpf_map__set_max_entries(c->skel->maps.uw_maps, mode == PM_US_EHFRAME ? UNWIND_MAX_MAPS : 1);
 	bpf_map__set_max_entries(c->skel->maps.uw_pids, mode == PM_US_EHFRAME ? UNWIND_MAX_PIDS : 1);
 	return 0;
@@ -114,7 +123,7 @@ static const void *walk_copy(struct collector *c, const struct pm_sample *ps, si
 	    u->size > *size - off - sizeof(*u))
 		return ps;
 	memcpy(out, ps, sizeof(*ps) + ps->nr_kstack * sizeof(uint64_t));
-	n = unwinder__walk(c->uw, ps->pid, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
+	n = unwinder__walk(c->uw, ps->pid, ps->time, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
 			   u->size, (uint64_t *)&out->stack[ps->nr_kstack], PM_MAX_STACK);
 	out->nr_ustack = (uint32_t)n;
 	out->flags &= ~PM_SF_UREGS;
@@ -128,7 +137,7 @@ const void *collector_unwind_ring(struct collector *c, const void *data, size_t 
 
 	if (!c->uw || *size < sizeof(*ps) || ps->rec_type != PM_REC_SAMPLE)
 		return data;
-	unwinder__sample(c->uw, ps->pid);
+	unwinder__sample(c->uw, ps->pid, ps->flags & PM_SF_UREGS);
 	return ps->flags & PM_SF_UREGS ? walk_copy(c, ps, size) : data;
 }
 
