@@ -120,7 +120,7 @@ void collector_offcpu_ring(struct collector *c, const void *data, size_t size)
 	const struct pm_offcpu *o = data;
 
 	if (c->uw && size >= sizeof(*o))
-		unwinder__sample(c->uw, o->pid);
+		unwinder__sample(c->uw, o->pid, false);   /* never a copy: fp where no tables */
 }
 
 /* the summed intervals: out of the map, one record each */
