@@ -29,7 +29,7 @@ enum pm_rec_type {
  */
 #define PM_UID_PRIVILEGED 0xfffffffeu
 
-/* marker flags, also written to perf.data (see lib/order/uevent.h) */
+/* marker flags, also written to perf.data (see lib/format/uevent.h) */
 #define PM_F_TRUNCATED 0x1
 #define PM_F_FAULT     0x2
 

@@ -25,7 +25,6 @@
 #include "opts.h"
 #include "escape.h"
 #include "marker.h"
-#include "uevent.h"
 
 /* ---- collapsed ------------------------------------------------------------------ */
 
@@ -122,6 +121,43 @@ static void chrome_ranges(const struct profile *p, FILE *f, bool *first)
 	}
 }
 
+/* A kept marker: counters as counter events, others as instant events. */
+static void chrome_mark(FILE *f, bool *first, const struct profile_thread *t,
+			const struct profile_mark *pm, const uint8_t *data)
+{
+	struct marker m;
+
+	marker__decode_payload(&m, pm->type, pm->flags, data ? data + pm->off : NULL, pm->len);
+	if (m.type == PERFMARK_TYPE_RANGE_BEGIN || m.type == PERFMARK_TYPE_RANGE_END)
+		return;     /* slices */
+	if (m.type == PERFMARK_TYPE_COUNTER) {
+		if (!m.has_value || !m.text)
+			return; /* not a counter profile.c kept */
+		ev_head(f, first, "C", "counter", t);
+		ev_name(f, m.text, m.text_len);
+		ev_ts(f, "ts", pm->time);
+		fputs(",\"args\":{", f);
+		escape_json(f, m.text, m.text_len);
+		fprintf(f, ":%" PRId64 "}}", m.value);
+		return;
+	}
+	ev_head(f, first, "i", "marker", t);
+	ev_ts(f, "ts", pm->time);
+	fputs(",\"s\":\"t\"", f);
+	if (m.type == PERFMARK_TYPE_STRING) {
+		ev_name(f, m.text, escape_utf8_cut(m.text, m.text_len, 80, NULL));
+		fputs(",\"args\":{\"text\":", f);
+		escape_json(f, m.text, m.text_len);
+	} else {
+		fprintf(f, ",\"name\":\"marker type %u\",\"args\":{\"data\":\"", m.type);
+		for (size_t k = 0; k < m.len; k++)
+			fprintf(f, "%02x", m.data[k]);
+		putc('"', f);
+	}
+	fprintf(f, ",\"type\":%u%s}}", m.type,
+		m.flags & PERFMARK_UEVENT_F_TRUNCATED ? ",\"truncated\":true" : "");
+}
+
 static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 {
 	size_t nm, nt;
@@ -129,46 +165,8 @@ static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 	const struct profile_thread *tv = profile__threads(p, &nt);
 	const uint8_t *data = profile__mark_data(p);
 
-	for (size_t i = 0; i < nm; i++) {
-		const struct profile_mark *m = &mv[i];
-		const uint8_t *d = data + m->off;
-		int64_t v;
-
-		if (m->type == PERFMARK_TYPE_RANGE_BEGIN || m->type == PERFMARK_TYPE_RANGE_END)
-			continue;   /* slices */
-		if (m->type == PERFMARK_TYPE_COUNTER) {
-			size_t len;
-			const char *name = m->len > 8 ? marker_name(d + 8, m->len - 8, &len) : NULL;
-
-			if (!name)
-				continue;   /* not a counter profile.c kept */
-			memcpy(&v, d, 8);
-			ev_head(f, first, "C", "counter", &tv[m->thread]);
-			ev_name(f, name, len);
-			ev_ts(f, "ts", m->time);
-			fputs(",\"args\":{", f);
-			escape_json(f, name, len);
-			fprintf(f, ":%" PRId64 "}}", v);
-			continue;
-		}
-		ev_head(f, first, "i", "marker", &tv[m->thread]);
-		ev_ts(f, "ts", m->time);
-		fputs(",\"s\":\"t\"", f);
-		if (m->type == PERFMARK_TYPE_STRING) {
-			size_t n = strnlen((const char *)d, m->len);
-
-			ev_name(f, (const char *)d, escape_utf8_cut((const char *)d, n, 80, NULL));
-			fputs(",\"args\":{\"text\":", f);
-			escape_json(f, (const char *)d, n);
-		} else {
-			fprintf(f, ",\"name\":\"marker type %u\",\"args\":{\"data\":\"", m->type);
-			for (uint32_t k = 0; k < m->len; k++)
-				fprintf(f, "%02x", d[k]);
-			putc('"', f);
-		}
-		fprintf(f, ",\"type\":%u%s}}", m->type,
-			m->flags & PERFMARK_UEVENT_F_TRUNCATED ? ",\"truncated\":true" : "");
-	}
+	for (size_t i = 0; i < nm; i++)
+		chrome_mark(f, first, &tv[mv[i].thread], &mv[i], data);
 }
 
 /* A sample's place in its thread's profile: by time, then as read */

@@ -43,10 +43,22 @@ ok "perf report: jitted_loop in [JIT] tid $pid"
 # and perfmark script too: the samples stock perf names jitted_loop (how many
 # there are depends on the machine's load, not on the naming)
 nperf=$(perf script -i "$F" -F event,ip,sym 2>/dev/null | grep -a 'cpu-clock\|cycles' | grep -c 'jitted_loop')
-n=$("$PERFMARK" script -i "$F" --json 2>/dev/null | grep -a '"event":"cpu-clock"\|"event":"cycles"' | grep -ac '"sym":"jitted_loop"')
+jit_named() {
+	"$PERFMARK" script -i "$F" --json 2>/dev/null | grep -a '"event":"cpu-clock"\|"event":"cycles"' |
+		grep -ac '"sym":"jitted_loop"'
+}
+n=$(jit_named)
 [ "$nperf" -ge 10 ] || die "stock perf names only $nperf samples jitted_loop: the test proves nothing"
 [ "$n" -eq "$nperf" ] || die "perfmark script names $n samples jitted_loop, stock perf $nperf"
 ok "perfmark script: $n samples in jitted_loop, as stock perf"
+# the marker alone names the code, as report has it: script read JIT markers
+# before the sideband, so the workload's exec COMM dropped them and only
+# $MAP named the code (issue 19)
+rm -f "$MAP"
+n2=$(jit_named)
+[ "$n2" -eq "$n" ] ||
+	die "perfmark script names $n2 samples jitted_loop from the marker alone, $n with $MAP"
+ok "perfmark script names the JIT code from its marker alone ($n2 samples)"
 # Issue 18 case 9: a process (as nobody) names 20000 code ranges and exits at
 # once, long before the recorder's drain.  Before, 379 of its lines were
 # written, silently: the writer looked its owner up in /proc per marker and

@@ -20,7 +20,9 @@
 
 #include "aggregate.h"
 #include "perfdata.h"
+#include "perfread.h"
 #include "profile.h"
+#include "replay.h"
 #include "table.h"
 #include "uevent.h"
 
@@ -417,6 +419,107 @@ static void test_edges(void **state)
 	profile__free(p);
 }
 
+/*
+ * The replay's time order over many rounds whose records reach past the
+ * next round's horizon (kept and moved to the front of the reorder's
+ * buffer at every round's end): every marker comes out once, in time
+ * order, its payload (of varying size) intact.
+ */
+#define RR_ROUNDS 20
+#define RR_PER_ROUND 200
+
+struct rr_seen {
+	size_t n;
+	uint64_t last;
+};
+
+static int rr_marker(void *ctx, const struct perfread_sample *s, const struct replay_marker *rm)
+{
+	struct rr_seen *seen = ctx;
+	uint64_t t;
+
+	assert_int_equal(rm->m.state, MARKER_OK);
+	assert_int_equal(rm->m.type, PERFMARK_TYPE_APP_FIRST);
+	assert_int_equal(rm->m.len, 8 + s->time % 53);
+	memcpy(&t, rm->m.data, 8);
+	assert_int_equal(t, s->time);
+	for (size_t i = 8; i < rm->m.len; i++)
+		assert_int_equal(rm->m.data[i], (uint8_t)(t + i));
+	assert_true(s->time >= seen->last);
+	seen->last = s->time;
+	seen->n++;
+	return 0;
+}
+
+static void add_app_marker(struct perfdata_writer *w, uint64_t time)
+{
+	uint8_t raw[sizeof(struct perfmark_uevent_hdr) + 64], rec[256];
+	struct perfmark_uevent_hdr h = { .version = PERFMARK_UEVENT_VERSION,
+		.type = PERFMARK_TYPE_APP_FIRST, .size = (uint32_t)(8 + time % 53) };
+	struct perfdata_sample s = { .id = ID_UEVENT, .pid = 500, .tid = 501, .time = time,
+		.period = 1, .raw = raw, .raw_size = (uint32_t)sizeof(h) + h.size,
+		.misc = PERF_RECORD_MISC_USER };
+
+	h.orig_size = h.size;
+	memcpy(raw, &h, sizeof(h));
+	memcpy(raw + sizeof(h), &time, 8);
+	for (size_t i = 8; i < h.size; i++)
+		raw[sizeof(h) + i] = (uint8_t)(time + i);
+	assert_int_equal(perfdata_writer__add(w, rec, perfdata_encode_sample(rec, ST_UEVENT, &s)), 0);
+}
+
+static void test_replay_rounds(void **state)
+{
+	static const struct replay_ops ops = { .marker = rr_marker };
+	struct perfdata_event ev[2] = { 0 };
+	struct perfdata_writer_opts o = { .pipe = true, .clock_ref_mono_ns = 1,
+					  .clock_ref_real_ns = 1 };
+	struct perfdata_writer *w;
+	struct replay *rp = NULL;
+	struct rr_seen seen = { 0 };
+	uint64_t t[RR_PER_ROUND];
+	unsigned seed = 19;
+	int fd = memfd_create("rounds", 0);
+
+	(void)state;
+	assert_true(fd >= 0);
+	o.fd = fd;
+	ev[0] = (struct perfdata_event){ .name = "cpu-clock", .ids = clock_ids, .nr_ids = 1 };
+	ev[0].attr.type = PERF_TYPE_SOFTWARE;
+	ev[0].attr.sample_type = ST_CLOCK;
+	ev[0].attr.sample_id_all = 1;
+	ev[1] = (struct perfdata_event){ .name = "perfmark:uevent", .ids = uevent_ids, .nr_ids = 1 };
+	ev[1].attr.type = PERF_TYPE_SOFTWARE;
+	ev[1].attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	ev[1].attr.sample_type = ST_UEVENT;
+	ev[1].attr.sample_id_all = 1;
+	assert_int_equal(perfdata_writer__new(&w, &o, ev, 2), 0);
+	/* round k: times 2 (100 k + j) + k % 2, j < 200, shuffled: half of them
+	 * past the horizon the next round's end flushes to */
+	for (uint64_t k = 0; k < RR_ROUNDS; k++) {
+		for (uint64_t j = 0; j < RR_PER_ROUND; j++)
+			t[j] = 2 * (100 * k + j) + k % 2;
+		for (size_t j = RR_PER_ROUND; j > 1; j--) {
+			size_t r = (size_t)rand_r(&seed) % j;
+			uint64_t x = t[j - 1];
+
+			t[j - 1] = t[r];
+			t[r] = x;
+		}
+		for (size_t j = 0; j < RR_PER_ROUND; j++)
+			add_app_marker(w, t[j]);
+		assert_int_equal(perfdata_writer__round(w), 0);
+	}
+	assert_int_equal(perfdata_writer__finish(w), 0);
+	perfdata_writer__free(w);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(replay__open(&rp, fd, NULL), 0);
+	assert_int_equal(replay__run(rp, &ops, &seen), 0);
+	assert_int_equal(seen.n, RR_ROUNDS * RR_PER_ROUND);
+	replay__free(rp);
+	close(fd);
+}
+
 static void test_bad_input(void **state)
 {
 	struct profile *p = (void *)1;
@@ -440,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_profile),
 		cmocka_unit_test(test_ranges_random),
 		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_replay_rounds),
 		cmocka_unit_test(test_bad_input),
 	};
 

@@ -33,6 +33,7 @@
 #include "offcpu_wire.h"
 #include "unwind_wire.h"
 #include "offcpu_raw.h"
+#include "uevent.h"
 #include "collector.h"
 #include "perfdata.h"
 #include "window.h"
@@ -547,7 +548,7 @@ void session__set_sink(struct session *s, struct sink *k)
 size_t session__events(const struct session *s, struct perfdata_event *evs,
 		       uint64_t *ids, size_t max)
 {
-	static const char *const marker_names[2] = { "perfmark:printf", "perfmark:uevent" };
+	static const char *const marker_names[2] = { PERFMARK_EV_PRINTF, PERFMARK_EV_UEVENT };
 	size_t n = 0, i;
 
 	for (i = 0; i < s->nr_ev && n < max; i++, n++) {

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Two small tables the analysis model is built from:
+ * Two small tables the readers are built from (the analysis model, marker
+ * ranges):
  *
  *   idmap   u64 key -> u32 value, open addressing (caches, interning by key)
  *   strtab  string -> u32 id, the strings kept in one growing arena
