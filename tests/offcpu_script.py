@@ -4,7 +4,7 @@
 
 prints one JSON object per offcpu-time sample of the perf.data FILE (of the
 threads TID, when given): tid, time (ns), period, frames (symbols, leaf
-first), pid, and the payload of lib/order/offcpu_raw.h decoded (version, state,
+first), pid, and the payload of lib/format/offcpu_raw.h decoded (version, state,
 task_state, count, waker_flags, waker_pid, waker_tid, end).  It runs perf
 script twice: once for the stacks, once for the payload (perf prints them
 only apart), and pairs the two in order.

@@ -2,7 +2,7 @@
 /*
  * Off-CPU records (bpf/offcpu_wire.h) as samples of the event offcpu-time:
  * time = switch-out, period = ns off CPU, the stack as the thread left,
- * and the payload of lib/order/offcpu_raw.h (state, count, waker, end).
+ * and the payload of lib/format/offcpu_raw.h (state, count, waker, end).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
