@@ -58,6 +58,7 @@ __u64 offcpu_lost = 0;
 struct off_task {
 	struct pm_offcpu h;
 	__s64 sysno;                    /* orig_ax: the system call it left in, or < 0 */
+	__u64 woken;                    /* when sched_waking woke it (0: not yet) */
 	__u64 ufr[PM_MAX_STACK];
 };
 
@@ -192,6 +193,7 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 	ot->h.waker_pid = 0;
 	ot->h.waker_tid = 0;
 	ot->h.waker_uid = 0;
+	ot->woken = 0;
 	ot->h.count = 1;
 	ot->h.flags = 0;
 	ot->h.nr_kstack = 0;
@@ -336,6 +338,7 @@ static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t
 	v = bpf_map_lookup_elem(&off_agg, &key);
 	if (v) {
 		__sync_fetch_and_add(&v->h.period, ot->h.period);
+		__sync_fetch_and_add(&v->h.runq, ot->h.runq);
 		__sync_fetch_and_add(&v->h.count, 1);
 		v->h.end = now;
 		v->h.cpu = ot->h.cpu;
@@ -368,6 +371,13 @@ static __always_inline void off_in(struct task_struct *next, __u64 now)
 	d = now - ot->h.time;
 	ot->h.end = now;
 	ot->h.period = d;
+	/* preempted: it waited for a CPU all along; blocked: from its wakeup on */
+	if (ot->h.state == PM_OFF_RUNNABLE)
+		ot->h.runq = d;
+	else if (ot->woken >= ot->h.time && ot->woken <= now)
+		ot->h.runq = now - ot->woken;
+	else
+		ot->h.runq = 0;
 	ot->h.count = 1;
 	ot->h.cpu = bpf_get_smp_processor_id();
 	if (d < offcpu_min_ns && off_merge(ot, next, now)) {
@@ -402,6 +412,7 @@ int BPF_PROG(off_waking, struct task_struct *p)
 
 	if (!ot || !ot->h.time || ot->h.waker_flags)
 		return 0;
+	ot->woken = bpf_ktime_get_ns();
 	if (off_in_irq()) {
 		ot->h.waker_flags = PM_OFF_WAKER_IRQ;
 		return 0;

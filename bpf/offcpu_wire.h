@@ -8,7 +8,8 @@
  * own storage when, in which state, and its stack (kernel frames, then
  * user frames as the recording's --call-graph takes them).  When it runs
  * again, one struct pm_offcpu goes into the ring: the switch-out time, the
- * nanoseconds it was off, the state and who woke it.  An interval shorter
+ * nanoseconds it was off and how many of them it waited for a CPU after
+ * its wakeup, the state and who woke it.  An interval shorter
  * than MIN_NS is summed instead into a map keyed by thread, state and
  * stack (struct pm_off_key), which user space drains at every read: one
  * record per key, count = how many intervals it merged.
@@ -33,6 +34,8 @@ struct pm_offcpu {
 	__u64 time;         /* switch-out, CLOCK_MONOTONIC ns (merged: the first) */
 	__u64 end;          /* when it ran again (merged: the last time) */
 	__u64 period;       /* ns off CPU (merged: the sum) */
+	__u64 runq;         /* of period, ns runnable, waiting for a CPU: all of it when
+			     * preempted, from its wakeup on when it blocked (merged: the sum) */
 	__u32 count;        /* intervals: 1, or how many were merged */
 	__u32 state;        /* PM_OFF_RUNNABLE or PM_OFF_BLOCKED */
 	__u32 task_state;   /* the kernel's prev_state at the switch (TASK_* bits) */

@@ -5,7 +5,7 @@
 prints one JSON object per offcpu-time sample of the perf.data FILE (of the
 threads TID, when given): tid, time (ns), period, frames (symbols, leaf
 first), pid, and the payload of lib/format/offcpu_raw.h decoded (version, state,
-task_state, count, waker_flags, waker_pid, waker_tid, end).  It runs perf
+task_state, count, waker_flags, waker_pid, waker_tid, end, runq_ns).  It runs perf
 script twice: once for the stacks, once for the payload (perf prints them
 only apart), and pairs the two in order.
 """
@@ -54,7 +54,8 @@ def samples(path, tids=None):
         u32 = lambda o: int.from_bytes(b[o:o + 4], "little")
         s.update(version=u16(0), state=u16(2), task_state=u32(4), count=u32(8),
                  waker_flags=u32(12), waker_pid=u32(16), waker_tid=u32(20),
-                 end=int.from_bytes(b[24:32], "little"))
+                 end=int.from_bytes(b[24:32], "little"),
+                 runq_ns=int.from_bytes(b[32:40], "little"))
         del s["raw"], s["event"]
         if not tids or s["tid"] in tids:
             res.append(s)

@@ -44,6 +44,7 @@ void offcpu__decode(struct offcpu *o, const void *raw, size_t raw_size)
 	o->waker_pid = r.waker_pid;
 	o->waker_tid = r.waker_tid;
 	o->end = r.end;
+	o->runq_ns = r.runq_ns;
 }
 
 const char *offcpu__state_letter(const struct offcpu *o)

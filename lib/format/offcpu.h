@@ -32,6 +32,8 @@ struct offcpu {
 	uint32_t waker_flags;   /* PERFMARK_OFFCPU_WAKER_* */
 	uint32_t waker_pid, waker_tid;
 	uint64_t end;           /* when it ran again (a sum: the last time) */
+	uint64_t runq_ns;       /* of the period, waiting for a CPU (at most the period
+				 * when the reader checks it against the sample's) */
 };
 
 /* Is name the off-CPU event (offcpu-time)? */

@@ -15,6 +15,9 @@
  *   u32 waker_flags  (PERFMARK_OFFCPU_WAKER_*)
  *   u32 waker_pid, waker_tid   (WAKER_TASK; 0 when the task is not to be named)
  *   u64 end          (when it ran again; summed: the last time)
+ *   u64 runq_ns      (of the period, the ns it was runnable, waiting for a CPU:
+ *                     all of it when it was preempted, from its wakeup on when
+ *                     it blocked; summed: the sum.  The rest it was blocked.)
  *
  * Readers skip a version they do not know; fields are only ever added at the end.
  */
@@ -40,6 +43,7 @@ struct perfmark_offcpu_raw {
 	uint32_t waker_flags;
 	uint32_t waker_pid, waker_tid;
 	uint64_t end;
+	uint64_t runq_ns;
 };
 
 #endif

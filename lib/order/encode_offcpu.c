@@ -88,6 +88,7 @@ int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size)
 	raw.task_state = o->task_state;
 	raw.count = o->count;
 	raw.end = o->end;
+	raw.runq_ns = o->runq <= o->period ? o->runq : o->period;
 	/* another user's task is not named to a session limited to one user */
 	if (o->waker_flags & PM_OFF_WAKER_TASK) {
 		raw.waker_flags = PERFMARK_OFFCPU_WAKER_TASK;
