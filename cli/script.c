@@ -91,6 +91,7 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 {
 	struct script *sc = ctx;
 	struct script_sample ss;
+	struct offcpu off;
 	char nb[48];
 
 	if (sc->o.filter_type)
@@ -98,6 +99,11 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 	errno = 0;
 	ss.h = head_of(sc, s, event_name(s->event, nb, sizeof(nb)));
 	decode_sample(sc, s, &ss);
+	ss.off = NULL;
+	if (offcpu__event(ss.h.event)) {
+		offcpu__decode(&off, s->raw, s->raw_size);
+		ss.off = &off;
+	}
 	sc->pr->sample(sc->out, &ss);
 	return printed(sc);
 }

@@ -28,6 +28,7 @@
 #include <stdio.h>
 
 #include "marker.h"
+#include "offcpu.h"
 #include "perfread.h"
 #include "symbolize.h"
 
@@ -63,6 +64,7 @@ struct script_sample {
 	struct script_frame at;     /* its ip */
 	const struct script_frame *chain;   /* its call chain, leaf first */
 	size_t nchain;
+	const struct offcpu *off;   /* offcpu-time: its payload (lib/format/offcpu.h), else NULL */
 };
 
 struct script_marker {

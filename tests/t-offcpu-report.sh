@@ -79,3 +79,33 @@ total = {f["name"]: f for f in fns}
 assert total["pipe_reader"]["total_pct"] >= 90, total.get("pipe_reader")
 PY
 ok "report -e offcpu-time --range pipe: the time off CPU, by function"
+
+# script: off-CPU samples with their state and waker, in text and JSON
+"$PERFMARK" script -i "$T/w.data" --json >"$T/s.json" 2>"$T/s.err" || die "script --json failed" -- "$T/s.err"
+"$PERFMARK" script -i "$T/w.data" >"$T/s.txt" 2>>"$T/s.err" || die "script failed" -- "$T/s.err"
+python3 - "$T/s.json" "$T/w.out" <<'PY' || die "script's off-CPU samples are wrong" -- "$T/s.err"
+import json, sys
+main_tid = int(next(l.split()[1] for l in open(sys.argv[2]) if l.startswith("tid ")))
+recs = [json.loads(l) for l in open(sys.argv[1])]
+off = [r for r in recs if r["event"] == "offcpu-time"]
+assert off and all("off_cpu" in r for r in off), "offcpu-time without off_cpu"
+assert not any("off_cpu" in r for r in recs if r["event"] != "offcpu-time")
+times = [r["time"] for r in recs]
+pipe = [r for r in off if r["tid"] == main_tid and "pipe_reader" in r["callchain"]
+        and r["off_cpu"]["blocked"] and r["off_cpu"]["ns"] > 10e6]
+assert pipe, "no blocked pipe_reader sample of the main thread"
+for r in pipe:
+    o = r["off_cpu"]
+    assert o["state"] == "S" and o["count"] == 1 and o["ns"] == r["period"], r
+    assert o["end"] >= r["time"] + o["ns"] - 1000 and 0 <= o["runqueue_ns"] <= o["ns"], r
+    assert isinstance(o["waker"], dict) and o["waker"]["tid"] != main_tid, r
+sleep = [r for r in off if r["tid"] == main_tid and "sleep_waiter" in r["callchain"]
+         and r["off_cpu"]["ns"] > 5e6]
+assert sleep and all(r["off_cpu"]["waker"] == "interrupt" for r in sleep), sleep[:1]
+print(f"{len(off)} off-CPU samples; pipe woken by thread {pipe[0]['off_cpu']['waker']['tid']}, "
+      f"sleep by an interrupt")
+PY
+grep -E 'offcpu-time: .* read off-cpu S [0-9]+ ns( \(runqueue [0-9]+ ns\))? woken by [0-9]+/[0-9]+$' "$T/s.txt" >/dev/null ||
+	die "script's text has no off-cpu state and waker" -- "$T/s.txt"
+grep -Eq 'off-cpu S [0-9]+ ns.* woken by an interrupt$' "$T/s.txt" || die "no interrupt waker in the text" -- "$T/s.txt"
+ok "script and script --json: off-CPU samples with their state, time away and waker"
