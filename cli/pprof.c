@@ -3,7 +3,10 @@
  * export --format pprof: gzip'd profile.proto (cli/profile.proto, encoded
  * by protobuf-c), as go tool pprof, Pyroscope and Parca read it.
  *
- *   sample types   samples/count and cpu/nanoseconds (the default)
+ *   sample types   samples/count and cpu/nanoseconds (the default); with
+ *                  off-CPU time in the recording, off_cpu/nanoseconds too
+ *                  (its samples labelled "state": R, S, D, ...); of
+ *                  -e offcpu-time, samples/count and off_cpu/nanoseconds
  *   mappings       one per file seen (has_functions: frames come named)
  *   locations      one per frame (function in a file), at its first address
  *   functions      one per name
@@ -18,6 +21,7 @@
 
 #include "analysis.h"
 #include "commands.h"
+#include "offcpu.h"
 #include "profile.pb-c.h"
 #include "grow.h"
 
@@ -43,6 +47,9 @@ struct pb {
 	size_t nchains;
 	bool clock_ns;              /* the period is nanoseconds (cpu-clock, task-clock) */
 	uint64_t ns_per_sample;     /* else: 1e9 / frequency, or 0 */
+	size_t nvalues;             /* 2, or 3 with off_cpu beside cpu */
+	int64_t k_range, k_comm, k_state;
+	int64_t state_sid[8];       /* the string of each state letter, once (0: not yet) */
 };
 
 /* pprof string index of s (0 is ""). */
@@ -198,73 +205,117 @@ out:
 	return err;
 }
 
-/* One pprof sample per (node, range chain), its values summed. */
-static int pb_samples(struct pb *b)
+/* The string index of an off-CPU state letter (offcpu__state_letter's). */
+static int64_t state_sid(struct pb *b, char c)
 {
-	size_t ns, nn, nf, nr;
-	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	static const char *const letters[] = { "R", "S", "D", "I", "T", "t", "?" };
+	size_t i;
+
+	for (i = 0; i < 6 && letters[i][0] != c; i++)
+		;
+	if (!b->state_sid[i])
+		b->state_sid[i] = pb_str(b, letters[i]);
+	return b->state_sid[i];
+}
+
+/*
+ * The pprof sample of (node, range chain[, off-CPU state]), made at its
+ * first use: stack, labels and values in one block.  NULL: out of memory.
+ */
+static PbSample *pb_sample(struct pb *b, struct idmap *ids, uint32_t node, uint32_t range,
+			   char state)
+{
+	size_t nn, nf, nr, depth = 0, nl = 0;
 	const struct profile_node *nodes = profile__nodes(b->p, &nn);
 	const struct profile_frame *fv = profile__frames(b->p, &nf);
 	const struct profile_range *rv = profile__ranges(b->p, &nr);
-	int64_t k_range = pb_str(b, "range"), k_comm = pb_str(b, "comm");
+	uint32_t ch = range == PROFILE_NONE ? 0 : b->chain[range] + 1;
+	uint64_t key = (uint64_t)node << 32 | (uint64_t)(uint8_t)state << 24 | ch;
+	uint32_t at = idmap__get(ids, key);
+	PbProfile *pr = &b->prof;
+	PbSample *s;
+	PbLabel *lab;
+
+	if (at != TABLE_NONE)
+		return pr->sample[at];
+	for (uint32_t k = node; k && nodes[k].parent; k = nodes[k].parent)
+		depth++;
+	s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + b->nvalues * sizeof(int64_t) +
+		   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
+	if (!s || idmap__put(ids, key, (uint32_t)pr->n_sample) < 0) {
+		free(s);
+		return NULL;
+	}
+	perftools__profiles__sample__init(s);
+	pr->sample[pr->n_sample++] = s;
+	s->value = (int64_t *)(s + 1);
+	s->n_value = b->nvalues;
+	s->location_id = (uint64_t *)(s->value + b->nvalues);
+	for (uint32_t k = node; k && nodes[k].parent; k = nodes[k].parent)
+		s->location_id[s->n_location_id++] = nodes[k].frame + 1;
+	s->label = (PbLabel **)(s->location_id + depth);
+	lab = (PbLabel *)(s->label + MAX_LABELS);
+	for (uint32_t r = range; r != PROFILE_NONE && nl < MAX_LABELS - 2; r = rv[r].parent) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_range;
+		lab[nl].str = pb_sid(b, rv[r].name);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	for (uint32_t k = node; k; k = nodes[k].parent) {
+		if (nodes[k].parent != 0)
+			continue;
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_comm;
+		lab[nl].str = pb_sid(b, fv[nodes[k].frame].name);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	if (state) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_state;
+		lab[nl].str = state_sid(b, state);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	s->n_label = nl;
+	return s;
+}
+
+/*
+ * One pprof sample per (node, range chain), its values summed; off-CPU
+ * time (beside another event's samples) per state too, in the third value.
+ */
+static int pb_samples(struct pb *b, bool offcpu_analysed)
+{
+	size_t ns, no;
+	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	const struct profile_offcpu *ov = profile__offcpus(b->p, &no);
 	struct idmap ids = { 0 };
 	PbProfile *pr = &b->prof;
 	int err = -ENOMEM;
 
-	pr->sample = calloc(ns + 1, sizeof(*pr->sample));
-	if (!pr->sample || k_range < 0 || k_comm < 0)
+	b->k_range = pb_str(b, "range");
+	b->k_comm = pb_str(b, "comm");
+	b->k_state = pb_str(b, "state");
+	pr->sample = calloc(ns + (b->nvalues > 2 ? no : 0) + 1, sizeof(*pr->sample));
+	if (!pr->sample || b->k_range < 0 || b->k_comm < 0 || b->k_state < 0)
 		goto out;
 	for (size_t i = 0; i < ns; i++) {
-		uint32_t ch = sv[i].range == PROFILE_NONE ? 0 : b->chain[sv[i].range] + 1;
-		uint64_t key = (uint64_t)sv[i].node << 32 | ch;
-		uint32_t at = idmap__get(&ids, key);
-		int64_t ns_val = b->clock_ns ? (int64_t)sv[i].period : (int64_t)b->ns_per_sample;
-		PbSample *s;
+		PbSample *s = pb_sample(b, &ids, sv[i].node, sv[i].range, 0);
 
-		if (at != TABLE_NONE) {
-			pr->sample[at]->value[0]++;
-			pr->sample[at]->value[1] += ns_val;
-			continue;
-		}
-		/* stack, labels and values in one block */
-		size_t depth = 0, nl = 0;
-
-		for (uint32_t k = sv[i].node; k && nodes[k].parent; k = nodes[k].parent)
-			depth++;
-		s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + 2 * sizeof(int64_t) +
-			   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
-		if (!s || idmap__put(&ids, key, (uint32_t)pr->n_sample) < 0) {
-			free(s);
+		if (!s)
 			goto out;
-		}
-		perftools__profiles__sample__init(s);
-		pr->sample[pr->n_sample++] = s;
-		s->value = (int64_t *)(s + 1);
-		s->n_value = 2;
-		s->value[0] = 1;
-		s->value[1] = ns_val;
-		s->location_id = (uint64_t *)(s->value + 2);
-		for (uint32_t k = sv[i].node; k && nodes[k].parent; k = nodes[k].parent)
-			s->location_id[s->n_location_id++] = nodes[k].frame + 1;
-		s->label = (PbLabel **)(s->location_id + depth);
-		PbLabel *lab = (PbLabel *)(s->label + MAX_LABELS);
-		for (uint32_t r = sv[i].range; r != PROFILE_NONE && nl < MAX_LABELS - 1; r = rv[r].parent) {
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_range;
-			lab[nl].str = pb_sid(b, rv[r].name);
-			s->label[nl] = &lab[nl];
-			nl++;
-		}
-		for (uint32_t k = sv[i].node; k; k = nodes[k].parent) {
-			if (nodes[k].parent != 0)
-				continue;
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_comm;
-			lab[nl].str = pb_sid(b, fv[nodes[k].frame].name);
-			s->label[nl] = &lab[nl];
-			nl++;
-		}
-		s->n_label = nl;
+		s->value[0]++;
+		s->value[1] += offcpu_analysed || b->clock_ns ? (int64_t)sv[i].period :
+			(int64_t)b->ns_per_sample;
+	}
+	for (size_t i = 0; b->nvalues > 2 && i < no; i++) {
+		PbSample *s = pb_sample(b, &ids, ov[i].node, ov[i].range, ov[i].state);
+
+		if (!s)
+			goto out;
+		s->value[2] += (int64_t)ov[i].period;
 	}
 	err = 0;
 out:
@@ -318,8 +369,10 @@ static void pb_free(struct pb *b)
 int pm_export_pprof(const struct profile *p, FILE *out)
 {
 	struct pb b = { .p = p };
-	PbValueType types[3];
+	PbValueType types[4];
 	const char *ev = profile__event_name(p);
+	bool off_analysed = offcpu__event(ev);
+	size_t no;
 	uint64_t freq = profile__sample_freq(p);
 	uint8_t *buf = NULL;
 	size_t len;
@@ -328,20 +381,25 @@ int pm_export_pprof(const struct profile *p, FILE *out)
 	perftools__profiles__profile__init(&b.prof);
 	b.clock_ns = !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
 	b.ns_per_sample = freq ? 1000000000u / freq : 0;
+	profile__offcpus(p, &no);
+	b.nvalues = no && !off_analysed ? 3 : 2;
 	err = pb_str(&b, "") < 0 ? -ENOMEM : 0;
-	for (int i = 0; i < 3 && !err; i++) {
+	for (int i = 0; i < 4 && !err; i++) {
+		/* samples, cpu (off_cpu of -e offcpu-time), off_cpu, and cpu again for the period */
+		static const char *const names[] = { "samples", "cpu", "off_cpu", "cpu" };
+
 		perftools__profiles__value_type__init(&types[i]);
-		types[i].type = pb_str(&b, i == 0 ? "samples" : "cpu");
+		types[i].type = pb_str(&b, i == 1 && off_analysed ? "off_cpu" : names[i]);
 		types[i].unit = pb_str(&b, i == 0 ? "count" : "nanoseconds");
 	}
-	b.prof.sample_type = calloc(2, sizeof(*b.prof.sample_type));
+	b.prof.sample_type = calloc(3, sizeof(*b.prof.sample_type));
 	if (!err && !b.prof.sample_type)
 		err = -ENOMEM;
 	if (!err) {
-		b.prof.sample_type[0] = &types[0];
-		b.prof.sample_type[1] = &types[1];
-		b.prof.n_sample_type = 2;
-		b.prof.period_type = &types[2];
+		for (size_t i = 0; i < b.nvalues; i++)
+			b.prof.sample_type[i] = &types[i];
+		b.prof.n_sample_type = b.nvalues;
+		b.prof.period_type = &types[3];
 		b.prof.period = b.clock_ns ? (int64_t)b.ns_per_sample : 1;
 		b.prof.duration_nanos = (int64_t)(profile__end(p) - profile__start(p));
 		b.prof.default_sample_type = types[1].type;
@@ -350,7 +408,7 @@ int pm_export_pprof(const struct profile *p, FILE *out)
 	if (!err)
 		err = pb_tables(&b);
 	if (!err)
-		err = pb_samples(&b);
+		err = pb_samples(&b, off_analysed);
 	if (!err) {
 		b.prof.string_table = b.strs;
 		b.prof.n_string_table = b.nstrs;

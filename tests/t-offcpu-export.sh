@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Off-CPU time in the exports: the chrome trace has each thread's blocked
+# and runnable intervals as slices, and its sampled profile an "(idle)"
+# sample where a thread left the CPU, so that a viewer which draws a sample
+# until the next one draws no stack while it slept.  Checked by
+# speedscope's own rule (1.25.0, import/chrome.ts: a node stays drawn until
+# a sample of another node; "(root)" and "(idle)" are never drawn): no
+# stack drawn over the sleep ranges beyond their time on CPU; and the file
+# opens in speedscope.  pprof gets an off_cpu sample type in nanoseconds
+# (go tool pprof reads it); the collapsed stacks and the flame graph of
+# -e offcpu-time weigh the time off CPU.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/analysis-lib.sh"
+need_root
+[ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
+[ -x "$PROGS/prog-offcpu" ] || skip "no test program $PROGS/prog-offcpu"
+command -v python3 >/dev/null || skip "python3 missing"
+
+"$PERFMARK" record --off-cpu --call-graph ehframe -o "$T/w.data" -- "$PROGS/prog-offcpu" 5 \
+	>"$T/w.out" 2>"$T/w.err" || die "record --off-cpu failed" -- "$T/w.err"
+main_tid=$(awk '/^tid/ { print $2 }' "$T/w.out")
+
+# ---- chrome ------------------------------------------------------------------------
+"$PERFMARK" export -i "$T/w.data" --format chrome -o "$T/w.json" 2>"$T/ex.err" ||
+	die "export chrome failed" -- "$T/ex.err"
+python3 - "$T/w.json" "$main_tid" <<'PY' || die "the chrome trace draws stacks over sleeps" -- "$T/ex.err"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tid = int(sys.argv[2])
+ranges = [e for e in ev if e["ph"] == "X" and e["cat"] == "range" and e["tid"] == tid]
+sleeps = [(e["ts"], e["ts"] + e["dur"]) for e in ranges if e["name"] == "sleep"]
+assert len(sleeps) == 5, sleeps
+# the thread's states: slices within its ranges, blocked then runnable
+off = [e for e in ev if e["ph"] == "X" and e["cat"] == "offcpu" and e["tid"] == tid]
+assert any(e["name"] == "blocked (S)" and e["args"]["woken by"] == "an interrupt" and
+           any(a <= e["ts"] and e["ts"] + e["dur"] <= b + 1 for a, b in sleeps) for e in off), off[:3]
+for e in off:
+    inside = [r for r in ranges if r["ts"] <= e["ts"] + 0.001 and e["ts"] + e["dur"] <= r["ts"] + r["dur"] + 0.001]
+    outside = [r for r in ranges if r["ts"] + r["dur"] <= e["ts"] or e["ts"] + e["dur"] <= r["ts"]]
+    assert len(inside) + len(outside) == len(ranges), ("an off-CPU slice straddles a range", e)
+# the profile as speedscope draws it
+prof = [e for e in ev if e["name"] == "ProfileChunk" and e["tid"] == tid][0]["args"]["data"]
+start = [e for e in ev if e["name"] == "Profile" and e["tid"] == tid][0]["args"]["data"]["startTime"]
+names = {n["id"]: n["callFrame"]["functionName"] for n in prof["cpuProfile"]["nodes"]}
+idle = {i for i, n in names.items() if n in ("(idle)", "(root)")}
+t, times = start, []
+for d in prof["timeDeltas"]:
+    t += d
+    times.append(t)
+samples = prof["cpuProfile"]["samples"]
+assert any(s in idle for s in samples), "no (idle) sample"
+drawn = []      # (from, to) during which a stack is drawn
+i = 0
+while i < len(samples):
+    j = i + 1
+    while j < len(samples) and samples[j] == samples[i]:
+        j += 1
+    if samples[i] not in idle:
+        drawn.append((times[i], times[j] if j < len(times) else times[-1]))
+    i = j
+for a, b in sleeps:
+    over = sum(max(0, min(b, y) - max(a, x)) for x, y in drawn)
+    print(f"sleep range of {(b - a) / 1000:.2f} ms: a stack drawn over {over / 1000:.3f} ms of it")
+    assert over <= max(0.10 * (b - a), 1000), ("a stack drawn while the thread slept", a, b, over)
+PY
+ok "chrome trace: off-CPU slices inside their ranges, no stack drawn over a sleep"
+
+# and speedscope opens it
+SPEEDSCOPE_DIR=${PM_NPM_CACHE:-/var/cache/perfmark-npm}/node_modules/speedscope/dist/release
+if command -v chromium >/dev/null && [ -f "$SPEEDSCOPE_DIR/index.html" ]; then
+	mkdir -p "$T/www"
+	cp -r "$SPEEDSCOPE_DIR/." "$T/www/"
+	cp "$T/w.json" "$T/www/w.json"
+	port=$((20000 + ($$ + 7) % 20000))
+	bg python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www" 2>"$T/http.log"
+	for i in $(seq 50); do
+		curl -fs "http://127.0.0.1:$port/w.json" >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/w.json"
+	chromium_run --virtual-time-budget=10000 --enable-logging=stderr --v=0 --dump-dom "$url" \
+		>"$T/ss.dom" 2>"$T/ss.log" || die "chromium dump-dom failed" -- "$T/ss.log"
+	grep -q 'pm-offcpu' "$T/ss.dom" || die "speedscope did not show the profile" -- "$T/ss.dom"
+	grep -qi 'Something went wrong\|Unrecognized format' "$T/ss.dom" && die "speedscope could not import it"
+	grep -E 'Uncaught|CONSOLE.*[Ee]rror' "$T/ss.log" && die "script errors in speedscope" -- "$T/ss.log"
+	ok "speedscope opens the chrome export with off-CPU time"
+else
+	echo "note: chromium or speedscope missing (make check installs them): speedscope not opened"
+fi
+
+# ---- pprof: an off_cpu sample type in nanoseconds --------------------------------------
+"$PERFMARK" export -i "$T/w.data" --format pprof -o "$T/w.pb.gz" 2>"$T/pp.err" || die "export pprof failed" -- "$T/pp.err"
+if command -v go >/dev/null; then
+	go tool pprof -raw "$T/w.pb.gz" >"$T/pp.raw" 2>"$T/pp.err" || die "go tool pprof cannot read it" -- "$T/pp.err"
+	grep -Eq '^samples/count cpu/nanoseconds.* off_cpu/nanoseconds' "$T/pp.raw" || die "no off_cpu/nanoseconds sample type" -- "$T/pp.raw"
+	go tool pprof -sample_index=off_cpu -top -nodecount=40 "$T/w.pb.gz" >"$T/pp.top" 2>"$T/pp.err" ||
+		die "go tool pprof -sample_index=off_cpu failed" -- "$T/pp.err"
+	grep -q 'anon_pipe_read\|pipe_read' "$T/pp.top" && grep -q 'hrtimer_nanosleep' "$T/pp.top" ||
+		die "pprof's off_cpu has no pipe_read or hrtimer_nanosleep" -- "$T/pp.top"
+	ok "pprof: off_cpu in nanoseconds, read by go tool pprof"
+else
+	echo "note: go missing (make check installs golang-go): pprof not read back"
+fi
+
+# ---- collapsed and flame graph of -e offcpu-time ----------------------------------------
+"$PERFMARK" export -i "$T/w.data" -e offcpu-time --format collapsed -o "$T/w.folded" 2>"$T/c.err" ||
+	die "export -e offcpu-time collapsed failed" -- "$T/c.err"
+python3 - "$T/w.folded" <<'PY' || die "the off-CPU folded stacks are wrong" -- "$T/w.folded"
+import sys
+w = {}
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    w[stack] = w.get(stack, 0) + int(n)
+pipe = sum(n for s, n in w.items() if "pipe_reader" in s and "pipe_read" in s.split(";")[-1])
+print(f"pipe_reader blocked in pipe_read: {pipe / 1e6:.1f} ms (the weights are ns)")
+assert pipe >= 5 * 15e6, pipe
+PY
+"$PERFMARK" flamegraph -i "$T/w.data" -e offcpu-time -o "$T/off.svg" 2>"$T/fg.err" ||
+	die "flamegraph -e offcpu-time failed" -- "$T/fg.err"
+python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/off.svg" || die "SVG is not well-formed XML"
+grep -q '<title>pipe_reader (' "$T/off.svg" && grep -q '<title>lock_waiter (' "$T/off.svg" ||
+	die "the off-CPU flame graph lacks pipe_reader or lock_waiter" -- "$T/fg.err"
+ok "export -e offcpu-time collapsed, flamegraph -e offcpu-time: weighed by time off CPU"
