@@ -121,3 +121,36 @@ python3 -c 'import sys, xml.dom.minidom as m; m.parse(sys.argv[1])' "$T/off.svg"
 grep -q '<title>pipe_reader (' "$T/off.svg" && grep -q '<title>lock_waiter (' "$T/off.svg" ||
 	die "the off-CPU flame graph lacks pipe_reader or lock_waiter" -- "$T/fg.err"
 ok "export -e offcpu-time collapsed, flamegraph -e offcpu-time: weighed by time off CPU"
+
+# ---- the flame graph page: thread states under the ranges --------------------------------
+"$PERFMARK" flamegraph -i "$T/w.data" -o "$T/fg.html" 2>"$T/fg.err" || die "flamegraph failed" -- "$T/fg.err"
+python3 - "$T/fg.html" "$main_tid" <<'PY' || die "the page's off-CPU states are wrong" -- "$T/fg.err"
+import json, re, sys
+html = open(sys.argv[1]).read()
+d = json.loads(re.search(r'<script id="pm-data" type="application/json">(.*?)</script>', html, re.S).group(1))
+th = next(i for i, t in enumerate(d["threads"]) if t["tid"] == int(sys.argv[2]))
+st = [d["states"][i:i + 5] for i in range(0, len(d["states"]), 5)]
+r = [d["ranges"][i:i + 6] for i in range(0, len(d["ranges"]), 6)]
+sleeps = [(x[2], x[3]) for x in r if x[0] == th and d["names"][x[1]] == "sleep"]
+for a, b in sleeps:   # nanosleep 10 ms: blocked that long, off the CPU nearly all the range
+    blocked = sum(min(b, s[2]) - max(a, s[1]) for s in st if s[0] == th and s[1] < b and s[2] > a)
+    off = sum(min(b, s[3]) - max(a, s[1]) for s in st if s[0] == th and s[1] < b and s[3] > a)
+    assert blocked >= 9500 and off >= 0.8 * (b - a) - 100, ("sleep range not drawn off", a, b, blocked, off)
+assert any(chr(s[4]) == "R" and s[3] > s[2] for s in st if s[0] == th), "no runnable state (crowd)"
+assert d["weights"] is None
+PY
+if command -v chromium >/dev/null; then
+	chromium_run --window-size=1400,700 --virtual-time-budget=3000 --enable-logging=stderr --v=0 \
+		--dump-dom "file://$T/fg.html" >"$T/fg.dom" 2>"$T/fg.log" || die "chromium failed" -- "$T/fg.log"
+	grep -E 'Uncaught|:CONSOLE' "$T/fg.log" && die "script errors in the flame graph page" -- "$T/fg.log"
+	grep -q 'data-state="blocked"><title>blocked (S): ' "$T/fg.dom" && grep -q 'data-state="runnable"' "$T/fg.dom" ||
+		die "no blocked or runnable state drawn in the timeline" -- "$T/fg.dom"
+	"$PERFMARK" flamegraph -i "$T/w.data" -e offcpu-time -o "$T/off.html" 2>"$T/fg.err" ||
+		die "flamegraph -e offcpu-time (HTML) failed" -- "$T/fg.err"
+	chromium_run --window-size=1400,700 --virtual-time-budget=3000 --enable-logging=stderr --v=0 \
+		--dump-dom "file://$T/off.html" >"$T/off.dom" 2>"$T/off.log" || die "chromium failed" -- "$T/off.log"
+	grep -E 'Uncaught|:CONSOLE' "$T/off.log" && die "script errors in the off-CPU page" -- "$T/off.log"
+	grep -Eq '<title>pipe_reader: [0-9.]+ (ms|s|µs) off CPU</title>' "$T/off.dom" ||
+		die "the off-CPU page does not weigh by time" -- "$T/off.dom"
+	ok "flame graph page: each thread's running, blocked and runnable states under its ranges; -e offcpu-time by time"
+fi
