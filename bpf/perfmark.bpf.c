@@ -547,3 +547,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 /* off-CPU time: --off-cpu */
 #include "offcpu.bpf.c"
+
+/* tracepoints: -e SUBSYS:NAME */
+#include "tracepoint.bpf.c"

@@ -9,6 +9,7 @@
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
  *   collector_offcpu.c   off-CPU time: its programs and its map of sums
+ *   collector_tp.c       the tracepoints' program, configs and events
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -54,7 +55,7 @@ struct collector {
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	struct bpf_link **links;
-	int *pfds;                     /* sampling events, then uprobe events */
+	int *pfds;                     /* sampling events, then tracepoints' */
 	size_t nr_links, nr_pfds, nr_sampling_pfds;
 	char **pin_dirs;               /* where this collector is pinned */
 	size_t nr_pin_dirs;
@@ -76,6 +77,7 @@ struct collector {
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
 	int off_agg_fd;                /* --off-cpu: the summed intervals (collector_offcpu.c) */
 	void *off_keys, *off_vals;     /* a batch of them as it leaves the map */
+	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
 };
 
 extern struct collector *collector_registry;
@@ -109,6 +111,11 @@ int collector_offcpu_attach(struct collector *c, char *err, size_t errlen);
 void collector_offcpu_ring(struct collector *c, const void *data, size_t size);
 void collector_offcpu_drain(struct collector *c);   /* each read: the sums, one record each */
 void collector_offcpu_free(struct collector *c);
+/* collector_tp.c: tracepoints */
+int collector_tp_setup(struct collector *c);                  /* before load */
+int collector_tp_attach(struct collector *c, char *err, size_t errlen);
+/* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
+uint64_t collector_tp_missed(const struct collector *c);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);
