@@ -2,11 +2,11 @@
 # Off-CPU time in the exports: the chrome trace has each thread's blocked
 # and runnable intervals as slices, and its sampled profile an "(idle)"
 # sample where a thread left the CPU, so that a viewer which draws a sample
-# until the next one draws no stack while it slept.  Checked by
-# speedscope's own rule (1.25.0, import/chrome.ts: a node stays drawn until
-# a sample of another node; "(root)" and "(idle)" are never drawn): no
-# stack drawn over the sleep ranges beyond their time on CPU; and the file
-# opens in speedscope.  pprof gets an off_cpu sample type in nanoseconds
+# until the next one draws no stack while it slept.  Checked twice: by
+# speedscope's rule (1.25.0, import/chrome.ts: a node stays drawn until a
+# sample of another node; "(root)" and "(idle)" are never drawn) in Python,
+# and by speedscope itself, its import hooked to say where it draws a
+# stack: none over the sleep ranges beyond their time on CPU.  pprof gets an off_cpu sample type in nanoseconds
 # (go tool pprof reads it); the collapsed stacks and the flame graph of
 # -e offcpu-time weigh the time off CPU.
 . "$(dirname "$0")/lib.sh"
@@ -65,28 +65,87 @@ for a, b in sleeps:
 PY
 ok "chrome trace: off-CPU slices inside their ranges, no stack drawn over a sleep"
 
-# and speedscope opens it
+# ---- speedscope's own reading: where it draws a stack ---------------------------------
+# speedscope 1.25.0 (the version make check installs) turns each thread's
+# cpuProfile into its Profile in one function; a copy of its bundle, served
+# here, hooks that function to write, per profile, the intervals over which
+# it draws a stack (its own forEachCall, what the time-ordered flame chart
+# draws) into the page, which Chromium dumps.  Then the same for the trace
+# with its (idle) samples taken out: there speedscope must draw stacks over
+# the sleeps, or this check could not fail.
 SPEEDSCOPE_DIR=${PM_NPM_CACHE:-/var/cache/perfmark-npm}/node_modules/speedscope/dist/release
-if command -v chromium >/dev/null && [ -f "$SPEEDSCOPE_DIR/index.html" ]; then
-	mkdir -p "$T/www"
-	cp -r "$SPEEDSCOPE_DIR/." "$T/www/"
-	cp "$T/w.json" "$T/www/w.json"
-	port=$((20000 + ($$ + 7) % 20000))
-	bg python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www" 2>"$T/http.log"
-	for i in $(seq 50); do
-		curl -fs "http://127.0.0.1:$port/w.json" >/dev/null 2>&1 && break
-		sleep 0.1
-	done
-	url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/w.json"
-	chromium_run --virtual-time-budget=10000 --enable-logging=stderr --v=0 --dump-dom "$url" \
-		>"$T/ss.dom" 2>"$T/ss.log" || die "chromium dump-dom failed" -- "$T/ss.log"
-	grep -q 'pm-offcpu' "$T/ss.dom" || die "speedscope did not show the profile" -- "$T/ss.dom"
-	grep -qi 'Something went wrong\|Unrecognized format' "$T/ss.dom" && die "speedscope could not import it"
-	grep -E 'Uncaught|CONSOLE.*[Ee]rror' "$T/ss.log" && die "script errors in speedscope" -- "$T/ss.log"
-	ok "speedscope opens the chrome export with off-CPU time"
-else
-	echo "note: chromium or speedscope missing (make check installs them): speedscope not opened"
+command -v chromium >/dev/null || die "chromium is not installed: make check installs it"
+if [ ! -f "$SPEEDSCOPE_DIR/index.html" ]; then
+	npm install --no-audit --no-fund --prefix "${PM_NPM_CACHE:-/var/cache/perfmark-npm}" speedscope@1.25.0 \
+		>"$T/npm.log" 2>&1 || die "npm install speedscope failed" -- "$T/npm.log"
 fi
+mkdir -p "$T/www"
+cp -r "$SPEEDSCOPE_DIR/." "$T/www/"
+python3 - "$T/www" <<'PY' || die "speedscope's bundle is not 1.25.0's: cannot hook its cpuProfile import"
+import glob, sys
+js = glob.glob(sys.argv[1] + "/speedscope-*.js")
+src = open(js[0]).read() if len(js) == 1 else ""
+head = "function DA(t){let e=new Ie(t.endTime-t.startTime)"
+if src.count(head) != 1 or ".forEachCall(" not in src:
+    sys.exit(1)
+hook = ("function DA(t){let p=pmDA(t);setTimeout(()=>pmDrawn(p,t.startTime));return p}"
+        "function pmDrawn(p,s0){let d=0,a=0,out=[];"
+        "p.forEachCall((n,v)=>{if(d++===0)a=v},(n,v)=>{if(--d===0)out.push([s0+a,s0+v])});"
+        "let e=document.createElement('script');e.type='application/json';e.className='pm-drawn';"
+        "e.textContent=JSON.stringify({name:p.getName(),drawn:out});document.head.appendChild(e)}"
+        "function pmDA(t){let e=new Ie(t.endTime-t.startTime)")
+open(js[0], "w").write(src.replace(head, hook))
+PY
+python3 - "$T/w.json" "$T/www/w.json" "$T/www/noidle.json" <<'PY' || die "cannot write the traces for speedscope"
+import json, shutil, sys
+shutil.copy(sys.argv[1], sys.argv[2])
+doc = json.load(open(sys.argv[1]))
+for e in doc["traceEvents"]:
+    if e.get("name") != "ProfileChunk":
+        continue
+    d = e["args"]["data"]
+    idle = {n["id"] for n in d["cpuProfile"]["nodes"] if n["callFrame"]["functionName"] == "(idle)"}
+    s = d["cpuProfile"]["samples"]
+    for i in range(1, len(s)):
+        if s[i] in idle:
+            s[i] = s[i - 1]
+json.dump(doc, open(sys.argv[3], "w"))
+PY
+port=$((20000 + ($$ + 7) % 20000))
+bg python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www" 2>"$T/http.log"
+for i in $(seq 100); do
+	curl -fs "http://127.0.0.1:$port/w.json" >/dev/null 2>&1 && break
+	sleep 0.1
+done
+for f in w noidle; do
+	url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/$f.json"
+	chromium_run --virtual-time-budget=10000 --enable-logging=stderr --v=0 --dump-dom "$url" \
+		>"$T/ss-$f.dom" 2>"$T/ss-$f.log" || die "chromium dump-dom failed" -- "$T/ss-$f.log"
+	grep -qi 'Something went wrong\|Unrecognized format' "$T/ss-$f.dom" && die "speedscope could not import $f.json"
+	grep -E 'Uncaught|CONSOLE.*[Ee]rror' "$T/ss-$f.log" && die "script errors in speedscope" -- "$T/ss-$f.log"
+done
+grep -q 'pm-offcpu' "$T/ss-w.dom" || die "speedscope did not show the profile" -- "$T/ss-w.dom"
+python3 - "$T/w.json" "$main_tid" "$T/ss-w.dom" "$T/ss-noidle.dom" <<'PY' || die "speedscope draws a stack over a sleep"
+import json, re, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+tid = int(sys.argv[2])
+sleeps = [(e["ts"], e["ts"] + e["dur"]) for e in ev
+          if e["ph"] == "X" and e["cat"] == "range" and e["tid"] == tid and e["name"] == "sleep"]
+def drawn(dom):
+    got = [json.loads(m) for m in re.findall(
+        r'<script type="application/json" class="pm-drawn">(.*?)</script>', open(dom).read(), re.S)]
+    main = [g for g in got if g["name"].endswith(" - pm-offcpu")]
+    assert len(main) == 1, ("speedscope's profiles", [g["name"] for g in got])
+    assert main[0]["drawn"], main[0]
+    return [max(sum(max(0, min(b, y) - max(a, x)) for x, y in main[0]["drawn"]), 0) for a, b in sleeps]
+ok, bad = drawn(sys.argv[3]), drawn(sys.argv[4])
+for (a, b), o, n in zip(sleeps, ok, bad):
+    print(f"speedscope, sleep range of {(b - a) / 1000:.2f} ms: a stack drawn over {o / 1000:.3f} ms"
+          f" (without the (idle) samples: {n / 1000:.3f} ms)")
+assert len(sleeps) == 5 and all(o <= max(0.10 * (b - a), 1000) for (a, b), o in zip(sleeps, ok)), ok
+assert sum(bad) >= 0.5 * sum(b - a for a, b in sleeps), ("the check cannot fail", bad)
+PY
+ok "speedscope (its own import, hooked) draws no stack over the sleep ranges; without (idle) it would"
 
 # ---- pprof: an off_cpu sample type in nanoseconds --------------------------------------
 "$PERFMARK" export -i "$T/w.data" --format pprof -o "$T/w.pb.gz" 2>"$T/pp.err" || die "export pprof failed" -- "$T/pp.err"
