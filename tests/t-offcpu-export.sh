@@ -6,9 +6,10 @@
 # speedscope's rule (1.25.0, import/chrome.ts: a node stays drawn until a
 # sample of another node; "(root)" and "(idle)" are never drawn) in Python,
 # and by speedscope itself, its import hooked to say where it draws a
-# stack: none over the sleep ranges beyond their time on CPU.  pprof gets an off_cpu sample type in nanoseconds
-# (go tool pprof reads it); the collapsed stacks and the flame graph of
-# -e offcpu-time weigh the time off CPU.
+# stack: none over the sleep ranges beyond their time on CPU.  pprof gets
+# an off_cpu sample type in nanoseconds (go tool pprof reads it); the
+# collapsed stacks and the flame graph of -e offcpu-time weigh the time off
+# CPU.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/analysis-lib.sh"
 need_root
