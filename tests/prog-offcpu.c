@@ -39,7 +39,7 @@ static int go_writer[2], data_pipe[2], go_locker[2], locked_ack[2];
 static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t crowd_start;
 static volatile uint64_t sink;
-static volatile int crowd_quit;
+static int crowd_rounds;
 static cpu_set_t two_cpus;
 
 static uint64_t clock_ns(clockid_t c)
@@ -148,15 +148,19 @@ static void *locker(void *arg)
 	return NULL;
 }
 
+/*
+ * As many rounds as main's: no flag to stop at, which a crowd thread kept
+ * off its CPU past main's next 30 ms (a loaded machine) would read set
+ * before it spun, and leave main and the other at a barrier for three.
+ */
 static void *crowd(void *arg)
 {
 	sched_setaffinity(0, sizeof(two_cpus), &two_cpus);
-	for (;;) {
+	for (int i = 0; i < crowd_rounds; i++) {
 		pthread_barrier_wait(&crowd_start);
-		if (crowd_quit)
-			return NULL;
 		spin_wall(30000000);
 	}
+	return NULL;
 }
 
 static void range(int r, void (*fn)(void))
@@ -193,10 +197,10 @@ int main(int argc, char **argv)
 	if (pipe(go_writer) || pipe(data_pipe) || pipe(go_locker) || pipe(locked_ack))
 		return 2;
 	pthread_barrier_init(&crowd_start, NULL, 3);
-	pthread_create(&tw, NULL, writer, NULL);
-	pthread_create(&tl, NULL, locker, NULL);
-	pthread_create(&tc[0], NULL, crowd, NULL);
-	pthread_create(&tc[1], NULL, crowd, NULL);
+	crowd_rounds = rounds;
+	if (pthread_create(&tw, NULL, writer, NULL) || pthread_create(&tl, NULL, locker, NULL) ||
+	    pthread_create(&tc[0], NULL, crowd, NULL) || pthread_create(&tc[1], NULL, crowd, NULL))
+		return 2;
 	pthread_setname_np(tw, "pm-writer");
 	pthread_setname_np(tl, "pm-locker");
 	pthread_setname_np(tc[0], "pm-crowd");
@@ -213,8 +217,6 @@ int main(int argc, char **argv)
 		range(R_LOCK, lock_waiter);
 		range(R_CROWD, crowd_spin);
 	}
-	crowd_quit = 1;
-	pthread_barrier_wait(&crowd_start);
 	printf("tid %ld\n", (long)syscall(SYS_gettid));
 	for (i = 0; i < R_NUM; i++)
 		printf("range %s count %llu wall_ns %llu cpu_ns %llu runq_ns %llu blocked_ns %llu\n",
