@@ -92,8 +92,13 @@ paired() {
 	q() { awk -v p="$1" '{ v[NR] = $1 } END { i = int(p * (NR - 1)) + 1; print v[i] }' "$W/ratio"; }
 	printf '%.2f (quartiles %.2f..%.2f)' "$(median <"$W/ratio")" "$(q 0.25)" "$(q 0.75)"
 }
-echo "  pm-offcpu / perf-sched, round by round: wall $(paired 1), +CPU $(paired 5)"
-echo "  goal: pm-offcpu's slowdown <= 1.0x perf-sched's"
+wall_p=$(paired 1) cpu_p=$(paired 5)
+echo "  pm-offcpu / perf-sched, round by round: wall $wall_p, +CPU $cpu_p"
+bsw() { awk '{ if ($2) print $4 / $2 }' "$W/$1.res" | median; }
+printf '  file size per context switch: pm-offcpu %.1f bytes, pm-offcpu0 %.1f, perf-sched %.1f\n' \
+	"$(bsw pm-offcpu)" "$(bsw pm-offcpu0)" "$(bsw perf-sched)"
+verdict() { if awk "BEGIN { exit !($2) }"; then echo "  PASS $1"; else echo "  FAIL $1"; fi; }
+verdict "goal: pm-offcpu's slowdown <= 1.0x perf-sched's (${wall_p%% *}x, median of rounds)" "${wall_p%% *} <= 1.0"
 
 # --- 2. an always-on session ---------------------------------------------------
 sock=$W/pmd.sock
@@ -154,7 +159,9 @@ for pid, (name, ns, cnt) in sorted(p1.items(), key=lambda kv: -kv[1][1]):
         print(f"  BPF {name:<16} {n:>9} runs {d / 1e6:9.2f} ms  {d / max(n, 1):7.0f} ns/run")
 daemon = (c1 - c0) / tck * 1e9
 print(f"  BPF total {bpf / 1e6:.2f} ms, perfmarkd {daemon / 1e6:.0f} ms (CPU, {1e9 / tck / 1e6:.0f} ms ticks)")
-print(f"  share of the machine's CPU: {100 * (bpf + daemon) / total:.4f} %   (goal <= 0.05 %)")
+share = 100 * (bpf + daemon) / total
+print(f"  share of the machine's CPU: {share:.4f} %")
+print(f"  {'PASS' if share <= 0.05 else 'FAIL'} goal: the always-on session costs <= 0.05 % CPU ({share:.4f} %)")
 print(f"  off-CPU samples {show.get('offcpu', 0)}, of them sums {show.get('offcpu_sums', 0)} "
       f"of {show.get('offcpu_summed', 0)} intervals; file bytes {show.get('bytes', 0)}")
 PY
