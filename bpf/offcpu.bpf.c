@@ -8,7 +8,9 @@
  *               record, or summed into off_agg when it was off less than
  *               MIN_NS.
  *   off_waking  sched_waking: who woke a noted thread (a task, or an
- *               interrupt), kept with it until it runs.
+ *               interrupt), kept with it until it runs; and where: the
+ *               waker's kernel and user stack (frame pointers), when the
+ *               interval is MIN_NS long already, so will be written alone.
  *
  * User stacks are taken as the thread goes off, as the sample program
  * takes them (the recording's --call-graph mode; frame pointers without
@@ -60,6 +62,7 @@ struct off_task {
 	__s64 sysno;                    /* orig_ax: the system call it left in, or < 0 */
 	__u64 woken;                    /* when sched_waking woke it (0: not yet) */
 	__u64 ufr[PM_MAX_STACK];
+	__u64 wfr[PM_OFF_WSTACK];       /* the waker's kernel, then user frames */
 };
 
 struct {
@@ -82,10 +85,10 @@ struct {
 	__type(value, struct off_copy);
 } off_copy SEC(".maps");
 
-/* a record as it goes out: the header, kernel frames, then user frames */
+/* a record as it goes out: the header, kernel frames, user frames, the waker's */
 struct off_slot {
 	struct pm_offcpu h;
-	__u64 frames[2 * PM_MAX_STACK];
+	__u64 frames[2 * PM_MAX_STACK + PM_OFF_WSTACK];
 };
 
 /* where a record is built, per CPU (sched_switch runs with interrupts off) */
@@ -193,6 +196,8 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 	ot->h.waker_pid = 0;
 	ot->h.waker_tid = 0;
 	ot->h.waker_uid = 0;
+	ot->h.nr_wkstack = 0;
+	ot->h.nr_wustack = 0;
 	ot->woken = 0;
 	ot->h.count = 1;
 	ot->h.flags = 0;
@@ -230,7 +235,7 @@ static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struc
 {
 	__u32 zero = 0;
 	struct off_slot *b = bpf_map_lookup_elem(&off_build, &zero);
-	__u64 nk = 0, nu = ot->h.nr_ustack, off;
+	__u64 nk = 0, nu = ot->h.nr_ustack, off, nw;
 	long n;
 
 	if (!b)
@@ -251,6 +256,15 @@ static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struc
 	if (nu && bpf_probe_read_kernel(&b->frames[off], nu * sizeof(__u64), ot->ufr))
 		nu = 0;
 	b->h.nr_ustack = nu;
+	nw = (__u64)ot->h.nr_wkstack + ot->h.nr_wustack;
+	off = nk + nu;
+	barrier_var(off);
+	if (off > 2 * PM_MAX_STACK)
+		off = 2 * PM_MAX_STACK;
+	if (nw > PM_OFF_WSTACK || (nw && bpf_probe_read_kernel(&b->frames[off], nw * sizeof(__u64), ot->wfr))) {
+		b->h.nr_wkstack = 0;
+		b->h.nr_wustack = 0;
+	}
 	return b;
 }
 
@@ -258,33 +272,41 @@ static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struc
 static __always_inline bool off_emit(struct off_slot *b, struct task_struct *t, __u64 now)
 {
 	__u64 nk = b->h.nr_kstack, nu = b->h.nr_ustack, size;
+	__u64 nw = (__u64)b->h.nr_wkstack + b->h.nr_wustack;
 	struct off_copy *c;
 	struct pm_uregs *u;
 	__u8 *rec;
 
 	if (!(b->h.flags & PM_SF_UREGS)) {
-		size = sizeof(b->h) + (nk + nu) * sizeof(__u64);
+		size = sizeof(b->h) + (nk + nu + nw) * sizeof(__u64);
 		barrier_var(size);
 		if (size > sizeof(*b))
 			return true;   /* cannot be: dropped, not retried */
 		return !bpf_ringbuf_output(&rb, b, size, rb_flags(now));
 	}
-	/* dwarf: header, kernel frames, registers and the copy, reserved at the largest */
+	/*
+	 * dwarf: header, kernel frames, the waker's (no user frames: they lie
+	 * between, at none), registers and the copy, reserved at the largest
+	 */
 	c = bpf_task_storage_get(&off_copy, t, NULL, 0);
 	if (!c)
 		return true;
-	rec = bpf_ringbuf_reserve(&rb, sizeof(b->h) + PM_MAX_STACK * sizeof(__u64) +
+	rec = bpf_ringbuf_reserve(&rb, sizeof(b->h) + (PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(__u64) +
 				  sizeof(struct pm_uregs) + PM_OFF_USTACK, 0);
 	if (!rec)
 		return false;
-	if (nk > PM_MAX_STACK)
-		nk = PM_MAX_STACK;
-	size = sizeof(b->h) + nk * sizeof(__u64);
+	if (nk > PM_MAX_STACK || nu || nw > PM_OFF_WSTACK)
+		nk = nw = 0;
+	size = sizeof(b->h) + (nk + nw) * sizeof(__u64);
 	barrier_var(size);
-	if (size > sizeof(b->h) + PM_MAX_STACK * sizeof(__u64))
+	if (size > sizeof(b->h) + (PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(__u64))
 		size = sizeof(b->h);
 	bpf_probe_read_kernel(rec, size, b);
-	((struct pm_offcpu *)rec)->nr_kstack = (size - sizeof(b->h)) / sizeof(__u64);
+	if (size == sizeof(b->h)) {
+		((struct pm_offcpu *)rec)->nr_kstack = 0;
+		((struct pm_offcpu *)rec)->nr_wkstack = 0;
+		((struct pm_offcpu *)rec)->nr_wustack = 0;
+	}
 	((struct pm_offcpu *)rec)->nr_ustack = 0;
 	u = (struct pm_uregs *)(rec + size);
 	bpf_probe_read_kernel(u, sizeof(*u), &c->u);
@@ -347,6 +369,8 @@ static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t
 	b = off_build_rec(ot, t);
 	if (!b)
 		return false;
+	b->h.nr_wkstack = 0;   /* a sum names its first waker, not where it woke it */
+	b->h.nr_wustack = 0;
 	if (b->h.flags & PM_SF_UREGS) {
 		b->h.flags = 0;
 		c = bpf_task_storage_get(&off_copy, t, NULL, 0);
@@ -408,7 +432,8 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(off_waking, struct task_struct *p)
 {
 	struct off_task *ot = bpf_task_storage_get(&off_task, p, NULL, 0);
-	__u64 id;
+	__u64 id, nk, nu;
+	long n;
 
 	if (!ot || !ot->h.time || ot->h.waker_flags)
 		return 0;
@@ -423,5 +448,21 @@ int BPF_PROG(off_waking, struct task_struct *p)
 	ot->h.waker_tid = (__u32)id;
 	ot->h.waker_uid = task_owner_uid();
 	ot->h.waker_flags = PM_OFF_WAKER_TASK;
+	/* where it woke it: only for an interval written on its own (two walks, ~2 us) */
+	if (ot->woken - ot->h.time < offcpu_min_ns)
+		return 0;
+	/* from try_to_wake_up on: past this program's frame and bpf_trace_run1's */
+	n = bpf_get_stack(ctx, ot->wfr, PM_OFF_WSTACK / 2 * sizeof(__u64), 2 & BPF_F_SKIP_FIELD_MASK);
+	nk = n > 0 ? (__u64)n / sizeof(__u64) : 0;
+	if (nk > PM_OFF_WSTACK / 2)
+		nk = PM_OFF_WSTACK / 2;
+	ot->h.nr_wkstack = nk;
+	if (!ot->h.waker_pid)
+		return 0;   /* a task not traced: no user frames */
+	n = bpf_get_stack(ctx, &ot->wfr[nk], PM_OFF_WSTACK / 2 * sizeof(__u64), BPF_F_USER_STACK);
+	nu = n > 0 ? (__u64)n / sizeof(__u64) : 0;
+	if (nu > PM_OFF_WSTACK / 2)
+		nu = PM_OFF_WSTACK / 2;
+	ot->h.nr_wustack = nu;
 	return 0;
 }

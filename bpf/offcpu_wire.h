@@ -46,11 +46,13 @@ struct pm_offcpu {
 	__u32 flags;        /* PM_SF_UREGS: struct pm_uregs and the stack copy follow the frames */
 	__u32 nr_kstack;    /* frames in stack[0 .. nr_kstack) */
 	__u32 nr_ustack;    /* frames in stack[nr_kstack .. +nr_ustack) */
-	__u32 pad;
+	__u16 nr_wkstack;   /* the waker's kernel frames, after the user frames */
+	__u16 nr_wustack;   /* ... then its user frames (frame pointers) */
 	/*
-	 * followed by __u64 stack[nr_kstack + nr_ustack] (and, with
-	 * PM_SF_UREGS, struct pm_uregs and its stack bytes): no flexible
-	 * array, so BPF can embed the header in a slot with room for frames
+	 * followed by __u64 stack[nr_kstack + nr_ustack + nr_wkstack +
+	 * nr_wustack] (and, with PM_SF_UREGS, struct pm_uregs and its stack
+	 * bytes): no flexible array, so BPF can embed the header in a slot
+	 * with room for frames
 	 */
 };
 
@@ -61,6 +63,13 @@ struct pm_off_key {
 	__u32 nr_kstack, nr_ustack;
 	__u64 hash;         /* of the frames (dwarf: the kernel frames and user ip, sp) */
 };
+
+/*
+ * The waker's stack, taken in sched_waking when the interval is already
+ * MIN_NS long (so it will be written on its own): its kernel frames and its
+ * user frames, each at most PM_OFF_WSTACK / 2.
+ */
+#define PM_OFF_WSTACK   32
 
 /* the BPF side's figures (its .bss), read by user space */
 #define PM_OFF_AGG_MAX  4096    /* keys merged between two reads; past it: one record each */

@@ -74,7 +74,8 @@ static void emit(FILE *f, struct json_object *o)
 
 /*
  * "off_cpu": {"state":"S","blocked":true,"ns":N,"runqueue_ns":N,"count":N,
- * "end":NS,"waker":{"pid":P,"tid":T} | "interrupt" | "hidden" | null}
+ * "end":NS,"waker":{"pid":P,"tid":T,"stack":[where it woke it, leaf first]} |
+ * "interrupt" | "hidden" | null}
  */
 static void offcpu_json(struct json_object *o, const struct script_sample *s)
 {
@@ -94,9 +95,18 @@ static void offcpu_json(struct json_object *o, const struct script_sample *s)
 		if (off->waker_flags & PERFMARK_OFFCPU_WAKER_IRQ) {
 			w = json_object_new_string("interrupt");
 		} else if ((off->waker_flags & PERFMARK_OFFCPU_WAKER_TASK) && off->waker_tid) {
+			struct json_object *ws = json_object_new_array();
+
 			w = json_object_new_object();
 			add_int(w, "pid", off->waker_pid);
 			add_int(w, "tid", off->waker_tid);
+			for (size_t i = 0; ws && i < s->nwaker; i++)
+				json_object_array_add(ws, escape_json_object(s->waker[i].loc.name,
+									     strlen(s->waker[i].loc.name)));
+			if (w && ws)
+				json_object_object_add(w, "stack", ws);
+			else
+				json_object_put(ws);
 		} else if (off->waker_flags & PERFMARK_OFFCPU_WAKER_TASK) {
 			w = json_object_new_string("hidden");
 		}

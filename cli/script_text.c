@@ -120,7 +120,14 @@ static void text_sample(FILE *f, const struct script_sample *s)
 		put_sym(f, &s->chain[i].loc);
 		fputc('\n', f);
 	}
-	if (s->nchain)
+	/* an off-CPU sample's waker: where it was as it woke the thread, leaf first */
+	for (size_t i = 0; i < s->nwaker; i++) {
+		fputs(i ? " <- " : "\twoken at: ", f);
+		put_sym(f, &s->waker[i].loc);
+		if (i + 1 == s->nwaker)
+			fputc('\n', f);
+	}
+	if (s->nchain || s->nwaker)
 		fputc('\n', f);
 }
 

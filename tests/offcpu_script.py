@@ -5,7 +5,8 @@
 prints one JSON object per offcpu-time sample of the perf.data FILE (of the
 threads TID, when given): tid, time (ns), period, frames (symbols, leaf
 first), pid, and the payload of lib/format/offcpu_raw.h decoded (version, state,
-task_state, count, waker_flags, waker_pid, waker_tid, end, runq_ns).  It runs perf
+task_state, count, waker_flags, waker_pid, waker_tid, end, runq_ns,
+nr_waker_kstack, nr_waker_ustack, and waker_stack: the addresses).  It runs perf
 script twice: once for the stacks, once for the payload (perf prints them
 only apart), and pairs the two in order.
 """
@@ -55,7 +56,11 @@ def samples(path, tids=None):
         s.update(version=u16(0), state=u16(2), task_state=u32(4), count=u32(8),
                  waker_flags=u32(12), waker_pid=u32(16), waker_tid=u32(20),
                  end=int.from_bytes(b[24:32], "little"),
-                 runq_ns=int.from_bytes(b[32:40], "little"))
+                 runq_ns=int.from_bytes(b[32:40], "little"),
+                 nr_waker_kstack=u32(40) if len(b) >= 48 else 0,
+                 nr_waker_ustack=u32(44) if len(b) >= 48 else 0)
+        nw = min(s["nr_waker_kstack"] + s["nr_waker_ustack"], max(0, (len(b) - 48) // 8))
+        s["waker_stack"] = [int.from_bytes(b[48 + 8 * i:56 + 8 * i], "little") for i in range(nw)]
         del s["raw"], s["event"]
         if not tids or s["tid"] in tids:
             res.append(s)

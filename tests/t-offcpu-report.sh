@@ -80,7 +80,7 @@ assert total["pipe_reader"]["total_pct"] >= 90, total.get("pipe_reader")
 PY
 ok "report -e offcpu-time --range pipe: the time off CPU, by function"
 
-# script: off-CPU samples with their state and waker, in text and JSON
+# script: off-CPU samples with their state and waker (who, and where it was), in text and JSON
 "$PERFMARK" script -i "$T/w.data" --json >"$T/s.json" 2>"$T/s.err" || die "script --json failed" -- "$T/s.err"
 "$PERFMARK" script -i "$T/w.data" >"$T/s.txt" 2>>"$T/s.err" || die "script failed" -- "$T/s.err"
 python3 - "$T/s.json" "$T/w.out" <<'PY' || die "script's off-CPU samples are wrong" -- "$T/s.err"
@@ -99,6 +99,14 @@ for r in pipe:
     assert o["state"] == "S" and o["count"] == 1 and o["ns"] == r["period"], r
     assert o["end"] >= r["time"] + o["ns"] - 1000 and 0 <= o["runqueue_ns"] <= o["ns"], r
     assert isinstance(o["waker"], dict) and o["waker"]["tid"] != main_tid, r
+    # where the writer was as it woke the reader: writing the pipe
+    assert any("pipe_write" in f for f in o["waker"]["stack"]) and \
+        any("write" in f for f in o["waker"]["stack"][o["waker"]["stack"].index("entry_SYSCALL_64_after_hwframe") + 1:]), r
+lock = [r for r in off if r["tid"] == main_tid and "lock_waiter" in r["callchain"] and r["off_cpu"]["blocked"]
+        and r["off_cpu"]["ns"] > 5e6]
+assert lock and all(any("futex_wake" in f for f in r["off_cpu"]["waker"]["stack"]) and
+                    any("lll_lock_wake" in f or "mutex_unlock" in f for f in r["off_cpu"]["waker"]["stack"])
+                    for r in lock), lock[:1]
 sleep = [r for r in off if r["tid"] == main_tid and "sleep_waiter" in r["callchain"]
          and r["off_cpu"]["ns"] > 5e6]
 assert sleep and all(r["off_cpu"]["waker"] == "interrupt" for r in sleep), sleep[:1]
@@ -108,4 +116,6 @@ PY
 grep -E 'offcpu-time: .* read off-cpu S [0-9]+ ns( \(runqueue [0-9]+ ns\))? woken by [0-9]+/[0-9]+$' "$T/s.txt" >/dev/null ||
 	die "script's text has no off-cpu state and waker" -- "$T/s.txt"
 grep -Eq 'off-cpu S [0-9]+ ns.* woken by an interrupt$' "$T/s.txt" || die "no interrupt waker in the text" -- "$T/s.txt"
-ok "script and script --json: off-CPU samples with their state, time away and waker"
+grep -Eq $'^\twoken at: .*pipe_write <- .* <- entry_SYSCALL_64_after_hwframe <- .*write' "$T/s.txt" ||
+	die "no waker stack in the text" -- "$T/s.txt"
+ok "script and script --json: off-CPU samples with their state, time away, waker and where it woke them"

@@ -3,9 +3,11 @@
 # system-wide --off-cpu session in perfmarkd, so does root.  A member's
 # process blocks on a FIFO that a root process then opens and writes.  The
 # member's snapshot holds that wait, but does not name root's process as
-# its waker (waker_flags says a task did, its pid and tid are 0), holds no
+# its waker (waker_flags says a task did, its pid and tid are 0, nor where
+# it was: no waker stack), holds no
 # off-CPU sample of root's processes, and no kernel frame unless the
-# machine shows kernel addresses to users; root's session names the waker.
+# machine shows kernel addresses to users; root's session names the waker
+# and its stack.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 . "$(dirname "$0")/users-lib.sh"
@@ -58,6 +60,7 @@ assert mine, "the member's session lacks its reader's wait"
 w = max(mine, key=lambda s: s["period"])
 print("member sees", w["frames"][:4], "waker", w["waker_flags"], w["waker_pid"], w["waker_tid"])
 assert w["waker_flags"] == 1 and w["waker_pid"] == 0 and w["waker_tid"] == 0, w
+assert not w["waker_stack"] and w["nr_waker_kstack"] == w["nr_waker_ustack"] == 0, ("root's stack shown", w)
 # no kernel frames where users see no kernel addresses
 paranoid = int(open("/proc/sys/kernel/perf_event_paranoid").read())
 kptr = int(open("/proc/sys/kernel/kptr_restrict").read())
@@ -69,8 +72,9 @@ if paranoid > 1 or kptr:
 theirs = [s for s, p in zip(ro, ro_pids) if p == rpid and s["state"] == 2 and s["period"] > 200e6]
 assert theirs, "root's session lacks the reader's wait"
 w = max(theirs, key=lambda s: s["period"])
-print("root sees waker", w["waker_flags"], w["waker_pid"], w["waker_tid"])
+print("root sees waker", w["waker_flags"], w["waker_pid"], w["waker_tid"], "at", len(w["waker_stack"]), "frames")
 assert w["waker_flags"] == 1 and w["waker_pid"] == wpid, (w, wpid)
+assert w["nr_waker_kstack"] > 0 and len(w["waker_stack"]) == w["nr_waker_kstack"] + w["nr_waker_ustack"], w
 PY
 	die "off-CPU samples crossed users" -- "$T/pmd.log"
 ok "a member's --off-cpu session: their own waits only, another user's waker not named, no kernel frames hidden from users"

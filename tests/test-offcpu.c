@@ -3,7 +3,8 @@
  * Unit tests of lib/format/offcpu.c, the one reader of offcpu-time's
  * payload (lib/format/offcpu_raw.h): the fields as the recorder writes
  * them (perf pads the RAW field, so a longer one reads), a field too short
- * or missing, a later version, a sum's count, and the state letters.
+ * or missing, a later version, a sum's count, the state letters, and the
+ * waker's stack (absent from the first files, bounded by the field).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -57,7 +58,7 @@ static void test_malformed(void **state)
 	assert_int_equal(o.count, 1);
 	offcpu__decode(&o, &r, 1);
 	assert_int_equal(o.state, OFFCPU_MALFORMED);
-	offcpu__decode(&o, &r, sizeof(r) - 1);
+	offcpu__decode(&o, &r, PERFMARK_OFFCPU_RAW_V1_SIZE - 1);
 	assert_int_equal(o.state, OFFCPU_MALFORMED);
 	assert_int_equal(o.count, 1);
 	assert_string_equal(offcpu__state_letter(&o), "?");
@@ -88,12 +89,52 @@ static void test_states(void **state)
 	}
 }
 
+/* the waker's frames: read as the field holds them, never past it */
+static void test_waker_stack(void **state)
+{
+	struct perfmark_offcpu_raw r = raw(PERFMARK_OFFCPU_BLOCKED, 1, 1);
+	uint64_t ips[3] = { 0xffffffff81000010ull, 0x401234, 0x401500 };
+	uint8_t buf[sizeof(r) + sizeof(ips) + 4] = { 0 };
+	struct offcpu o;
+
+	(void)state;
+	/* a first file of version 1: the fields up to runq_ns, padded, no stack */
+	memcpy(buf, &r, PERFMARK_OFFCPU_RAW_V1_SIZE);
+	offcpu__decode(&o, buf, PERFMARK_OFFCPU_RAW_V1_SIZE + 4);
+	assert_int_equal(o.state, OFFCPU_OK);
+	assert_int_equal(o.runq_ns, 4242);
+	assert_int_equal(o.nr_waker_kstack + o.nr_waker_ustack, 0);
+	assert_int_equal(offcpu__waker_ip(&o, 0), 0);
+	/* one kernel frame, two user frames, unaligned after the fields */
+	r.nr_waker_kstack = 1;
+	r.nr_waker_ustack = 2;
+	memcpy(buf, &r, sizeof(r));
+	memcpy(buf + sizeof(r), ips, sizeof(ips));
+	offcpu__decode(&o, buf, sizeof(buf));
+	assert_int_equal(o.nr_waker_kstack, 1);
+	assert_int_equal(o.nr_waker_ustack, 2);
+	for (uint32_t i = 0; i < 3; i++)
+		assert_true(offcpu__waker_ip(&o, i) == ips[i]);
+	assert_int_equal(offcpu__waker_ip(&o, 3), 0);
+	/* counts past the field, or past what a writer puts: no stack, the rest read */
+	offcpu__decode(&o, buf, sizeof(r) + 2 * sizeof(uint64_t));
+	assert_int_equal(o.state, OFFCPU_OK);
+	assert_int_equal(o.nr_waker_kstack + o.nr_waker_ustack, 0);
+	r.nr_waker_kstack = 1;
+	r.nr_waker_ustack = UINT32_MAX;     /* would wrap a sum of the two */
+	memcpy(buf, &r, sizeof(r));
+	offcpu__decode(&o, buf, sizeof(buf));
+	assert_int_equal(o.nr_waker_kstack + o.nr_waker_ustack, 0);
+	assert_int_equal(o.waker_tid, 11);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_decode),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_states),
+		cmocka_unit_test(test_waker_stack),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

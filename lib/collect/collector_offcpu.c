@@ -23,7 +23,7 @@
 
 /* entries taken from the map per system call */
 #define OFF_BATCH 128
-#define OFF_SLOT  (sizeof(struct pm_offcpu) + 2 * PM_MAX_STACK * sizeof(uint64_t))
+#define OFF_SLOT  (sizeof(struct pm_offcpu) + (2 * PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(uint64_t))
 
 /*
  * The distance from a CPU's runqueue to its preempt count: both per-CPU
@@ -142,7 +142,8 @@ void collector_offcpu_drain(struct collector *c)
 			n = 0;      /* ENOSPC: a bucket holds more than a batch; the next read */
 		for (i = 0; i < n && i < OFF_BATCH; i++) {
 			const struct pm_offcpu *o = (const void *)((char *)c->off_vals + i * OFF_SLOT);
-			size_t len = sizeof(*o) + ((size_t)o->nr_kstack + o->nr_ustack) * sizeof(uint64_t);
+			size_t len = sizeof(*o) + ((size_t)o->nr_kstack + o->nr_ustack +
+						   o->nr_wkstack + o->nr_wustack) * sizeof(uint64_t);
 
 			if (o->rec_type != PM_REC_OFFCPU || len > OFF_SLOT)
 				continue;

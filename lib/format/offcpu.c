@@ -31,11 +31,12 @@ void offcpu__decode(struct offcpu *o, const void *raw, size_t raw_size)
 		o->state = OFFCPU_VERSION;
 		return;
 	}
-	if (raw_size < sizeof(r)) {
+	if (raw_size < PERFMARK_OFFCPU_RAW_V1_SIZE) {
 		o->state = OFFCPU_MALFORMED;
 		return;
 	}
-	memcpy(&r, raw, sizeof(r));
+	memset(&r, 0, sizeof(r));
+	memcpy(&r, raw, raw_size < sizeof(r) ? raw_size : sizeof(r));
 	o->state = OFFCPU_OK;
 	o->runnable = r.state == PERFMARK_OFFCPU_RUNNABLE;
 	o->task_state = r.task_state;
@@ -45,6 +46,24 @@ void offcpu__decode(struct offcpu *o, const void *raw, size_t raw_size)
 	o->waker_tid = r.waker_tid;
 	o->end = r.end;
 	o->runq_ns = r.runq_ns;
+	/* the waker's frames: as many as the payload holds, at most what a writer puts */
+	if (raw_size >= sizeof(r) && r.nr_waker_kstack <= PERFMARK_OFFCPU_WAKER_MAX &&
+	    r.nr_waker_ustack <= PERFMARK_OFFCPU_WAKER_MAX - r.nr_waker_kstack &&
+	    (size_t)(r.nr_waker_kstack + r.nr_waker_ustack) * sizeof(uint64_t) <= raw_size - sizeof(r)) {
+		o->nr_waker_kstack = r.nr_waker_kstack;
+		o->nr_waker_ustack = r.nr_waker_ustack;
+		o->waker_stack = (const unsigned char *)raw + sizeof(r);
+	}
+}
+
+uint64_t offcpu__waker_ip(const struct offcpu *o, uint32_t i)
+{
+	uint64_t ip;
+
+	if (!o->waker_stack || i >= o->nr_waker_kstack + o->nr_waker_ustack)
+		return 0;
+	memcpy(&ip, o->waker_stack + (size_t)i * sizeof(ip), sizeof(ip));
+	return ip;
 }
 
 const char *offcpu__state_letter(const struct offcpu *o)

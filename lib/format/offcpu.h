@@ -34,12 +34,17 @@ struct offcpu {
 	uint64_t end;           /* when it ran again (a sum: the last time) */
 	uint64_t runq_ns;       /* of the period, waiting for a CPU (at most the period
 				 * when the reader checks it against the sample's) */
+	/* where the waker was: kernel frames, then user frames (offcpu__waker_ip) */
+	uint32_t nr_waker_kstack, nr_waker_ustack;
+	const unsigned char *waker_stack;   /* in the payload, unaligned */
 };
 
 /* Is name the off-CPU event (offcpu-time)? */
 bool offcpu__event(const char *name);
 /* Decode the RAW field of an offcpu-time sample (raw may be NULL). */
 void offcpu__decode(struct offcpu *o, const void *raw, size_t raw_size);
+/* The waker's frame i (< nr_waker_kstack + nr_waker_ustack), leaf first. */
+uint64_t offcpu__waker_ip(const struct offcpu *o, uint32_t i);
 /*
  * The state as ps and perf sched print it: "R" waited for a CPU, "S"
  * interruptible sleep, "D" uninterruptible, "I" idle, "T" stopped, "t"

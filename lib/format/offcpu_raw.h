@@ -18,7 +18,13 @@
  *   u64 runq_ns      (of the period, the ns it was runnable, waiting for a CPU:
  *                     all of it when it was preempted, from its wakeup on when
  *                     it blocked; summed: the sum.  The rest it was blocked.)
+ *   u32 nr_waker_kstack, nr_waker_ustack   (the waker's frames that follow)
+ *   u64 waker_stack[nr_waker_kstack + nr_waker_ustack]   (where the waker was
+ *                     as it woke the thread, leaf first: its kernel frames,
+ *                     then its user frames; none for a sum, an interrupt, a
+ *                     task not named, or what the session may not show)
  *
+ * The first files of version 1 end at runq_ns: no waker stack.
  * Readers skip a version they do not know; fields are only ever added at the end.
  */
 #ifndef PERFMARK_OFFCPU_RAW_H
@@ -44,6 +50,11 @@ struct perfmark_offcpu_raw {
 	uint32_t waker_pid, waker_tid;
 	uint64_t end;
 	uint64_t runq_ns;
+	uint32_t nr_waker_kstack, nr_waker_ustack;
+	/* followed by uint64_t waker_stack[], unaligned in a perf.data */
 };
+
+#define PERFMARK_OFFCPU_RAW_V1_SIZE 40   /* up to runq_ns */
+#define PERFMARK_OFFCPU_WAKER_MAX   32   /* waker frames a writer puts, at most */
 
 #endif

@@ -15,6 +15,7 @@
 #include "perfdata.h"
 #include "session-int.h"
 
+_Static_assert(PM_OFF_WSTACK <= PERFMARK_OFFCPU_WAKER_MAX, "the waker's frames must fit the payload");
 _Static_assert(PM_OFF_RUNNABLE == PERFMARK_OFFCPU_RUNNABLE && PM_OFF_BLOCKED == PERFMARK_OFFCPU_BLOCKED &&
 	       PM_OFF_WAKER_TASK == PERFMARK_OFFCPU_WAKER_TASK &&
 	       PM_OFF_WAKER_IRQ == PERFMARK_OFFCPU_WAKER_IRQ,
@@ -23,7 +24,8 @@ _Static_assert(PM_OFF_RUNNABLE == PERFMARK_OFFCPU_RUNNABLE && PM_OFF_BLOCKED == 
 /* dwarf: the registers and stack bytes after the kernel frames */
 static void off_dwarf(const struct pm_offcpu *o, size_t size, struct perfdata_sample *ds)
 {
-	size_t off = sizeof(*o) + (size_t)(o->nr_kstack + o->nr_ustack) * sizeof(uint64_t);
+	size_t off = sizeof(*o) + (size_t)(o->nr_kstack + o->nr_ustack + o->nr_wkstack +
+					   o->nr_wustack) * sizeof(uint64_t);
 	const struct pm_uregs *u = (const void *)((const char *)o + off);
 
 	if (!(o->flags & PM_SF_UREGS) || size < off + sizeof(*u) || !u->abi ||
@@ -42,14 +44,16 @@ int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size)
 {
 	const uint64_t *st = (const uint64_t *)(o + 1);
 	uint64_t *ips = (uint64_t *)s->chain_buf;
+	uint64_t rawbuf[(sizeof(struct perfmark_offcpu_raw) + 7) / 8 + PERFMARK_OFFCPU_WAKER_MAX];
 	struct perfmark_offcpu_raw raw = { 0 };
 	struct perfdata_sample ds = { 0 };
 	uint32_t nk = o->nr_kstack, nu = o->nr_ustack, n = 0, i;
+	uint32_t nwk = o->nr_wkstack, nwu = o->nr_wustack, nw = 0;
 	size_t len;
 	void *rec;
 
-	if (size < sizeof(*o) || nk > PM_MAX_STACK || nu > PM_MAX_STACK ||
-	    size < sizeof(*o) + (size_t)(nk + nu) * sizeof(uint64_t) || !o->count ||
+	if (size < sizeof(*o) || nk > PM_MAX_STACK || nu > PM_MAX_STACK || nwk + nwu > PM_OFF_WSTACK ||
+	    size < sizeof(*o) + (size_t)(nk + nu + nwk + nwu) * sizeof(uint64_t) || !o->count ||
 	    (o->state != PM_OFF_RUNNABLE && o->state != PM_OFF_BLOCKED))
 		return 0;
 	ds.id = ID_OFFCPU;
@@ -89,18 +93,28 @@ int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size)
 	raw.count = o->count;
 	raw.end = o->end;
 	raw.runq_ns = o->runq <= o->period ? o->runq : o->period;
-	/* another user's task is not named to a session limited to one user */
+	/*
+	 * another user's task is not named to a session limited to one user,
+	 * nor where it was; the waker's kernel frames only where the thread's are shown
+	 */
 	if (o->waker_flags & PM_OFF_WAKER_TASK) {
 		raw.waker_flags = PERFMARK_OFFCPU_WAKER_TASK;
 		if (s->o.uid_filter == (uint32_t)-1 || o->waker_uid == s->o.uid_filter) {
 			raw.waker_pid = o->waker_pid;
 			raw.waker_tid = o->waker_tid;
+			raw.nr_waker_kstack = s->kernel_ok ? nwk : 0;
+			raw.nr_waker_ustack = o->waker_pid ? nwu : 0;
 		}
 	} else if (o->waker_flags & PM_OFF_WAKER_IRQ) {
 		raw.waker_flags = PERFMARK_OFFCPU_WAKER_IRQ;
 	}
-	ds.raw = &raw;
-	ds.raw_size = sizeof(raw);
+	memcpy(rawbuf, &raw, sizeof(raw));
+	for (i = 0; i < raw.nr_waker_kstack; i++)
+		memcpy((char *)rawbuf + sizeof(raw) + 8 * nw++, &st[nk + nu + i], 8);
+	for (i = 0; i < raw.nr_waker_ustack; i++)
+		memcpy((char *)rawbuf + sizeof(raw) + 8 * nw++, &st[nk + nu + nwk + i], 8);
+	ds.raw = rawbuf;
+	ds.raw_size = (uint32_t)(sizeof(raw) + 8 * nw);
 	len = perfdata_sample_size(s->off_sample_type, &ds);
 	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
 		ds.stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
