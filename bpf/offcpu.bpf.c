@@ -10,7 +10,8 @@
  *   off_waking  sched_waking: who woke a noted thread (a task, or an
  *               interrupt), kept with it until it runs; and where: the
  *               waker's kernel and user stack (frame pointers), when the
- *               interval is MIN_NS long already, so will be written alone.
+ *               interval is MIN_NS long already, so will be written alone,
+ *               and 100 us (PM_OFF_WAKER_MIN_NS).
  *
  * User stacks are taken as the thread goes off, as the sample program
  * takes them (the recording's --call-graph mode; frame pointers without
@@ -448,8 +449,8 @@ int BPF_PROG(off_waking, struct task_struct *p)
 	ot->h.waker_tid = (__u32)id;
 	ot->h.waker_uid = task_owner_uid();
 	ot->h.waker_flags = PM_OFF_WAKER_TASK;
-	/* where it woke it: only for an interval written on its own (two walks, ~2 us) */
-	if (ot->woken - ot->h.time < offcpu_min_ns)
+	/* where it woke it: only for a wait written on its own, and long (two walks, ~2 us) */
+	if (ot->woken - ot->h.time < offcpu_min_ns || ot->woken - ot->h.time < PM_OFF_WAKER_MIN_NS)
 		return 0;
 	/* from try_to_wake_up on: past this program's frame and bpf_trace_run1's */
 	n = bpf_get_stack(ctx, ot->wfr, PM_OFF_WSTACK / 2 * sizeof(__u64), 2 & BPF_F_SKIP_FIELD_MASK);

@@ -66,10 +66,13 @@ struct pm_off_key {
 
 /*
  * The waker's stack, taken in sched_waking when the interval is already
- * MIN_NS long (so it will be written on its own): its kernel frames and its
- * user frames, each at most PM_OFF_WSTACK / 2.
+ * MIN_NS long (so it will be written on its own) and PM_OFF_WAKER_MIN_NS
+ * (so that --off-cpu=0 on a switch-heavy program does not walk two more
+ * stacks per switch for waits too short to ask who ended them): its kernel
+ * frames and its user frames, each at most PM_OFF_WSTACK / 2.
  */
 #define PM_OFF_WSTACK   32
+#define PM_OFF_WAKER_MIN_NS 100000
 
 /* the BPF side's figures (its .bss), read by user space */
 #define PM_OFF_AGG_MAX  4096    /* keys merged between two reads; past it: one record each */
