@@ -203,39 +203,6 @@ static void test_recspec_json(void **state)
 	assert_false(back.off_cpu);
 }
 
-/* --off-cpu=MIN_NS: ns, or with a unit; 0 sums nothing; at most 10 s */
-static void test_recspec_off_cpu(void **state)
-{
-	static const struct { const char *in; uint64_t ns; } good[] = {
-		{ "0", 0 }, { "1", 1 }, { "250000", 250000 }, { "250us", 250000 }, { "1ms", 1000000 },
-		{ "2s", 2000000000ull }, { "10s", 10000000000ull }, { "7ns", 7 },
-	};
-	static const char *bad[] = { "", "ms", "1m", "1.5ms", "-1", "11s", "10000000001",
-				     "1 ms", "18446744073709551616", "1MS" };
-	struct recspec r;
-	char err[256];
-	size_t i;
-
-	(void)state;
-	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
-		recspec_init(&r);
-		assert_int_equal(recspec_parse_off_cpu(good[i].in, &r, err, sizeof(err)), 0);
-		assert_true(r.off_cpu);
-		assert_int_equal(r.off_cpu_min_ns, good[i].ns);
-		assert_int_equal(recspec_validate(&r, err, sizeof(err)), 0);
-	}
-	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		recspec_init(&r);
-		err[0] = '\0';
-		if (recspec_parse_off_cpu(bad[i], &r, err, sizeof(err)) != -EINVAL || !err[0])
-			fail_msg("not refused: '%s'", bad[i]);
-		assert_false(r.off_cpu);
-	}
-	recspec_init(&r);
-	r.off_cpu_min_ns = RECSPEC_OFFCPU_MIN_MAX + 1;
-	assert_int_equal(recspec_validate(&r, err, sizeof(err)), -EINVAL);
-}
-
 static void test_recspec_json_errors(void **state)
 {
 	static const char *bad[] = {
@@ -800,7 +767,6 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys),
 		cmocka_unit_test(test_unknown_keys_trusted),
 		cmocka_unit_test(test_sparse_request),
-		cmocka_unit_test(test_recspec_off_cpu),
 		cmocka_unit_test(test_proto_commands),
 		cmocka_unit_test(test_keep_opts),
 		cmocka_unit_test(test_sessdef_count),

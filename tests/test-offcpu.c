@@ -4,17 +4,20 @@
  * payload (lib/format/offcpu_raw.h): the fields as the recorder writes
  * them (perf pads the RAW field, so a longer one reads), a field too short
  * or missing, a later version, a sum's count, the state letters, and the
- * waker's stack (absent from the first files, bounded by the field).
+ * waker's stack (absent from the first files, bounded by the field); and
+ * --off-cpu[=MIN_NS] as record and session create parse it.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
 #include "offcpu.h"
+#include "recspec.h"
 
 static struct perfmark_offcpu_raw raw(uint16_t state, uint32_t task_state, uint32_t count)
 {
@@ -128,6 +131,39 @@ static void test_waker_stack(void **state)
 	assert_int_equal(o.waker_tid, 11);
 }
 
+/* --off-cpu=MIN_NS: ns, or with a unit; 0 sums nothing; at most 10 s */
+static void test_recspec_off_cpu(void **state)
+{
+	static const struct { const char *in; uint64_t ns; } good[] = {
+		{ "0", 0 }, { "1", 1 }, { "250000", 250000 }, { "250us", 250000 }, { "1ms", 1000000 },
+		{ "2s", 2000000000ull }, { "10s", 10000000000ull }, { "7ns", 7 },
+	};
+	static const char *bad[] = { "", "ms", "1m", "1.5ms", "-1", "11s", "10000000001",
+				     "1 ms", "18446744073709551616", "1MS" };
+	struct recspec r;
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		recspec_init(&r);
+		assert_int_equal(recspec_parse_off_cpu(good[i].in, &r, err, sizeof(err)), 0);
+		assert_true(r.off_cpu);
+		assert_int_equal(r.off_cpu_min_ns, good[i].ns);
+		assert_int_equal(recspec_validate(&r, err, sizeof(err)), 0);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		recspec_init(&r);
+		err[0] = '\0';
+		if (recspec_parse_off_cpu(bad[i], &r, err, sizeof(err)) != -EINVAL || !err[0])
+			fail_msg("not refused: '%s'", bad[i]);
+		assert_false(r.off_cpu);
+	}
+	recspec_init(&r);
+	r.off_cpu_min_ns = RECSPEC_OFFCPU_MIN_MAX + 1;
+	assert_int_equal(recspec_validate(&r, err, sizeof(err)), -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -135,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_states),
 		cmocka_unit_test(test_waker_stack),
+		cmocka_unit_test(test_recspec_off_cpu),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
