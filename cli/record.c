@@ -378,6 +378,17 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 			"(the process had gone, its owner unknown), %llu refused (not plainly one "
 			"user's, or not a safe file) ]\n", (unsigned long long)st->jit_lines,
 			(unsigned long long)st->jit_missed, (unsigned long long)st->jit_refused);
+	if (r->verbose && st->markers) {
+		char line[512];
+
+		collector_lanes_text(st->fast_markers, st->trap_markers, line, sizeof(line));
+		fprintf(stderr, "[ perfmark record: %s ]\n", line);
+	}
+	/* the sampling program's own cost, as the kernel measures it (bpf_stats on) */
+	if (r->verbose && st->sampler_runs)
+		fprintf(stderr, "[ perfmark record: sampler: %llu runs, %.0f ns a run (kernel.bpf_stats_enabled; "
+			"every CPU's samples, the filtered ones too) ]\n", (unsigned long long)st->sampler_runs,
+			(double)st->sampler_ns / st->sampler_runs);
 	if (r->verbose && st->unwind.cap) {
 		char line[1024];
 

@@ -135,11 +135,22 @@ static bool sideband_wanted(struct session *s, const struct perf_event_header *h
 			/*
 			 * The parent may be a child whose own FORK sits in a
 			 * buffer not read yet (a grandchild forked on another
-			 * CPU): looked at again once every buffer is read.
+			 * CPU): looked at again once every buffer is read.  A
+			 * parent known to be none of ours has no child of ours:
+			 * so a busy machine's processes cost one look each
+			 * parent, not one each child.
 			 */
-			if (!s->rechecking)
-				hold(s, h);
-			return false;
+			if (!s->rechecking) {
+				if (pidset_has(&s->not_ours, body[1]))
+					pidset_add(&s->not_ours, body[0]);
+				else
+					hold(s, h);
+				return false;
+			}
+			if (!child_of_target(s, body[1])) {
+				pidset_add(&s->not_ours, body[0]);
+				return false;
+			}
 		}
 		pidset_add(&s->pids, body[0]);
 		return true;
@@ -228,6 +239,16 @@ static bool child_of_target(struct session *s, uint32_t pid)
 
 	if (pidset_has(&s->not_ours, pid))
 		return false;
+	/*
+	 * Not in the BPF target set (its fork tracepoint puts a target's
+	 * child there before it runs): some other process of the machine.
+	 * One map lookup, not a read of /proc for every process a busy
+	 * machine starts; /proc then tells which session's child it is.
+	 */
+	if (s->c && !collector__maybe_target(s->c, pid)) {
+		pidset_add(&s->not_ours, pid);
+		return false;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -363,6 +384,9 @@ static int session_join(struct session *s, char *err, size_t errlen)
 
 	ev = collector__events(s->c, &s->nr_ev);
 	memcpy(s->ev, ev, s->nr_ev * sizeof(s->ev[0]));
+	s->fixed_period = session_fixed_period(s);
+	if (s->fixed_period)
+		s->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	e = collector__subscribe(s->c, &s->sub);
 	if (e) {
 		snprintf(err, errlen, "too many sessions on the same events");
@@ -386,13 +410,17 @@ int session__new(struct session **out, const struct session_opts *opts,
 	s = e ? NULL : session_alloc(opts);
 	if (!s)
 		return e ? e : -ENOMEM;
-	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
+	e = collector__get(&s->c, &opts->spec, opts->pin_dir || opts->pinnable, opts->notice,
+			   opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
 	/* drops counted before this session existed are not its own */
 	collector__lost(s->c, &ls, &lm);
 	s->lost_samples_seen = ls;
 	s->lost_markers_seen = lm;
+	/* nor its counts: a collector kept from an earlier recording, or shared */
+	collector__marker_stats(s->c, &s->ms0);
+	collector__sampler_stats(s->c, &s->runs0, &s->run_ns0);
 	e = session_join(s, err, errlen);
 	if (e)
 		goto fail;
@@ -683,10 +711,16 @@ void session__stats(const struct session *s, struct session_stats *st)
 		collector__offcpu_stats(s->c, &os);
 		st->offcpu_lost = os.lost;
 		collector__marker_stats(s->c, &ms);
-		st->jit_lines = ms.jit_lines;
-		st->jit_missed = ms.jit_missed;
-		st->jit_refused = ms.jit_refused;
-		st->fl_corrupt = ms.fl_corrupt;
+		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
+		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;
+		st->jit_refused = ms.jit_refused - s->ms0.jit_refused;
+		st->fl_corrupt = ms.fl_corrupt - s->ms0.fl_corrupt;
+		st->fast_markers = ms.fast - s->ms0.fast;
+		for (size_t i = 0; i < COLLECTOR_TRAP_WHYS; i++)
+			st->trap_markers[i] = ms.trap[i] - s->ms0.trap[i];
+		collector__sampler_stats(s->c, &st->sampler_runs, &st->sampler_ns);
+		st->sampler_runs -= s->runs0;
+		st->sampler_ns -= s->run_ns0;
 	}
 }
 
