@@ -112,8 +112,8 @@ static void open_stopped_ring(struct dsess *d)
 /* The sink of d for the events s writes: a ring, or files in d's directory. */
 static int make_sink(struct dsess *d, const struct session *s, char *err, size_t errlen)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
+	struct perfdata_event evs[SESSION_MAX_EVENTS + SESSDEF_MAX_COUNT];
+	uint64_t ids[SESSION_MAX_EVENTS + SESSDEF_MAX_COUNT];
 	struct sink_opts ko = { 0 };
 	size_t n;
 	struct sink_recovery rec;
@@ -124,7 +124,7 @@ static int make_sink(struct dsess *d, const struct session *s, char *err, size_t
 	sink__free(d->sink);
 	d->sink = NULL;
 	ko.events = evs;
-	n = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	n = session__events(s, evs, ids, SESSION_MAX_EVENTS);
 	ko.nr_events = n + counts__events(d, evs + n, ids + n, SESSDEF_MAX_COUNT);
 	d->count_attrs = ko.nr_events > n;
 	ko.zstd_level = d->def.spec.zstd_level;

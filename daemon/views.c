@@ -58,6 +58,12 @@ struct json_object *session_info(const struct dsess *d)
 	/* arrived after the window had passed their time (written with it) */
 	add_u64(o, "late", d->run.st.late);
 	add_u64(o, "late_unordered", d->run.st.late_unordered);
+	if (d->def.spec.off_cpu) {   /* off-CPU samples, those summing shorter intervals, intervals lost */
+		add_u64(o, "offcpu", d->run.st.offcpu);
+		add_u64(o, "offcpu_sums", d->run.st.offcpu_sums);
+		add_u64(o, "offcpu_summed", d->run.st.offcpu_summed);
+		add_u64(o, "offcpu_lost", d->run.st.offcpu_lost);
+	}
 	/* written before their reorder delay (the window was at its cap); its memory now */
 	add_u64(o, "overflow", d->run.st.overflow);
 	add_u64(o, "window_bytes", d->run.st.window_bytes);
@@ -94,6 +100,12 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "lost_markers", st->lost_markers);
 	add_u64(x, "bytes", st->bytes);
 	add_u64(x, "raw_bytes", st->raw_bytes);
+	if (st->offcpu || st->offcpu_lost) {
+		add_u64(x, "offcpu", st->offcpu);
+		add_u64(x, "offcpu_sums", st->offcpu_sums);
+		add_u64(x, "offcpu_summed", st->offcpu_summed);
+		add_u64(x, "offcpu_lost", st->offcpu_lost);
+	}
 	add_u64(x, "late", st->late);
 	add_u64(x, "late_unordered", st->late_unordered);
 	add_u64(x, "overflow", st->overflow);

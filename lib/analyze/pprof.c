@@ -4,14 +4,17 @@
  * as go tool pprof, Pyroscope and Parca read it: `export --format pprof`
  * and perfmarkd's GET /debug/pprof/profile, one writer for both.
  *
- *   sample types   samples/count and cpu/nanoseconds (the default)
+ *   sample types   samples/count and cpu/nanoseconds (the default); with
+ *                  off-CPU time in the recording, off_cpu/nanoseconds too
+ *                  (its samples labelled "state": R, S, D, ...); of
+ *                  -e offcpu-time, samples/count and off_cpu/nanoseconds
  *   mappings       one per file seen (has_functions: frames come named)
  *   locations      one per frame (function in a file), at its first address
  *   functions      one per name
  *   samples        one per (call stack, enclosing ranges); labels:
  *                  "range" for every range the samples were inside (innermost
  *                  first), so `-tagfocus range=render` keeps them; "comm";
- *                  "pid" (a number).
+ *                  "pid" (a number); "state" on off-CPU time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +22,7 @@
 #include <zlib.h>
 
 #include "grow.h"
+#include "offcpu.h"
 #include "pprof.h"
 #include "profile.pb-c.h"
 
@@ -35,7 +39,6 @@ typedef Perftools__Profiles__ValueType PbValueType;
 
 struct pb {
 	const struct profile *p;
-	uint64_t since;             /* samples before it are left out */
 	PbProfile prof;
 	struct idmap str_ids;       /* profile string id + 1 -> pprof string index */
 	char **strs;
@@ -45,6 +48,11 @@ struct pb {
 	size_t nchains;
 	bool clock_ns;              /* the period is nanoseconds (cpu-clock, task-clock) */
 	uint64_t ns_per_sample;     /* else: 1e9 / frequency, or 0 */
+	size_t nvalues;             /* 2, or 3 with off_cpu beside cpu */
+	int64_t k_range, k_comm, k_state, k_pid;
+	struct idmap chpid;         /* range chain << 32 | pid -> a number (< 2^24) */
+	uint64_t since;             /* samples before it are left out */
+	int64_t state_sid[8];       /* the string of each state letter, once (0: not yet) */
 };
 
 /* pprof string index of s (0 is ""). */
@@ -200,96 +208,142 @@ out:
 	return err;
 }
 
-/* One pprof sample per (node, range chain), its values summed. */
-static int pb_samples(struct pb *b)
+/* The string index of an off-CPU state letter (offcpu__state_letter's). */
+static int64_t state_sid(struct pb *b, char c)
 {
-	size_t ns, nn, nf, nr, nt;
-	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	static const char *const letters[] = { "R", "S", "D", "I", "T", "t", "?" };
+	size_t i;
+
+	for (i = 0; i < 6 && letters[i][0] != c; i++)
+		;
+	if (!b->state_sid[i])
+		b->state_sid[i] = pb_str(b, letters[i]);
+	return b->state_sid[i];
+}
+
+/*
+ * The pprof sample of (node, range chain[, off-CPU state]), made at its
+ * first use: stack, labels and values in one block.  NULL: out of memory.
+ */
+static PbSample *pb_sample(struct pb *b, struct idmap *ids, uint32_t node, uint32_t range,
+			   char state, uint32_t pid)
+{
+	size_t nn, nf, nr, depth = 0, nl = 0;
 	const struct profile_node *nodes = profile__nodes(b->p, &nn);
 	const struct profile_frame *fv = profile__frames(b->p, &nf);
 	const struct profile_range *rv = profile__ranges(b->p, &nr);
+	uint32_t ch = range == PROFILE_NONE ? 0 : b->chain[range] + 1;
+	uint64_t cp = (uint64_t)ch << 32 | pid, key;
+	uint32_t cpid = idmap__get(&b->chpid, cp), at;
+	PbProfile *pr = &b->prof;
+	PbSample *s;
+	PbLabel *lab;
+
+	/* (range chain, pid) -> a number, so that one u64 keys a sample with its state */
+	if (cpid == TABLE_NONE) {
+		cpid = (uint32_t)b->chpid.n;
+		if (cpid >= 1u << 24 || idmap__put(&b->chpid, cp, cpid) < 0)
+			return NULL;
+	}
+	key = (uint64_t)node << 32 | (uint64_t)(uint8_t)state << 24 | cpid;
+	at = idmap__get(ids, key);
+	if (at != TABLE_NONE)
+		return pr->sample[at];
+	for (uint32_t k = node; k && nodes[k].parent; k = nodes[k].parent)
+		depth++;
+	s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + b->nvalues * sizeof(int64_t) +
+		   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
+	if (!s || idmap__put(ids, key, (uint32_t)pr->n_sample) < 0) {
+		free(s);
+		return NULL;
+	}
+	perftools__profiles__sample__init(s);
+	pr->sample[pr->n_sample++] = s;
+	s->value = (int64_t *)(s + 1);
+	s->n_value = b->nvalues;
+	s->location_id = (uint64_t *)(s->value + b->nvalues);
+	for (uint32_t k = node; k && nodes[k].parent; k = nodes[k].parent)
+		s->location_id[s->n_location_id++] = nodes[k].frame + 1;
+	s->label = (PbLabel **)(s->location_id + depth);
+	lab = (PbLabel *)(s->label + MAX_LABELS);
+	for (uint32_t r = range; r != PROFILE_NONE && nl < MAX_LABELS - 3; r = rv[r].parent) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_range;
+		lab[nl].str = pb_sid(b, rv[r].name);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	for (uint32_t k = node; k; k = nodes[k].parent) {
+		if (nodes[k].parent != 0)
+			continue;
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_comm;
+		lab[nl].str = pb_sid(b, fv[nodes[k].frame].name);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	perftools__profiles__label__init(&lab[nl]);
+	lab[nl].key = b->k_pid;
+	lab[nl].num = pid;
+	s->label[nl] = &lab[nl];
+	nl++;
+	if (state) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_state;
+		lab[nl].str = state_sid(b, state);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	s->n_label = nl;
+	return s;
+}
+
+/*
+ * One pprof sample per (node, range chain), its values summed; off-CPU
+ * time (beside another event's samples) per state too, in the third value.
+ */
+static int pb_samples(struct pb *b, bool offcpu_analysed)
+{
+	size_t ns, no, nt;
+	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	const struct profile_offcpu *ov = profile__offcpus(b->p, &no);
 	const struct profile_thread *tv = profile__threads(b->p, &nt);
-	int64_t k_range = pb_str(b, "range"), k_comm = pb_str(b, "comm"), k_pid = pb_str(b, "pid");
-	struct idmap ids = { 0 }, chpid = { 0 };
+	struct idmap ids = { 0 };
 	PbProfile *pr = &b->prof;
 	int err = -ENOMEM;
 
-	pr->sample = calloc(ns + 1, sizeof(*pr->sample));
-	if (!pr->sample || k_range < 0 || k_comm < 0 || k_pid < 0)
+	b->k_range = pb_str(b, "range");
+	b->k_comm = pb_str(b, "comm");
+	b->k_state = pb_str(b, "state");
+	b->k_pid = pb_str(b, "pid");
+	pr->sample = calloc(ns + (b->nvalues > 2 ? no : 0) + 1, sizeof(*pr->sample));
+	if (!pr->sample || b->k_range < 0 || b->k_comm < 0 || b->k_state < 0 || b->k_pid < 0)
 		goto out;
 	for (size_t i = 0; i < ns; i++) {
-		uint32_t ch = sv[i].range == PROFILE_NONE ? 0 : b->chain[sv[i].range] + 1;
-		uint32_t pid = sv[i].thread < nt ? tv[sv[i].thread].pid : 0;
-		uint64_t cp = (uint64_t)ch << 32 | pid;
-		uint32_t cpid = idmap__get(&chpid, cp), at;
-		uint64_t key;
+		PbSample *s;
 
 		if (sv[i].time < b->since)
 			continue;
-		/* (range chain, pid) -> a number, so that one u64 keys a sample */
-		if (cpid == TABLE_NONE) {
-			cpid = (uint32_t)chpid.n;
-			if (idmap__put(&chpid, cp, cpid) < 0)
-				goto out;
-		}
-		key = (uint64_t)sv[i].node << 32 | cpid;
-		at = idmap__get(&ids, key);
-		int64_t ns_val = b->clock_ns ? (int64_t)sv[i].period : (int64_t)b->ns_per_sample;
+		s = pb_sample(b, &ids, sv[i].node, sv[i].range, 0, sv[i].thread < nt ? tv[sv[i].thread].pid : 0);
+		if (!s)
+			goto out;
+		s->value[0]++;
+		s->value[1] += offcpu_analysed || b->clock_ns ? (int64_t)sv[i].period :
+			(int64_t)b->ns_per_sample;
+	}
+	for (size_t i = 0; b->nvalues > 2 && i < no; i++) {
 		PbSample *s;
 
-		if (at != TABLE_NONE) {
-			pr->sample[at]->value[0]++;
-			pr->sample[at]->value[1] += ns_val;
+		if (ov[i].time < b->since)
 			continue;
-		}
-		/* stack, labels and values in one block */
-		size_t depth = 0, nl = 0;
-
-		for (uint32_t k = sv[i].node; k && nodes[k].parent; k = nodes[k].parent)
-			depth++;
-		s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + 2 * sizeof(int64_t) +
-			   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
-		if (!s || idmap__put(&ids, key, (uint32_t)pr->n_sample) < 0) {
-			free(s);
+		s = pb_sample(b, &ids, ov[i].node, ov[i].range, ov[i].state,
+			      ov[i].thread < nt ? tv[ov[i].thread].pid : 0);
+		if (!s)
 			goto out;
-		}
-		perftools__profiles__sample__init(s);
-		pr->sample[pr->n_sample++] = s;
-		s->value = (int64_t *)(s + 1);
-		s->n_value = 2;
-		s->value[0] = 1;
-		s->value[1] = ns_val;
-		s->location_id = (uint64_t *)(s->value + 2);
-		for (uint32_t k = sv[i].node; k && nodes[k].parent; k = nodes[k].parent)
-			s->location_id[s->n_location_id++] = nodes[k].frame + 1;
-		s->label = (PbLabel **)(s->location_id + depth);
-		PbLabel *lab = (PbLabel *)(s->label + MAX_LABELS);
-		for (uint32_t r = sv[i].range; r != PROFILE_NONE && nl < MAX_LABELS - 2; r = rv[r].parent) {
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_range;
-			lab[nl].str = pb_sid(b, rv[r].name);
-			s->label[nl] = &lab[nl];
-			nl++;
-		}
-		for (uint32_t k = sv[i].node; k; k = nodes[k].parent) {
-			if (nodes[k].parent != 0)
-				continue;
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_comm;
-			lab[nl].str = pb_sid(b, fv[nodes[k].frame].name);
-			s->label[nl] = &lab[nl];
-			nl++;
-		}
-		perftools__profiles__label__init(&lab[nl]);
-		lab[nl].key = k_pid;
-		lab[nl].num = pid;
-		s->label[nl] = &lab[nl];
-		nl++;
-		s->n_label = nl;
+		s->value[2] += (int64_t)ov[i].period;
 	}
 	err = 0;
 out:
-	idmap__free(&chpid);
 	idmap__free(&ids);
 	return err;
 }
@@ -335,13 +389,16 @@ static void pb_free(struct pb *b)
 	free(b->chain);
 	idmap__free(&b->str_ids);
 	idmap__free(&b->chains);
+	idmap__free(&b->chpid);
 }
 
 int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 {
 	struct pb b = { .p = p, .since = o ? o->since : 0 };
-	PbValueType types[3];
+	PbValueType types[4];
 	const char *ev = profile__event_name(p);
+	bool off_analysed = offcpu__event(ev);
+	size_t no;
 	uint64_t freq = profile__sample_freq(p);
 	uint8_t *buf = NULL;
 	size_t len;
@@ -350,20 +407,25 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	perftools__profiles__profile__init(&b.prof);
 	b.clock_ns = !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
 	b.ns_per_sample = freq ? 1000000000u / freq : 0;
+	profile__offcpus(p, &no);
+	b.nvalues = no && !off_analysed ? 3 : 2;
 	err = pb_str(&b, "") < 0 ? -ENOMEM : 0;
-	for (int i = 0; i < 3 && !err; i++) {
+	for (int i = 0; i < 4 && !err; i++) {
+		/* samples, cpu (off_cpu of -e offcpu-time), off_cpu, and cpu again for the period */
+		static const char *const names[] = { "samples", "cpu", "off_cpu", "cpu" };
+
 		perftools__profiles__value_type__init(&types[i]);
-		types[i].type = pb_str(&b, i == 0 ? "samples" : "cpu");
+		types[i].type = pb_str(&b, i == 1 && off_analysed ? "off_cpu" : names[i]);
 		types[i].unit = pb_str(&b, i == 0 ? "count" : "nanoseconds");
 	}
-	b.prof.sample_type = calloc(2, sizeof(*b.prof.sample_type));
+	b.prof.sample_type = calloc(3, sizeof(*b.prof.sample_type));
 	if (!err && !b.prof.sample_type)
 		err = -ENOMEM;
 	if (!err) {
-		b.prof.sample_type[0] = &types[0];
-		b.prof.sample_type[1] = &types[1];
-		b.prof.n_sample_type = 2;
-		b.prof.period_type = &types[2];
+		for (size_t i = 0; i < b.nvalues; i++)
+			b.prof.sample_type[i] = &types[i];
+		b.prof.n_sample_type = b.nvalues;
+		b.prof.period_type = &types[3];
 		b.prof.period = b.clock_ns ? (int64_t)b.ns_per_sample : 1;
 		b.prof.duration_nanos = (int64_t)(profile__end(p) -
 			(b.since > profile__start(p) ? b.since : profile__start(p)));
@@ -373,7 +435,7 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 	if (!err)
 		err = pb_tables(&b);
 	if (!err)
-		err = pb_samples(&b);
+		err = pb_samples(&b, off_analysed);
 	if (!err) {
 		b.prof.string_table = b.strs;
 		b.prof.n_string_table = b.nstrs;

@@ -6,6 +6,7 @@
  * kept markers; the call tree is profile_tree.c's.
  */
 #include "profile_int.h"
+#include "offcpu.h"
 #include "perfread.h"
 #include "symbolize.h"
 #include "grow.h"
@@ -106,7 +107,9 @@ static bool is_analysed(struct profile *p, const struct perfread_event *e)
 		p->seen[i] = e;
 		p->seen_n[i] = (struct profile_event){ .name = event_name(e) };
 		p->nr_seen++;
-		if (!p->sample_event && (!p->o.event || !strcmp(p->o.event, event_name(e))))
+		/* offcpu-time's period is time off the CPU: analysed only when asked for */
+		if (!p->sample_event && (p->o.event ? !strcmp(p->o.event, event_name(e)) :
+					 !offcpu__event(event_name(e))))
 			p->sample_event = e;
 	}
 	if (i < p->nr_seen)
@@ -140,29 +143,56 @@ static void note_time(struct profile *p, const struct perfread_sample *s)
 	p->any_time = true;
 }
 
-static int add_sample(struct profile *p, const struct perfread_sample *s)
+/* The call-tree node of a sample's stack (comm, outermost frame, ..., leaf). */
+static uint32_t stack_node(struct profile *p, const struct perfread_sample *s, uint32_t *ti)
 {
 	struct callchain_ip ips[CALLCHAIN_MAX];
 	size_t n = callchain__get(p->sym, replay__reader(p->rp), s, ips, CALLCHAIN_MAX);
 	struct profile_thread *t;
-	struct profile_sample *ps;
-	uint32_t ti, node, f;
+	uint32_t node, f;
 
-	t = thread_at(p, s->pid, s->tid, s->time, &ti);
+	t = thread_at(p, s->pid, s->tid, s->time, ti);
 	if (!t)
-		return -ENOMEM;
+		return TABLE_NONE;
 	f = profile_frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
 	node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, 0, f);
 	while (n-- > 0 && node != TABLE_NONE) {
 		f = profile_frame_at(p, s->pid, &ips[n]);
 		node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, node, f);
 	}
+	return node;
+}
+
+static int add_sample(struct profile *p, const struct perfread_sample *s)
+{
+	struct profile_sample *ps;
+	uint32_t ti, node = stack_node(p, s, &ti);
+
 	ps = VEC_PUSH(p->samples, struct profile_sample);
 	if (node == TABLE_NONE || !ps)
 		return -ENOMEM;
 	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
 		.tid = s->tid, .cpu = s->cpu, .node = node, .thread = ti,
 		.range = replay__range(p->rp, s->tid) };
+	return 0;
+}
+
+/* An offcpu-time sample: an interval off the CPU, or a sum of shorter ones. */
+static int add_offcpu(struct profile *p, const struct perfread_sample *s)
+{
+	struct profile_offcpu *po;
+	struct offcpu o;
+	uint32_t ti, node = stack_node(p, s, &ti);
+
+	offcpu__decode(&o, s->raw, s->raw_size);
+	po = VEC_PUSH(p->offcpus, struct profile_offcpu);
+	if (node == TABLE_NONE || !po)
+		return -ENOMEM;
+	*po = (struct profile_offcpu){ .time = s->time, .period = s->period, .tid = s->tid,
+		.runq = o.runq_ns < s->period ? o.runq_ns : s->period,
+		.node = node, .thread = ti, .range = replay__range(p->rp, s->tid),
+		.count = o.count, .runnable = o.runnable, .state = offcpu__state_letter(&o)[0],
+		.waker = (uint8_t)o.waker_flags, .waker_tid = o.waker_tid };
 	return 0;
 }
 
@@ -174,6 +204,8 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 	note_time(p, s);
 	if (is_analysed(p, s->event))
 		err = add_sample(p, s);
+	if (!err && offcpu__event(event_name(s->event)))
+		err = add_offcpu(p, s);
 	return err ? err : p->err;
 }
 
@@ -415,6 +447,7 @@ void profile__free(struct profile *p)
 	free(p->tstate.v);
 	free(p->counters.v);
 	free(p->marks.v);
+	free(p->offcpus.v);
 	free(p->mark_data);
 	idmap__free(&p->mapping_ids);
 	idmap__free(&p->frame_ids);
@@ -458,6 +491,21 @@ uint64_t profile__sample_freq(const struct profile *p)
 	return e && e->attr.freq ? e->attr.sample_freq : 0;
 }
 
+uint64_t profile__oncpu_ns(const struct profile *p, bool *ns_per_period)
+{
+	const struct perfread_event *e = p->sample_event;
+
+	*ns_per_period = false;
+	if (!e)
+		return 0;
+	if (e->attr.type == PERF_TYPE_SOFTWARE && (e->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+						  e->attr.config == PERF_COUNT_SW_TASK_CLOCK)) {
+		*ns_per_period = true;
+		return 1;
+	}
+	return e->attr.freq && e->attr.sample_freq ? 1000000000ull / e->attr.sample_freq : 0;
+}
+
 uint64_t profile__hidden_samples(const struct profile *p)
 {
 	return p->hidden_samples;
@@ -497,6 +545,7 @@ PROFILE_ARRAY(range, ranges)
 PROFILE_ARRAY(thread, threads)
 PROFILE_ARRAY(counter, counters)
 PROFILE_ARRAY(mark, marks)
+PROFILE_ARRAY(offcpu, offcpus)
 #undef PROFILE_ARRAY
 
 const uint8_t *profile__mark_data(const struct profile *p)

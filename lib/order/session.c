@@ -30,7 +30,9 @@
 
 #include "clock.h"
 #include "perfmark_wire.h"
+#include "offcpu_wire.h"
 #include "unwind_wire.h"
+#include "offcpu_raw.h"
 #include "uevent.h"
 #include "collector.h"
 #include "perfdata.h"
@@ -294,6 +296,7 @@ static void on_ring(void *ctx, const void *data, size_t size)
 	struct session *s = ctx;
 	const struct pm_sample *ps = data;
 	const struct pm_marker *pm = data;
+	const struct pm_offcpu *po = data;
 
 	if (size < sizeof(uint32_t))
 		return;
@@ -311,6 +314,11 @@ static void on_ring(void *ctx, const void *data, size_t size)
 	case PM_REC_TASK:
 	case PM_REC_MMAP:
 		on_gap(s, data, size);
+		break;
+	case PM_REC_OFFCPU:
+		if (s->o.spec.off_cpu && size >= sizeof(*po) && record_wanted(s, po->pid, po->uid) &&
+		    stage_offcpu(s, po, size))
+			s->err = -ENOMEM;
 		break;
 	}
 }
@@ -349,6 +357,7 @@ static struct session *session_alloc(const struct session_opts *opts)
 	s->sample_type = SAMPLE_TYPE_BASE | (opts->spec.call_graph != RECSPEC_CG_NONE ? PERF_SAMPLE_CALLCHAIN : 0);
 	if (opts->spec.call_graph == RECSPEC_CG_DWARF)
 		s->sample_type |= SAMPLE_TYPE_DWARF;
+	s->off_sample_type = OFFCPU_SAMPLE_TYPE | (s->sample_type & SAMPLE_TYPE_DWARF);
 	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
 	if (!s->chain_buf || window__new(&s->ro)) {
 		free(s->chain_buf);
@@ -508,8 +517,8 @@ void session__set_sink(struct session *s, struct sink *k)
 /* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
 static int build_sink(struct session *s)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
+	struct perfdata_event evs[SESSION_MAX_EVENTS];
+	uint64_t ids[SESSION_MAX_EVENTS];
 	struct sink_opts ko = {
 		.kind = SINK_PERFDATA,
 		.events = evs,
@@ -521,7 +530,7 @@ static int build_sink(struct session *s)
 	};
 	int e;
 
-	ko.nr_events = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	ko.nr_events = session__events(s, evs, ids, SESSION_MAX_EVENTS);
 	e = sink__new(&s->sink, &ko, NULL);
 	s->own_sink = !e;
 	return e;
@@ -695,9 +704,12 @@ void session__stats(const struct session *s, struct session_stats *st)
 	st->bytes = ks.bytes;
 	st->raw_bytes = ks.raw_bytes;
 	if (s->c) {
+		struct collector_offcpu_stats os;
 		struct collector_marker_stats ms;
 
 		collector__unwind_stats(s->c, &st->unwind);
+		collector__offcpu_stats(s->c, &os);
+		st->offcpu_lost = os.lost;
 		collector__marker_stats(s->c, &ms);
 		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
 		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;

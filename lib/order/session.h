@@ -36,6 +36,8 @@
 
 #define SESSION_DRAIN_MS 100
 #define SESSION_REORDER_NS (50ull * 1000 * 1000)
+/* attrs a session writes at most: its events, the two markers', offcpu-time */
+#define SESSION_MAX_EVENTS (RECSPEC_MAX_EVENTS + 3)
 
 struct session_opts {
 	struct recspec spec;       /* what to record (events, rate, targets, ...) */
@@ -78,6 +80,9 @@ struct session_stats {
 	uint64_t sideband;
 	uint64_t late;             /* arrived after the window had passed their time */
 	uint64_t late_unordered;   /* ... so late that perf 6.1 cannot order them */
+	/* --off-cpu: offcpu-time samples, those that sum short intervals, and the intervals they sum */
+	uint64_t offcpu, offcpu_sums, offcpu_summed;
+	uint64_t offcpu_lost;      /* intervals the collector (shared) could not keep */
 	uint64_t overflow;         /* written before their reorder delay: the window was full */
 	uint64_t window_bytes;     /* the reorder window's memory now */
 	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
