@@ -86,6 +86,26 @@ int pring__sb_compact(struct pring *r, pring_keep_cb keep, void *ctx);
 int pring__foreach(const struct pring *r, bool sideband, pring_cb cb, void *ctx);
 /* sideband and data with time <= until, in time order (sideband first at equal times) */
 int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx);
+/*
+ * A view of what the ring holds now, to be read in another thread while
+ * the writer goes on appending (a snapshot off the daemon's loop).  Taken
+ * in the writer's thread; the ring must outlive the view.  The sideband is
+ * copied (it is compacted in place); data frames are read where they lie,
+ * each checked after its copy against the tail: one the writer evicted
+ * meanwhile is left out and counted in *evicted.  pring__sorted is a view
+ * read at once.
+ */
+struct pring_view;
+int pring__view(const struct pring *r, struct pring_view **out);
+/*
+ * as pring__sorted, from any one thread.  *evicted (may be NULL): the
+ * view's data frames the writer evicted before they were read (those of a
+ * lap overtaken while walking it are not seen: with until below the newest
+ * time, they count here even if later than until)
+ */
+int pring_view__sorted(struct pring_view *v, uint64_t until, pring_cb cb, void *ctx,
+		       uint64_t *evicted);
+void pring_view__free(struct pring_view *v);
 /* time of the oldest data frame held (UINT64_MAX: none) */
 uint64_t pring__oldest(const struct pring *r);
 const void *pring__meta(const struct pring *r, size_t *len);
