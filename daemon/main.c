@@ -226,6 +226,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	e = sfd < 0 ? -errno : loop__init(&runs__tick);
+	if (!e)
+		e = jobs__init();
 	if (e) {
 		logmsg("cannot set up the event loop: %s", strerror(-e));
 		return 1;
@@ -267,6 +269,7 @@ int main(int argc, char **argv)
 	sd_notify_msg("STOPPING=1");
 	logmsg("exiting; running sessions stay pinned and keep collecting");
 	clients__close_all();
+	jobs__wait_all();   /* takeovers finish, snapshots nobody waits for end */
 	sessions__free_all();
 	loop__free();
 	store__free(D.store);

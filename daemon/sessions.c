@@ -108,17 +108,12 @@ static void open_stopped_ring(struct dsess *d)
 		log_recovery(d, &rec);
 }
 
+
 /* Build the session from its definition, adopting pins when there are. */
-static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
+static int session_build(struct dsess *d, bool adopt, char *err, size_t errlen)
 {
 	struct session_opts so = { 0 };
-	struct perfdata_event evs[EVSPEC_MAX + 2];
-	uint64_t ids[EVSPEC_MAX + 2];
-	struct sink_opts ko = { 0 };
-	struct sink_recovery rec;
-	char rname[PROTO_NAME_MAX + 8];
-	struct passwd *pw;
-	size_t n, i;
+	size_t i;
 	int e;
 
 	so.spec = d->def.spec;
@@ -152,61 +147,262 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 				 session__event_name(d->run.s, i));
 		d->def.nr_resolved = i;
 	}
-	n = session__events(d->run.s, evs, ids, EVSPEC_MAX + 2);
-	sink__free(d->sink);
-	d->sink = NULL;
-	ko.events = evs;
-	ko.nr_events = n;
-	ko.zstd_level = d->def.spec.zstd_level;
+	return 0;
+}
+
+/* what the sink of a built session is made of; evs, ids and rname belong to the caller */
+struct sink_spec {
+	struct perfdata_event evs[EVSPEC_MAX + 2];
+	uint64_t ids[EVSPEC_MAX + 2];
+	char rname[PROTO_NAME_MAX + 8];
+	struct sink_opts ko;
+};
+
+static int sink_spec(struct dsess *d, struct sink_spec *k, char *err, size_t errlen)
+{
+	struct sink_opts *ko = &k->ko;
+	struct passwd *pw;
+	int e;
+
+	memset(ko, 0, sizeof(*ko));
+	ko->events = k->evs;
+	ko->nr_events = session__events(d->run.s, k->evs, k->ids, EVSPEC_MAX + 2);
+	ko->zstd_level = d->def.spec.zstd_level;
 	if (d->def.sink == SESSDEF_SINK_RING) {
-		ko.kind = SINK_RING;
-		ko.ring_size = d->def.ring_size;
-		ring_name(d, rname, sizeof(rname));
-		ko.ring_dir_fd = D.ring_dfd;
-		ko.ring_name = D.ring_dfd >= 0 ? rname : NULL;   /* --ring-dir none: memory only */
-	} else {
-		ko.kind = SINK_FILE;
-		if (d->dir_fd < 0)
-			d->dir_fd = open_dir_as_owner(&d->def);
-		if (d->dir_fd < 0) {
-			e = d->dir_fd;
-			d->dir_fd = -1;
-			snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
-			goto fail;
-		}
-		ko.dir_fd = d->dir_fd;
-		ko.prefix = d->def.name;
-		ko.seq = d->def.seq;
-		ko.rotate_size = d->def.rotate_size;
-		ko.rotate_secs = d->def.rotate_secs;
-		ko.keep = d->def.keep;
-		pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
-		ko.uid = d->def.owner ? d->def.owner : (uid_t)-1;
-		ko.gid = pw ? pw->pw_gid : (gid_t)-1;
+		ko->kind = SINK_RING;
+		ko->ring_size = d->def.ring_size;
+		ring_name(d, k->rname, sizeof(k->rname));
+		ko->ring_dir_fd = D.ring_dfd;
+		ko->ring_name = D.ring_dfd >= 0 ? k->rname : NULL;   /* --ring-dir none: memory only */
+		return 0;
 	}
-	e = sink__new(&d->sink, &ko, &rec);
-	if (e) {
-		if (ko.kind == SINK_RING)
-			snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
-				 e == -EBUSY ? "another process writes it" : strerror(-e));
-		else
-			snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
-		goto fail;
+	ko->kind = SINK_FILE;
+	if (d->dir_fd < 0)
+		d->dir_fd = open_dir_as_owner(&d->def);
+	if (d->dir_fd < 0) {
+		e = d->dir_fd;
+		d->dir_fd = -1;
+		snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
+		return e;
 	}
-	log_recovery(d, &rec);
+	ko->dir_fd = d->dir_fd;
+	ko->prefix = d->def.name;
+	ko->seq = d->def.seq;
+	ko->rotate_size = d->def.rotate_size;
+	ko->rotate_secs = d->def.rotate_secs;
+	ko->keep = d->def.keep;
+	pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
+	ko->uid = d->def.owner ? d->def.owner : (uid_t)-1;
+	ko->gid = pw ? pw->pw_gid : (gid_t)-1;
+	return 0;
+}
+
+static void sink_failed(const struct sink_opts *ko, int e, char *err, size_t errlen)
+{
+	if (ko->kind == SINK_RING)
+		snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
+			 e == -EBUSY ? "another process writes it" : strerror(-e));
+	else
+		snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+}
+
+static void session_undo(struct dsess *d)
+{
+	session__free(d->run.s);
+	d->run.s = NULL;
+	session__unpin(d->pin);
+}
+
+/* the built session collects into its new sink (d->sink) from now on */
+static int session_go(struct dsess *d, const struct sink_recovery *rec, char *err, size_t errlen)
+{
+	int e;
+
+	log_recovery(d, rec);
 	session__set_sink(d->run.s, d->sink);
 	e = run__start(&d->run, err, errlen);
-	if (e)
-		goto fail;
+	if (e) {
+		session_undo(d);
+		return e;
+	}
 	d->def.stopped = false;
 	d->def.error = false;
 	d->def.message[0] = '\0';
 	return 0;
-fail:
-	session__free(d->run.s);
-	d->run.s = NULL;
-	session__unpin(d->pin);
-	return e ? e : -EINVAL;
+}
+
+/* a built session's sink, made here, and the start */
+static int session_sink(struct dsess *d, char *err, size_t errlen)
+{
+	struct sink_recovery rec;
+	struct sink_spec *k;
+	int e;
+
+	k = malloc(sizeof(*k));
+	e = k ? sink_spec(d, k, err, errlen) : -ENOMEM;
+	if (!e) {
+		sink__free(d->sink);
+		d->sink = NULL;
+		e = sink__new(&d->sink, &k->ko, &rec);
+		if (e)
+			sink_failed(&k->ko, e, err, errlen);
+	}
+	free(k);
+	if (!e)
+		e = session_go(d, &rec, err, errlen);
+	else
+		session_undo(d);
+	return e;
+}
+
+static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
+{
+	int e = session_build(d, adopt, err, errlen);
+
+	return e ? e : session_sink(d, err, errlen);
+}
+
+/* --- taking a ring over, off the loop ------------------------------------------ */
+
+/*
+ * At start-up a ring session's ring file is taken over by a job: its every
+ * record is walked (pring.c recovery), seconds for a large ring on a busy
+ * machine.  Meanwhile the session is "starting", its requests but `show`
+ * wait (clients.c), and the others are served.  The pinned BPF side and
+ * the processes' fast-lane rings keep what comes meanwhile, as while no
+ * daemon ran.  A stopped ring (kept for snapshots) is opened the same way.
+ */
+enum tk_mode {
+	TK_RESTORE,                   /* a running session, at start-up */
+	TK_START,                     /* `session start`: its client waits for the reply */
+	TK_STOPPED,                   /* a stopped session's ring, kept for snapshots */
+};
+
+struct takeover {
+	struct job job;
+	struct dsess *d;
+	enum tk_mode mode;
+	struct client *c;             /* TK_START: NULL once the connection went */
+	struct client_hook hook;
+	struct sink_spec k;
+	struct sink *sink;
+	struct sink_recovery rec;
+	int e;
+};
+
+/*
+ * PERFMARK_TEST_HOLD=PREFIX (tests only): a job of session NAME waits while
+ * the file PREFIX.NAME exists, so a test can look at the daemon meanwhile.
+ */
+void sessions__test_hold(const char *name)
+{
+	const char *p = getenv("PERFMARK_TEST_HOLD");
+	char path[PATH_MAX];
+
+	if (!p || !*p || snprintf(path, sizeof(path), "%s.%s", p, name) >= (int)sizeof(path))
+		return;
+	while (!access(path, F_OK))
+		usleep(10000);
+}
+
+static void takeover_work(struct job *j)
+{
+	struct takeover *tk = container_of(j, struct takeover, job);
+
+	sessions__test_hold(tk->d->def.name);
+	tk->e = sink__new(&tk->sink, &tk->k.ko, &tk->rec);
+}
+
+static void restore_failed(struct dsess *d, int e, const char *err);
+
+static void takeover_orphan(struct client_hook *h, struct client *c)
+{
+	container_of(h, struct takeover, hook)->c = NULL;
+}
+
+static void takeover_done(struct job *j)
+{
+	struct takeover *tk = container_of(j, struct takeover, job);
+	struct json_object *o = NULL;
+	struct dsess *d = tk->d;
+	char err[256] = "";
+	int e = tk->e;
+
+	d->tk = NULL;
+	if (tk->mode == TK_STOPPED) {
+		d->sink = tk->sink;
+		if (!e)
+			log_recovery(d, &tk->rec);
+	} else {
+		if (e) {
+			sink_failed(&tk->k.ko, e, err, sizeof(err));
+			session_undo(d);
+		} else {
+			d->sink = tk->sink;
+			e = session_go(d, &tk->rec, err, sizeof(err));
+		}
+		if (e && tk->mode == TK_RESTORE)
+			restore_failed(d, e, err);
+		if (e && tk->mode == TK_START)
+			o = reply_err("cannot start session '%s': %s", d->def.name,
+				      err[0] ? err : strerror(-e));
+		if (!e || tk->mode == TK_RESTORE)
+			save_def(d);
+	}
+	if (tk->c)
+		client_reply_later_done(tk->c, &tk->hook, o ? o : reply_ok());
+	else if (o)
+		json_object_put(o);
+	free(tk);
+	sessions__unbusy(d);
+}
+
+/*
+ * 0: the job has it (c, for TK_START, hears when it is done); else nothing
+ * was started (the caller opens the ring in place)
+ */
+static int takeover_start(struct dsess *d, enum tk_mode mode, struct client *c)
+{
+	struct takeover *tk = calloc(1, sizeof(*tk));
+	char err[256];
+
+	if (!tk)
+		return -ENOMEM;
+	tk->d = d;
+	tk->mode = mode;
+	if (mode != TK_STOPPED) {
+		if (sink_spec(d, &tk->k, err, sizeof(err))) {
+			free(tk);
+			return -EINVAL;
+		}
+	} else {
+		tk->k.ko = (struct sink_opts){ .kind = SINK_RING, .ring_dir_fd = D.ring_dfd,
+					       .ring_size = d->def.ring_size };
+		ring_name(d, tk->k.rname, sizeof(tk->k.rname));
+		tk->k.ko.ring_name = tk->k.rname;
+	}
+	sink__free(d->sink);
+	d->sink = NULL;
+	d->tk = tk;
+	if (c) {
+		tk->c = c;
+		client_reply_later(c, &tk->hook, takeover_orphan);
+	}
+	job__start(&tk->job, takeover_work, takeover_done);
+	return 0;
+}
+
+bool sessions__busy_for(const struct dsess *d, int cmd)
+{
+	if (d->tk)
+		return cmd != PROTO_CMD_SHOW;
+	return d->busy && (cmd == PROTO_CMD_START || cmd == PROTO_CMD_DELETE);
+}
+
+void sessions__unbusy(struct dsess *d)
+{
+	if (!d->tk && !d->busy)
+		clients__unpark(d);
 }
 
 static void update_seq(struct dsess *d)
@@ -416,14 +612,23 @@ struct json_object *cmd_stop(struct dsess *d)
 	return reply_ok();
 }
 
-struct json_object *cmd_start(struct dsess *d)
+struct json_object *cmd_start(struct client *c, struct dsess *d)
 {
 	char err[256] = "";
 	int e;
 
 	if (d->run.s)
 		return reply_err("session '%s' is already running", d->def.name);
-	e = session_start(d, false, err, sizeof(err));
+	if (d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0) {
+		/* its ring is taken over by a job: the reply when it is done */
+		e = session_build(d, false, err, sizeof(err));
+		if (!e && !takeover_start(d, TK_START, c))
+			return NULL;
+		if (!e)
+			e = session_sink(d, err, sizeof(err));
+	} else {
+		e = session_start(d, false, err, sizeof(err));
+	}
 	if (e)
 		return reply_err("cannot start session '%s': %s", d->def.name, err[0] ? err : strerror(-e));
 	save_def(d);
@@ -473,19 +678,30 @@ static int restore_def(void *ctx, const struct sessdef *def)
 	dsess_link(d);
 	if (def->stopped || def->error) {
 		session__unpin(d->pin);
-		open_stopped_ring(d);
+		if (d->def.sink != SESSDEF_SINK_RING || D.ring_dfd < 0 || takeover_start(d, TK_STOPPED, NULL))
+			open_stopped_ring(d);
 		return 0;
 	}
-	e = session_start(d, true, err, sizeof(err));
-	if (e) {
-		open_stopped_ring(d);
-		d->def.error = true;
-		snprintf(d->def.message, sizeof(d->def.message), "cannot restart: %s",
-			 err[0] ? err : strerror(-e));
-		logmsg("session '%s': %s", d->def.name, d->def.message);
-	}
+	e = session_build(d, true, err, sizeof(err));
+	/* a ring file: taken over by a job, the session starts when it is done */
+	if (!e && d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0 &&
+	    !takeover_start(d, TK_RESTORE, NULL))
+		return 0;
+	if (!e)
+		e = session_sink(d, err, sizeof(err));
+	if (e)
+		restore_failed(d, e, err);
 	save_def(d);
 	return 0;
+}
+
+static void restore_failed(struct dsess *d, int e, const char *err)
+{
+	open_stopped_ring(d);
+	d->def.error = true;
+	snprintf(d->def.message, sizeof(d->def.message), "cannot restart: %s",
+		 err[0] ? err : strerror(-e));
+	logmsg("session '%s': %s", d->def.name, d->def.message);
 }
 
 /* Pins left by sessions that no longer exist end now. */

@@ -51,7 +51,7 @@ static bool rec_ok(const void *rec, size_t len)
 	return len >= sizeof(*h) && !(len & 7) && h->size == len;
 }
 
-int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
+int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
 {
 	struct perfdata_writer_opts wo = {
 		.resume = s->o.kind == SINK_PERFDATA && s->o.resume && fd == s->o.fd,
@@ -565,23 +565,84 @@ int sink__round(struct sink *s)
 	}
 }
 
+struct sink_snap {
+	const struct sink *s;
+	struct pring_view *v;
+	uint64_t until, evicted;
+};
+
+int sink__snapshot_begin(struct sink *s, uint64_t until, struct sink_snap **out)
+{
+	struct sink_snap *sn;
+	int e;
+
+	*out = NULL;
+	if (s->o.kind != SINK_RING)
+		return -EOPNOTSUPP;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return -ENOMEM;
+	e = pring__view(s->pr, &sn->v);
+	if (e) {
+		free(sn);
+		return e;
+	}
+	sn->s = s;
+	sn->until = until;
+	*out = sn;
+	return 0;
+}
+
+int sink_snap__write(struct sink_snap *sn, int fd, bool pipe)
+{
+	struct perfdata_writer *w = NULL;
+	struct copy c = { .s = sn->s };
+	int e;
+
+	/* only what never changes after sink__new is read of the sink here */
+	e = sink_new_writer(sn->s, fd, pipe, pipe ? 0 : sn->s->o.zstd_level, &w);
+	if (e)
+		return e;
+	c.w = w;
+	e = pring_view__sorted(sn->v, sn->until, copy_one, &c, &sn->evicted);
+	if (!e)
+		e = perfdata_writer__finish(w);
+	perfdata_writer__free(w);
+	return e;
+}
+
+uint64_t sink_snap__evicted(const struct sink_snap *sn)
+{
+	return sn->evicted;
+}
+
+void sink_snap__free(struct sink_snap *sn)
+{
+	if (!sn)
+		return;
+	pring_view__free(sn->v);
+	free(sn);
+}
+
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 {
 	struct perfdata_writer *w = NULL;
-	struct copy c = { 0 };
+	struct sink_snap *sn;
 	int e;
 
+	if (s->o.kind == SINK_RING) {
+		e = sink__snapshot_begin(s, until, &sn);
+		if (!e)
+			e = sink_snap__write(sn, fd, pipe);
+		sink_snap__free(sn);
+		return e;
+	}
 	if (s->o.kind == SINK_PERFDATA)
 		return -EOPNOTSUPP;
 	e = sink_new_writer(s, fd, pipe, pipe ? 0 : s->o.zstd_level, &w);
 	if (e)
 		return e;
-	c.s = s;
-	c.w = w;
-	if (s->o.kind == SINK_RING)
-		e = pring__sorted(s->pr, until, copy_one, &c);
-	else
-		e = file_snapshot(s, w);
+	e = file_snapshot(s, w);
 	if (!e)
 		e = perfdata_writer__finish(w);
 	perfdata_writer__free(w);
