@@ -381,6 +381,8 @@ static void test_damaged(void **state)
 
 /* --- views read while the writer goes on ------------------------------------ */
 
+#define SB_IDX (1ull << 48)      /* sideband records' numbers: above any data record's */
+
 /* a record whose every word says which record it is: a torn copy shows */
 static size_t mkrec_full(void *buf, uint64_t idx, size_t size)
 {
@@ -415,7 +417,7 @@ static int vcheck_cb(void *ctx, uint64_t time, const void *rec, size_t len)
 	if (time < c->last_time)
 		c->bad++;
 	c->last_time = time;
-	if (idx >= 1000000) {     /* sideband */
+	if (idx >= SB_IDX) {      /* sideband */
 		c->sb++;
 		return 0;
 	}
@@ -453,7 +455,7 @@ static void test_view_lapped(void **state)
 
 	for (i = 0; i < 400; i++)
 		assert_int_equal(pring__append(r, 1000 + i, buf, mkrec_full(buf, i, 104)), 0);
-	pring__sb_append(r, 1, buf, mkrec(buf, 1000000, 32));
+	pring__sb_append(r, 1, buf, mkrec(buf, SB_IDX, 32));
 	pring__stats(r, &st);
 	c.max_idx = 399;
 	assert_int_equal(pring__view(r, &c.v), 0);
