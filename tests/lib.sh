@@ -116,6 +116,15 @@ lines_at_least() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
 # Wait until a file holds at least N lines (default 1), up to 30 s.
 wait_lines() { wait_until 30 lines_at_least "$1" "${2:-1}"; }
 
+# cpu_ns PID: nanoseconds the process's threads have run on a CPU so far
+# (schedstat).  What a cpu-clock sampler sees of a process is in proportion
+# to this, not to wall time: on a loaded machine the two part.
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%d\n", n }'
+}
+# cpu_at_least PID NS: the process has run NS ns (for wait_until)
+cpu_at_least() { [ "$(cpu_ns "$1")" -ge "$2" ]; }
+
 # let_time_pass SECONDS WHY: when time itself is what a test looks at (an
 # idle daemon's wakeups over a period, a rotation by age), not a wait for
 # something to happen.  WHY says which.
