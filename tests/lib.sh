@@ -125,6 +125,12 @@ cpu_ns() {
 # cpu_at_least PID NS: the process has run NS ns (for wait_until)
 cpu_at_least() { [ "$(cpu_ns "$1")" -ge "$2" ]; }
 
+# mono_ns: CLOCK_MONOTONIC now, in ns (the clock of perfmark's records)
+mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+
+# file_has FILE PATTERN: FILE exists and a line matches PATTERN (grep -E)
+file_has() { [ -f "$1" ] && grep -qE -- "$2" "$1"; }
+
 # let_time_pass SECONDS WHY: when time itself is what a test looks at (an
 # idle daemon's wakeups over a period, a rotation by age), not a wait for
 # something to happen.  WHY says which.
