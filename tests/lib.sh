@@ -125,6 +125,9 @@ cpu_ns() {
 # cpu_at_least PID NS: the process has run NS ns (for wait_until)
 cpu_at_least() { [ "$(cpu_ns "$1")" -ge "$2" ]; }
 
+# comm_is PID NAME: the process runs NAME (it has exec'd it)
+comm_is() { [ "$(cat /proc/"$1"/comm 2>/dev/null)" = "$2" ]; }
+
 # mono_ns: CLOCK_MONOTONIC now, in ns (the clock of perfmark's records)
 mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
 

@@ -22,9 +22,10 @@ record_flat() {
 spins() { awk -v p="$2" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$1" | wc -l; }
 
 # --- -p PID --------------------------------------------------------------------
-bg "$PROGS/prog-spin" 8; target=$BG_PID
-bg "$PROGS/prog-spin" 8; outsider=$BG_PID
-sleep 0.3
+bg "$PROGS/prog-spin" 600; target=$BG_PID
+bg "$PROGS/prog-spin" 600; outsider=$BG_PID
+wait_until 30 comm_is "$target" prog-spin && wait_until 30 comm_is "$outsider" prog-spin ||
+	die "the prog-spins did not start"
 record_flat p -g -p "$target" --duration 2
 n=$(spins "$T/p.flat" "$target")
 [ "$n" -ge 1000 ] || die "-p $target: $n spin_loop samples of prog-spin/$target in 2 s (want >= 1000)" -- "$T/p.flat" "$T/p.err"
@@ -33,7 +34,7 @@ other=$(awk -v p="$target" '$2 != p' "$T/p.flat" | wc -l)
 ok "-p: $n samples, all of pid $target"
 
 # --- -a ------------------------------------------------------------------------
-# the two prog-spins are still running (8 s)
+# the two prog-spins are still running (until killed)
 record_flat a -g -a --duration 2
 for p in "$target" "$outsider"; do
 	n=$(spins "$T/a.flat" "$p")
@@ -55,7 +56,6 @@ bg_kill "$target" "$outsider"
 # --- -p PID of a multi-threaded process: every thread ---------------------------
 bg "$PROGS/prog-threads" 4 >"$T/threads.out"; mt=$BG_PID
 wait_lines "$T/threads.out" 3 || die "prog-threads did not start" -- "$T/threads.out"
-sleep 0.2
 record_flat pt -g -p "$mt" --duration 1.5
 while read -r name tid fn; do
 	n=$(awk -v p="$mt" -v t="$tid" -v f="$fn" -v c="$name" '$2 == p && $3 == t && $4 == f && $1 == c' "$T/pt.flat" | wc -l)
@@ -65,7 +65,7 @@ done <"$T/threads.out"
 bg_kill "$mt"
 
 # --- multi-threaded CMD, with an outsider running ------------------------------
-bg "$PROGS/prog-spin" 5; outsider=$BG_PID
+bg "$PROGS/prog-spin" 600; outsider=$BG_PID
 record_flat t -g -- "$PROGS/prog-threads" 2
 [ "$(wc -l <"$T/t.out")" -eq 3 ] || die "prog-threads did not print its three threads" -- "$T/t.out"
 while read -r name tid fn; do
