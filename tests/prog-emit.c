@@ -6,7 +6,8 @@
  * (t-session-*.sh).
  *
  * For tests that act on where the workload is, not on a clock:
- *   PROG_EMIT_EVERY=K  prints "at S" after every K markers (S emitted so far)
+ *   PROG_EMIT_EVERY=K  prints "at S" after every K markers (S emitted so far);
+ *                      "at 1" after the first comes whatever K
  *   PROG_EMIT_GO=1     waits for a line on stdin before the first marker
  *                      (so a session can be made for its pid first)
  * SIGUSR1 ends the emission early: "emitted S" says how many were (0..S-1),
@@ -51,7 +52,7 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n && !stop; i++) {
 		perf_printf("%s seq=%ld", argv[2], i);
-		if (every > 0 && (i + 1) % every == 0) {
+		if (i == 0 || (every > 0 && (i + 1) % every == 0)) {
 			printf("at %ld\n", i + 1);
 			fflush(stdout);
 		}
