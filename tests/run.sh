@@ -14,7 +14,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
 asan=${2:-}
-[ -n "$asan" ] && asan=$(cd "$asan" && pwd)
+[ -n "$asan" ] && asan=$(cd "$asan" && pwd) && export PERFMARK_ASAN_BUILD=$asan
 export PERFMARK_BUILD=$build PERFMARK_SRC=$(dirname "$here")
 logdir=$(mktemp -d /tmp/perfmark-tests.XXXXXX)
 pass=0 fail=0 skip=0 failed=() skipped=()
