@@ -13,7 +13,6 @@
  * the signalfd.  At exit, every job is waited for and done.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
@@ -107,7 +106,7 @@ void job__start(struct job *j, void (*work)(struct job *j), void (*done)(struct 
 	J.running++;
 	pthread_attr_init(&at);
 	pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-	e = getenv("H5_INLINE") ? EAGAIN : pthread_create(&th, &at, job_main, j);
+	e = pthread_create(&th, &at, job_main, j);
 	pthread_attr_destroy(&at);
 	if (e) {                     /* no thread: the work on the loop, as it was */
 		logmsg("no thread for a job (%s): working on the loop", strerror(e));
