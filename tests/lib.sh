@@ -120,7 +120,7 @@ wait_lines() { wait_until 30 lines_at_least "$1" "${2:-1}"; }
 # (schedstat).  What a cpu-clock sampler sees of a process is in proportion
 # to this, not to wall time: on a loaded machine the two part.
 cpu_ns() {
-	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%d\n", n }'
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f\n", n }'   # (mawk's %d stops at 2^31)
 }
 # cpu_at_least PID NS: the process has run NS ns (for wait_until)
 cpu_at_least() { [ "$(cpu_ns "$1")" -ge "$2" ]; }

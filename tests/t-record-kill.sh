@@ -39,7 +39,7 @@ n=$(samples_flat "$F" | awk '$1 == "prog-spin" && $NF == "spin_loop"' | wc -l)
 # 4000 Hz of the CPU time prog-spin got: what the last flushes before the
 # kill had not written yet is lost with the recorder (a drain period, ~0.1 s
 # of its time); the rest must be there.  At least half of what it ran:
-want=$(awk -v ns="$ran" 'BEGIN { printf "%d", ns / 1e9 * 4000 / 2 }')
+want=$(awk -v ns="$ran" 'BEGIN { printf "%.0f", ns / 1e9 * 4000 / 2 }')
 [ "$n" -ge "$want" ] ||
 	die "only $n spin_loop samples survived the kill (prog-spin ran $((ran / 1000000)) ms of CPU: want >= $want)"
 ok "perf report after SIGKILL: spin_loop $p%, $n samples for $((ran / 1000000)) ms of CPU (>= $want)"
