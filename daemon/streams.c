@@ -136,7 +136,9 @@ static struct json_object *check_out(const char *what, int *fds, size_t nfds, bo
 /*
  * A snapshot: the session's flush in steps (run.c), then a ring's records
  * written by a job (jobs.c) into the client's regular file, or into a
- * memfd pumped to its pipe; the reply when all is out.  The connection may
+ * memfd pumped to its pipe, while the session goes on (what its ring
+ * evicts meanwhile is kept for the job: pring_view.c); the reply when all
+ * is out.  The connection may
  * go meanwhile (sp->c NULL then); the session stays busy (not deleted, not
  * restarted) until it is done.
  */
@@ -226,8 +228,9 @@ static void snap_done(struct job *j)
 	struct stat sb;
 
 	if (sp->evicted)
-		logmsg("session '%s': %llu records were evicted by newer ones while a snapshot was "
-		       "written, and are not in it", sp->d->def.name, (unsigned long long)sp->evicted);
+		logmsg("session '%s': %llu records evicted while a snapshot was written could not be "
+		       "kept for it (no memory): they are not in it", sp->d->def.name,
+		       (unsigned long long)sp->evicted);
 	if (sp->err) {
 		snap_reply(sp, reply_err("snapshot of '%s' failed: %s", sp->d->def.name,
 					 strerror(-sp->err)));

@@ -54,7 +54,11 @@ struct pring {
 	uint64_t data_size, sb_size;
 	uint64_t head, tail, frames;
 	uint64_t sb_len, sb_frames;
+	struct pring_view *views;     /* open views: evicted frames are kept for them */
 };
+
+/* pring_view.c: the writer evicts the frame f at pos (views open on r keep it) */
+void pring_view_keep(struct pring *r, uint64_t pos, const struct frame *f);
 
 static inline uint64_t load_pos(const struct frame *f)
 {

@@ -417,6 +417,8 @@ static void evict(struct pring *r, uint64_t end)
 			r->frames = 0;
 			break;
 		}
+		if (r->views)           /* before the tail passes it: a view reading it keeps it */
+			pring_view_keep(r, r->tail, f);
 		if (f->kind == FK_DATA) {
 			r->frames--;
 			n++;
@@ -432,8 +434,8 @@ static void evict(struct pring *r, uint64_t end)
 		 * a view reading in another thread checks it after each copy
 		 * (pring_view.c; the fence is a seqlock's, as DPDK's rte_seqlock)
 		 */
-		__atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELAXED);
-		__atomic_thread_fence(__ATOMIC_RELEASE);
+		__atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELEASE);   /* after the kept copies */
+		__atomic_thread_fence(__ATOMIC_RELEASE);                    /* before the overwrite */
 	}
 }
 

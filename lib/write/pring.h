@@ -85,23 +85,23 @@ int pring__sb_compact(struct pring *r, pring_keep_cb keep, void *ctx);
 /* records in the order they were appended; a callback's non-zero return stops the walk */
 int pring__foreach(const struct pring *r, bool sideband, pring_cb cb, void *ctx);
 /* sideband and data with time <= until, in time order (sideband first at equal times) */
-int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx);
+int pring__sorted(struct pring *r, uint64_t until, pring_cb cb, void *ctx);
 /*
  * A view of what the ring holds now, to be read in another thread while
  * the writer goes on appending (a snapshot off the daemon's loop).  Taken
- * in the writer's thread; the ring must outlive the view.  The sideband is
- * copied (it is compacted in place); data frames are read where they lie,
- * each checked after its copy against the tail: one the writer evicted
- * meanwhile is left out and counted in *evicted.  pring__sorted is a view
- * read at once.
+ * and freed in the writer's thread; the ring must outlive it.  The sideband
+ * is copied (it is compacted in place); data frames are read where they
+ * lie, and a frame the writer evicts while the view is open is kept for it
+ * first (pring_view.c), so the view reads what the ring held when it was
+ * taken.  pring__sorted is a view read at once.
  */
 struct pring_view;
-int pring__view(const struct pring *r, struct pring_view **out);
+int pring__view(struct pring *r, struct pring_view **out);
 /*
  * as pring__sorted, from any one thread.  *evicted (may be NULL): the
- * view's data frames the writer evicted before they were read (those of a
- * lap overtaken while walking it are not seen: with until below the newest
- * time, they count here even if later than until)
+ * view's data frames it could not hand on (evicted when no memory was left
+ * to keep them; with until below the newest time, those of a lap lost so
+ * count here even if later than until)
  */
 int pring_view__sorted(struct pring_view *v, uint64_t until, pring_cb cb, void *ctx,
 		       uint64_t *evicted);
