@@ -13,12 +13,15 @@ STRESS ?= 0
 # (make, make install, make demo) ...
 DEPS = build-essential clang llvm meson ninja-build pkg-config bpftool python3 \
        libbpf-dev libelf-dev libdw-dev libzstd-dev libjson-c-dev \
+       libtracefs-dev libtraceevent-dev \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev linux-perf
 # ... and what the tests add (make check): cmocka, the readers and tools the
 # tests check against (hotspot's perfparser, bpftrace, go's pprof, chromium),
-# the sanitizer and fuzzer runtimes, and the system test's container tools.
+# the sanitizer and fuzzer runtimes, the system test's container tools, and
+# xmllint (the flame graph's SVG must be well-formed XML).
 TEST_DEPS = libcmocka-dev systemtap-sdt-dev hotspot bpftrace zstd time xz-utils binutils \
-       libc6-dbg libclang-rt-14-dev golang-go chromium curl systemd-container debootstrap
+       libc6-dbg libclang-rt-14-dev golang-go chromium curl systemd-container debootstrap \
+       libxml2-utils
 # npm packages the tests load (speedscope), kept out of the tree
 NPM_CACHE ?= /var/cache/perfmark-npm
 NPM_DEPS = speedscope@1.25.0

@@ -315,7 +315,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u32 tgid, zero = 0, uid = task_owner_uid();
 	struct pm_sample *s;
-	__u64 nk = 0, nu = 0, size, id;
+	__u64 nk = 0, nu = 0, size, id, flags;
+	bool no_room = false;
 	long n;
 
 	if (!current_ids(&id, true))
@@ -341,10 +342,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			/*
 			 * No tables for this process yet: copy its stack for user space
 			 * to walk, while the ring has room for copies (a quarter of it
-			 * filled); else its frame pointers, as fp mode.
+			 * filled); else its frame pointers, as fp mode, and the consumer
+			 * is called (once a millisecond at most) to make room and
+			 * install the process: rb_flags() would wait for half the ring.
 			 */
-			if (n == -1 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wakeup_bytes / 2)
-				return copy_sample(ctx, id, uid);
+			if (n == -1) {
+				if (bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wakeup_bytes / 2)
+					return copy_sample(ctx, id, uid);
+				no_room = true;
+			}
 		}
 		if (n < 0) {
 			n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
@@ -361,7 +367,12 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(struct scratch))
 		return 0;
-	if (bpf_ringbuf_output(&rb, s, size, rb_flags(s->time)))
+	flags = rb_flags(s->time);
+	if (no_room && flags != BPF_RB_FORCE_WAKEUP && s->time - last_wakeup_ns >= 1000000) {
+		last_wakeup_ns = s->time;
+		flags = BPF_RB_FORCE_WAKEUP;
+	}
+	if (bpf_ringbuf_output(&rb, s, size, flags))
 		__sync_fetch_and_add(&lost_samples, 1);
 	return 0;
 }
@@ -400,6 +411,7 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 	m->flags = flags;
 	m->ip = ip;
 	m->uid = uid;
+	m->ext = 0;
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;
@@ -532,3 +544,6 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 /* the gap sideband: what starts, runs and ends while no daemon reads */
 #include "sideband.bpf.c"
+
+/* tracepoints: -e SUBSYS:NAME */
+#include "tracepoint.bpf.c"

@@ -28,7 +28,7 @@ enum pm_rec_type {
  */
 #define PM_UID_PRIVILEGED 0xfffffffeu
 
-/* marker flags, also written to perf.data (see lib/order/uevent.h) */
+/* marker flags, also written to perf.data (see lib/format/uevent.h) */
 #define PM_F_TRUNCATED 0x1
 #define PM_F_FAULT     0x2
 
@@ -51,6 +51,7 @@ struct pm_sample {
 
 /* pm_sample flags */
 #define PM_SF_UREGS 0x1     /* user registers and stack follow (bpf/unwind_wire.h) */
+#define PM_SF_RAW   0x2     /* a tracepoint's entry ends it (bpf/tracepoint_wire.h) */
 
 struct pm_marker {
 	__u32 rec_type;     /* PM_REC_MARKER */
@@ -64,9 +65,12 @@ struct pm_marker {
 	__u32 flags;        /* PM_F_* */
 	__u64 ip;           /* the probe site */
 	__u32 uid;
-	__u32 pad;
+	__u32 ext;          /* PM_X_*: user space's (the fast lane's); BPF writes 0 */
 	__u8  data[];
 };
+
+/* pm_marker.ext: the time was outside what the recorder saw, clamped into it */
+#define PM_X_CLAMPED   0x1
 
 /*
  * libperfmark's registration of a fast-lane area: the argument of its
@@ -109,7 +113,7 @@ struct pm_cfg {
 	__u32 all;          /* sessions that want every process of every uid */
 	__u32 nr_uids;      /* entries in `uids` (its lookup is skipped when 0) */
 	__u32 gap;          /* pinned: write the gap sideband (pm_task, pm_mmap) */
-	__u32 pad;
+	__u32 tp_on;        /* tracepoint hits are recorded (their programs run always) */
 };
 
 /*

@@ -9,12 +9,17 @@
  *                     falling back to the frame pointer where no table
  *                     covers an address.
  *
+ *   uw_prepare_exec   stamps each exec as it begins: the walk trusts the
+ *                     mappings user space installed for a process only
+ *                     if it began no image since (struct pm_uw_pid).
+ *
  * A global function: the verifier checks it once, on its own.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_endian.h>
+#include <bpf/bpf_core_read.h>
 #include "perfmark_wire.h"
 #include "uregs.bpf.h"
 #include "unwind_wire.h"
@@ -44,18 +49,33 @@ struct {
 	__type(value, struct pm_uw_map);
 } uw_maps SEC(".maps");
 
-/* processes whose mappings user space has installed in uw_maps */
+/* processes whose mappings user space has installed in uw_maps, and since when */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 16);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, struct pm_uw_pid);
 } uw_pids SEC(".maps");
+
+/*
+ * When a task last began an exec (sched_prepare_exec): kept with the task,
+ * so it goes with it, and a pid used again starts without one.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u64);
+} uw_exec_ns SEC(".maps");
 
 /* how user stacks ended, and how frames were found (read by user space) */
 __u64 uw_ends[PM_UW_END_NR] = {};
 __u64 uw_frames_cfi = 0;
 __u64 uw_frames_fp = 0;
+/* samples whose process's installed mappings were of an older image (copied) */
+__u64 uw_stale = 0;
+/* samples with a frame in a file mapping user space has not installed yet (copied) */
+__u64 uw_unknown = 0;
 
 /*
  * The rules found lately, per CPU, by (table generation, ELF address): a
@@ -76,6 +96,8 @@ struct uw_state {
 	__u32 n;               /* frames written */
 	__u32 end;             /* PM_UW_END_* + 1 once ended */
 	__u32 exact;           /* pc is not a return address */
+	__u32 unknown;         /* stopped at a file mapping not installed: copy the stack */
+	__u32 pad;
 	__u64 cfi, fp;         /* frames found each way */
 	struct pm_uw_map m;    /* the last frame's mapping (m.end 0: none) */
 	struct uw_cached cache[UW_CACHE];
@@ -118,6 +140,28 @@ static __always_inline long fp_step(struct uw_state *st)
 	st->exact = 0;
 	st->fp++;
 	return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
+}
+
+static long vma_file_exec(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	*(__u32 *)data = vma->vm_file && (vma->vm_flags & 0x4 /* VM_EXEC */);
+	return 0;
+}
+
+/*
+ * No mapping installed at pc: code of no file (a JIT's: its frame pointers
+ * are all there is), or a file the process mapped that user space has not
+ * installed yet (the MMAP2 not read, or read after this process's first
+ * sample was).  Frame pointers there end most chains of code built without
+ * them, so the stack is copied for user space, which reads the mapping
+ * first; every file mapping it knows is installed, with a table or without.
+ */
+static __always_inline bool uw_not_installed(struct uw_state *st)
+{
+	__u32 file_exec = 0;
+
+	return !bpf_find_vma(bpf_get_current_task_btf(), st->pc, vma_file_exec, &file_exec, 0) &&
+	       file_exec;
 }
 
 /*
@@ -273,11 +317,17 @@ static long uw_frame(__u32 i, void *data)
 		m = bpf_map_lookup_elem(&uw_maps, &key);
 		if (!m) {
 			st->m.end = 0;
+			if (uw_not_installed(st)) {
+				st->unknown = 1;
+				return 1;
+			}
 			return fp_step(st);
 		}
 		st->m = *m;
 		m = &st->m;
 	}
+	if (!m->nr_rows)               /* installed without a table */
+		return fp_step(st);
 	rel = st->pc - m->bias - (st->exact ? 0 : 1);
 	c = &st->cache[((__u32)rel * 2654435761u ^ m->gen * 2246822519u) >> 22 & (UW_CACHE - 1)];
 	if (m->gen && c->gen == m->gen && c->rel == rel)
@@ -299,20 +349,61 @@ static long uw_frame(__u32 i, void *data)
 
 
 /*
+ * The exec is stamped before the kernel writes its COMM record (begin_new_exec
+ * fires this tracepoint first), so the COMM's time, which user space installs
+ * the new image with, is never older than the stamp.  The task that execs
+ * leads its process afterwards.  Attached in ehframe mode only.
+ */
+SEC("tp_btf/sched_prepare_exec")
+int BPF_PROG(uw_prepare_exec, struct task_struct *task, struct linux_binprm *bprm)
+{
+	__u64 *t = bpf_task_storage_get(&uw_exec_ns, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (t)
+		*t = bpf_ktime_get_ns();
+	return 0;
+}
+
+/*
+ * Are the installed mappings of the image the current process runs?  Not
+ * when it began after user space's since: an exec, or a new process under
+ * an old pid, whose sideband is not read yet.  A thread's process began
+ * with its leader (de_thread() gives an exec'ing thread the leader's
+ * start_time).
+ */
+static __always_inline bool uw_current(const struct pm_uw_pid *v)
+{
+	struct task_struct *leader = bpf_get_current_task_btf()->group_leader;
+	__u64 began = BPF_CORE_READ(leader, start_time), *exec;
+
+	exec = bpf_task_storage_get(&uw_exec_ns, leader, NULL, 0);
+	if (exec && *exec > began)
+		began = *exec;
+	return v->since >= began;
+}
+
+/*
  * Unwind the user stack of the current task into out; returns the frames
- * written, or -1 when user space has not installed the process's mappings
- * yet (the caller copies the stack instead, as dwarf mode does).
+ * written, or -1 when user space has not installed the mappings of the
+ * process's current image, or not all of them (the caller copies the stack
+ * instead, as dwarf mode does).
  */
 __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out)
 {
 	__u32 zero = 0, end;
+	struct pm_uw_pid *v;
 	struct uw_loop lc;
 	struct uw_state *st;
 
 	if (!ctx || !out)
 		return 0;
-	if (!bpf_map_lookup_elem(&uw_pids, &pid))
+	v = bpf_map_lookup_elem(&uw_pids, &pid);
+	if (!v)
 		return -1;
+	if (!uw_current(v)) {
+		__sync_fetch_and_add(&uw_stale, 1);
+		return -1;
+	}
 	st = bpf_map_lookup_elem(&uw_state, &zero);
 	if (!st || !user_regs(st->uregs))
 		return 0;
@@ -322,12 +413,17 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	st->pid = pid;
 	st->n = 0;
 	st->end = 0;
+	st->unknown = 0;
 	st->exact = 1;
 	st->cfi = st->fp = 0;
 	st->m.start = st->m.end = 0;
 	lc.st = st;
 	lc.out = out;
 	bpf_loop(PM_MAX_STACK + 1, uw_frame, &lc, 0);
+	if (st->unknown) {
+		__sync_fetch_and_add(&uw_unknown, 1);
+		return -1;
+	}
 	end = st->end ? st->end - 1 : PM_UW_END_DEPTH;
 	if (end < PM_UW_END_NR)
 		__sync_fetch_and_add(&uw_ends[end], 1);

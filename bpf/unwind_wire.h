@@ -118,6 +118,20 @@ struct pm_uw_map {
 			    * the next frame inside it */
 };
 
+/*
+ * uw_pids: a process whose mappings user space installed, and the image
+ * they are of: since is the time (CLOCK_MONOTONIC ns, the sideband's and
+ * bpf_ktime_get_ns()'s clock) of the event that began it as user space
+ * saw it: its fork, its exec (the COMM record) or the read of /proc.  The
+ * walk trusts the entry only if the process began no image after since
+ * (its leader's start_time; its last exec, stamped at sched_prepare_exec,
+ * before the kernel writes the COMM record): an exec, or a pid used again,
+ * that user space has not read yet gets its stack copied instead.
+ */
+struct pm_uw_pid {
+	__u64 since;
+};
+
 #define PM_UW_MAX_POOLS    64
 #define PM_UW_MAX_ROWS     (1u << 24)   /* rows in one table */
 #define PM_UW_BLOCK_STEPS  16           /* log2(PM_UW_MAX_ROWS / PM_UW_BLOCK_ROWS + 2) */

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -32,15 +31,6 @@ int pm_load(const char *input, const struct profile_opts *opts, struct profile *
 	if (r < 0)
 		return pm_err("%s: %s", pm_input_name(input), why[0] ? why : strerror(-r));
 	return 0;
-}
-
-int pm_getopt_error(const char *cmd, int c, char **argv)
-{
-	if (c == ':')
-		return pm_err("option '%s' needs an argument", argv[optind - 1]);
-	if (optopt)
-		return pm_err("unknown option '-%c' (try 'perfmark %s --help')", optopt, cmd);
-	return pm_err("unknown option '%s' (try 'perfmark %s --help')", argv[optind - 1], cmd);
 }
 
 int pm_range_id(const struct profile *p, const char *input, const char *name, uint32_t *id)
@@ -97,54 +87,6 @@ const char *pm_fmt_ns(uint64_t ns, char *buf, size_t size)
 	else
 		snprintf(buf, size, "%.3f s", ns / 1e9);
 	return buf;
-}
-
-/* Length of a valid UTF-8 sequence at p (n bytes left), 0 when invalid. */
-static size_t utf8_seq(const uint8_t *p, size_t n)
-{
-	static const uint32_t min[5] = { 0, 0, 0x80, 0x800, 0x10000 };
-	size_t len = p[0] < 0x80 ? 1 : (p[0] & 0xe0) == 0xc0 ? 2 : (p[0] & 0xf0) == 0xe0 ? 3 :
-		     (p[0] & 0xf8) == 0xf0 ? 4 : 0;
-	uint32_t cp;
-
-	if (len <= 1 || len > n)
-		return len > n ? 0 : len;
-	cp = p[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
-	}
-	return cp < min[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff) ? 0 : len;
-}
-
-void pm_json_str(FILE *f, const char *s, size_t n, bool html)
-{
-	const uint8_t *p = (const uint8_t *)s;
-
-	putc('"', f);
-	for (size_t i = 0; i < n;) {
-		size_t l = utf8_seq(p + i, n - i);
-		uint8_t c = p[i];
-
-		if (!l) {
-			fputs("\\ufffd", f);
-			i++;
-			continue;
-		}
-		if (l > 1) {
-			fwrite(p + i, 1, l, f);
-		} else if (c == '"' || c == '\\') {
-			putc('\\', f);
-			putc(c, f);
-		} else if (c < 0x20 || c == 0x7f || (html && (c == '<' || c == '>' || c == '&'))) {
-			fprintf(f, "\\u%04x", c);
-		} else {
-			putc(c, f);
-		}
-		i += l;
-	}
-	putc('"', f);
 }
 
 void pm_json_us(FILE *f, uint64_t ns)

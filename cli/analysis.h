@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * What report, flamegraph and export share: the input option, loading the
- * profile with the same one-line errors as `perfmark script`, getopt's
- * complaints, and output files.
+ * profile with the same one-line errors as `perfmark script`, and output
+ * files.
  */
 #ifndef PERFMARK_CLI_ANALYSIS_H
 #define PERFMARK_CLI_ANALYSIS_H
@@ -19,9 +19,6 @@ const char *pm_input_name(const char *input);
 /* Load input; on failure prints `perfmark: INPUT: reason` and returns 1. */
 int pm_load(const char *input, const struct profile_opts *opts, struct profile **out);
 
-/* The one-line complaint for getopt's return c (':' or '?'); returns 1. */
-int pm_getopt_error(const char *cmd, int c, char **argv);
-
 /* The range name's string id for --range, or prints `no range named ...` and returns 1. */
 int pm_range_id(const struct profile *p, const char *input, const char *name, uint32_t *id);
 
@@ -34,14 +31,6 @@ int pm_output_close(FILE *f, const char *path);
 const char *pm_fmt_ns(uint64_t ns, char *buf, size_t size);
 
 #endif
-
-/*
- * Write s (n bytes) as a quoted JSON string: quotes, backslashes and control
- * characters escaped, bytes that are not valid UTF-8 replaced by U+FFFD (so
- * that marker payloads of any content still give valid JSON).  With html,
- * '<' '>' '&' are escaped too, for JSON inside a <script> element.
- */
-void pm_json_str(FILE *f, const char *s, size_t n, bool html);
 
 /* Microseconds with the nanoseconds kept as three decimals. */
 void pm_json_us(FILE *f, uint64_t ns);

@@ -5,14 +5,19 @@
 #include <stdbool.h>
 
 /* Each subcommand gets argv[0] = its own name. */
+struct opts_cmd;
+/* their option tables (opts.h): usage, --help and the list of 'perfmark --help' */
+extern const struct opts_cmd record_cmd, script_cmd, report_cmd, flamegraph_cmd, export_cmd,
+	session_cmd, stat_cmd;
 int cmd_record(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_session(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
 
-/* -v: libbpf's debug messages too (its warnings are always shown) */
+/* -vv: libbpf's debug messages too (its warnings are always shown) */
 extern bool pm_verbose;
 
 /* "perfmark: " + message on stderr; returns 1 (the exit status) */

@@ -11,15 +11,20 @@
  *              ProfileChunk).  ts and dur in µs, the nanoseconds kept as
  *              fractions (the profile's own times are whole µs).
  *   pprof      gzip'd profile.proto (pprof.c)
+ *
+ * Names go through lib/common/escape.h: escape_json for chrome, escape_term
+ * for the collapsed stacks (text, often read on a terminal).
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "commands.h"
-#include "uevent.h"
+#include "opts.h"
+#include "escape.h"
+#include "marker.h"
 
 /* ---- collapsed ------------------------------------------------------------------ */
 
@@ -46,9 +51,8 @@ int pm_export_collapsed(const struct profile *p, FILE *out)
 		while (depth--) {
 			const char *s = profile__str(p, path[depth]);
 
-			/* ';' separates frames and ' ' ends the stack: keep them out of names */
-			for (; *s; s++)
-				putc(*s == ';' ? ':' : *s == '\n' ? ' ' : *s, out);
+			/* ';' separates frames: escaped in names, as controls are */
+			escape_term(out, s, strlen(s), ESC_TERM_FOLDED);
 			putc(depth ? ';' : ' ', out);
 		}
 		fprintf(out, "%" PRIu64 "\n", count[i]);
@@ -70,7 +74,7 @@ static void ev_head(FILE *f, bool *first, const char *ph, const char *cat,
 static void ev_name(FILE *f, const char *s, size_t n)
 {
 	fputs(",\"name\":", f);
-	pm_json_str(f, s, n, false);
+	escape_json(f, s, n);
 }
 
 static void ev_ts(FILE *f, const char *key, uint64_t ns)
@@ -90,12 +94,12 @@ static void chrome_names(const struct profile *p, FILE *f, bool *first)
 		if (tv[i].tid == tv[i].pid) {
 			ev_head(f, first, "M", "__metadata", &tv[i]);
 			fputs(",\"name\":\"process_name\",\"args\":{\"name\":", f);
-			pm_json_str(f, comm, strlen(comm), false);
+			escape_json(f, comm, strlen(comm));
 			fputs("}}", f);
 		}
 		ev_head(f, first, "M", "__metadata", &tv[i]);
 		fputs(",\"name\":\"thread_name\",\"args\":{\"name\":", f);
-		pm_json_str(f, comm, strlen(comm), false);
+		escape_json(f, comm, strlen(comm));
 		fputs("}}", f);
 	}
 }
@@ -117,6 +121,43 @@ static void chrome_ranges(const struct profile *p, FILE *f, bool *first)
 	}
 }
 
+/* A kept marker: counters as counter events, others as instant events. */
+static void chrome_mark(FILE *f, bool *first, const struct profile_thread *t,
+			const struct profile_mark *pm, const uint8_t *data)
+{
+	struct marker m;
+
+	marker__decode_payload(&m, pm->type, pm->flags, data ? data + pm->off : NULL, pm->len);
+	if (m.type == PERFMARK_TYPE_RANGE_BEGIN || m.type == PERFMARK_TYPE_RANGE_END)
+		return;     /* slices */
+	if (m.type == PERFMARK_TYPE_COUNTER) {
+		if (!m.has_value || !m.text)
+			return; /* not a counter profile.c kept */
+		ev_head(f, first, "C", "counter", t);
+		ev_name(f, m.text, m.text_len);
+		ev_ts(f, "ts", pm->time);
+		fputs(",\"args\":{", f);
+		escape_json(f, m.text, m.text_len);
+		fprintf(f, ":%" PRId64 "}}", m.value);
+		return;
+	}
+	ev_head(f, first, "i", "marker", t);
+	ev_ts(f, "ts", pm->time);
+	fputs(",\"s\":\"t\"", f);
+	if (m.type == PERFMARK_TYPE_STRING) {
+		ev_name(f, m.text, escape_utf8_cut(m.text, m.text_len, 80, NULL));
+		fputs(",\"args\":{\"text\":", f);
+		escape_json(f, m.text, m.text_len);
+	} else {
+		fprintf(f, ",\"name\":\"marker type %u\",\"args\":{\"data\":\"", m.type);
+		for (size_t k = 0; k < m.len; k++)
+			fprintf(f, "%02x", m.data[k]);
+		putc('"', f);
+	}
+	fprintf(f, ",\"type\":%u%s}}", m.type,
+		m.flags & PERFMARK_UEVENT_F_TRUNCATED ? ",\"truncated\":true" : "");
+}
+
 static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 {
 	size_t nm, nt;
@@ -124,62 +165,58 @@ static void chrome_marks(const struct profile *p, FILE *f, bool *first)
 	const struct profile_thread *tv = profile__threads(p, &nt);
 	const uint8_t *data = profile__mark_data(p);
 
-	for (size_t i = 0; i < nm; i++) {
-		const struct profile_mark *m = &mv[i];
-		const uint8_t *d = data + m->off;
-		int64_t v;
-
-		if (m->type == PERFMARK_TYPE_RANGE_BEGIN || m->type == PERFMARK_TYPE_RANGE_END)
-			continue;   /* slices */
-		if (m->type == PERFMARK_TYPE_COUNTER) {
-			const char *name = (const char *)d + 8;
-
-			memcpy(&v, d, 8);
-			ev_head(f, first, "C", "counter", &tv[m->thread]);
-			ev_name(f, name, strlen(name));
-			ev_ts(f, "ts", m->time);
-			fputs(",\"args\":{", f);
-			pm_json_str(f, name, strlen(name), false);
-			fprintf(f, ":%" PRId64 "}}", v);
-			continue;
-		}
-		ev_head(f, first, "i", "marker", &tv[m->thread]);
-		ev_ts(f, "ts", m->time);
-		fputs(",\"s\":\"t\"", f);
-		if (m->type == PERFMARK_TYPE_STRING) {
-			size_t n = strnlen((const char *)d, m->len);
-
-			ev_name(f, (const char *)d, n < 80 ? n : 80);
-			fputs(",\"args\":{\"text\":", f);
-			pm_json_str(f, (const char *)d, n, false);
-		} else {
-			fprintf(f, ",\"name\":\"marker type %u\",\"args\":{\"data\":\"", m->type);
-			for (uint32_t k = 0; k < m->len; k++)
-				fprintf(f, "%02x", d[k]);
-			putc('"', f);
-		}
-		fprintf(f, ",\"type\":%u%s}}", m->type,
-			m->flags & PERFMARK_UEVENT_F_TRUNCATED ? ",\"truncated\":true" : "");
-	}
+	for (size_t i = 0; i < nm; i++)
+		chrome_mark(f, first, &tv[mv[i].thread], &mv[i], data);
 }
 
-/* Sample indexes grouped by thread (time order kept): by[at[t] .. at[t + 1]). */
+/* A sample's place in its thread's profile: by time, then as read */
+struct by_key {
+	uint32_t thread;
+	uint64_t time;
+	size_t i;
+};
+
+static int by_key_cmp(const void *a, const void *b)
+{
+	const struct by_key *x = a, *y = b;
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/*
+ * Sample indexes grouped by thread, in time order: by[at[t] .. at[t + 1]).
+ * The samples come in the order they were read, and late samples (README:
+ * they keep their true time) come after later ones: their time deltas
+ * wrapped to 18446744073709551615 before (issue 18 case 8).
+ */
 static int by_thread(const struct profile *p, size_t **by, size_t **at)
 {
 	size_t ns, nt;
 	const struct profile_sample *sv = profile__samples(p, &ns);
+	struct by_key *k = malloc((ns ? ns : 1) * sizeof(*k));
 
 	profile__threads(p, &nt);
 	*by = malloc((ns ? ns : 1) * sizeof(**by));
-	*at = calloc(nt + 2, sizeof(**at));
-	if (!*by || !*at)
+	*at = calloc(nt + 1, sizeof(**at));
+	if (!k || !*by || !*at) {
+		free(k);
 		return -1;
-	for (size_t i = 0; i < ns; i++)
-		(*at)[sv[i].thread + 2]++;
-	for (size_t t = 2; t < nt + 2; t++)
+	}
+	for (size_t i = 0; i < ns; i++) {
+		k[i] = (struct by_key){ .thread = sv[i].thread, .time = sv[i].time, .i = i };
+		(*at)[sv[i].thread + 1]++;
+	}
+	if (ns)
+		qsort(k, ns, sizeof(*k), by_key_cmp);
+	for (size_t t = 1; t <= nt; t++)
 		(*at)[t] += (*at)[t - 1];
 	for (size_t i = 0; i < ns; i++)
-		(*by)[(*at)[sv[i].thread + 1]++] = i;
+		(*by)[i] = k[i].i;
+	free(k);
 	return 0;
 }
 
@@ -208,9 +245,9 @@ static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp
 		file = profile__str(p, maps[fr->mapping].file);
 		fprintf(f, ",\n{\"id\":%zu,\"parent\":%u,\"callFrame\":{\"functionName\":", k + 1,
 			chrome_node(nodes, nodes[k].parent));
-		pm_json_str(f, name, strlen(name), false);
+		escape_json(f, name, strlen(name));
 		fputs(",\"url\":", f);
-		pm_json_str(f, file, strlen(file), false);
+		escape_json(f, file, strlen(file));
 		fputs("}}", f);
 	}
 }
@@ -298,44 +335,50 @@ static const struct format {
 	{ NULL, NULL, false },
 };
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: perfmark export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed "
-		   "[-o FILE]\n");
-}
+struct export_args {
+	const char *input, *output, *format;
+};
+
+static const struct opt export_table[] = {
+	OPT_INPUT(struct export_args, input),
+	{ .flag = 'o', .name = "output", .arg = "FILE", .help = "where it goes", .def = "stdout",
+	  .set = opt_set_str, .off = offsetof(struct export_args, output) },
+	{ .flag = 'f', .name = "format", .arg = "chrome|pprof|collapsed",
+	  .help = "chrome: Trace Event JSON (Perfetto, "
+	    "speedscope); pprof: gzip'd profile.proto (go tool pprof); collapsed: folded stacks",
+	  .set = opt_set_str, .off = offsetof(struct export_args, format), .required = true },
+	{ 0 },
+};
+static const struct opt export_event_table[] = {
+	OPT_EVENT(struct profile_opts, event),
+	{ 0 },
+};
+
+const struct opts_cmd export_cmd = {
+	.name = "export",
+	.brief = "convert for other viewers: chrome, pprof, collapsed",
+	.about = "Convert a recording for other viewers.",
+	.in_order = true,
+	.tables = { export_table, export_event_table },
+};
 
 int cmd_export(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "format", required_argument, NULL, 'f' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	const char *input = "perf.data", *output = NULL, *fmt = NULL;
 	const struct format *fm;
 	struct profile_opts po = { 0 };
 	struct profile *p = NULL;
+	struct export_args args = { .input = "perf.data" };
+	void *ctx[] = { &args, &po };
 	FILE *out;
-	int c, r;
+	int r;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:o:f:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': input = optarg; break;
-		case 'e': po.event = optarg; break;
-		case 'o': output = optarg; break;
-		case 'f': fmt = optarg; break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return pm_getopt_error("export", c, argv);
-		}
-	}
+	r = opts_parse(&export_cmd, ctx, argc, argv);
+	if (r)
+		return r == OPTS_HELP ? 0 : 1;
+	input = args.input;
+	output = args.output;
+	fmt = args.format;
 	if (optind < argc)
 		return pm_err("unexpected argument '%s'", argv[optind]);
 	if (!fmt)

@@ -17,9 +17,15 @@
  *   ranges                 [thread, name index, start µs, end µs, depth, open]
  *
  * SVG (-o FILE.svg): the flame graph alone, one <g> per frame with a
- * <title> (samples and %) for hover, click to zoom and a search button.
+ * <title> (samples and %) for hover and its label, cut to fit its box as
+ * FlameGraph cuts them, so that it reads without JavaScript; the script
+ * adds click to zoom and a search button.
+ *
+ * Every name goes through lib/common/escape.h: JSON inside the page's
+ * <script> element, XML in the SVG (issue 18: an event name held a
+ * <script> that ran when the SVG was opened).
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +33,14 @@
 #include "aggregate.h"
 #include "analysis.h"
 #include "commands.h"
+#include "opts.h"
+#include "escape.h"
 #include "flamegraph-assets.h"
 
 #define SVG_WIDTH 1200
 #define SVG_ROW 17
+#define SVG_CHAR 6.5         /* px per character of the labels (svg.js sizes them alike) */
+#define SVG_MIN_LABEL 30     /* px: narrower frames have no label */
 
 struct fg_opts {
 	const char *input, *output, *range;
@@ -42,7 +52,7 @@ static void json_key_str(FILE *f, const char *key, const char *s)
 {
 	fprintf(f, "\"%s\":", key);
 	if (s)
-		pm_json_str(f, s, strlen(s), true);
+		escape_json_html(f, s, strlen(s));
 	else
 		fputs("null", f);
 	fputs(",\n", f);
@@ -73,7 +83,7 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 		const char *s = strtab__str(st, i);
 
 		fputs(i ? ",\n" : "", f);
-		pm_json_str(f, s, strlen(s), true);
+		escape_json_html(f, s, strlen(s));
 	}
 	fputs("],\n\"frames\":[", f);
 	for (size_t i = 0; i < nf; i++)
@@ -86,7 +96,7 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 		const char *c = profile__str(p, tv[i].comm);
 
 		fprintf(f, "%s{\"tid\":%u,\"pid\":%u,\"comm\":", i ? ",\n" : "", tv[i].tid, tv[i].pid);
-		pm_json_str(f, c, strlen(c), true);
+		escape_json_html(f, c, strlen(c));
 		fputs("}", f);
 	}
 	fputs("],\n\"samples\":[", f);
@@ -143,6 +153,20 @@ static unsigned name_hash(const char *s)
 	return h;
 }
 
+/* A frame's label: as much of the name as fits w px, ".." where it is cut */
+static void svg_label(FILE *f, const char *name, double w)
+{
+	size_t len = strlen(name), max = w < SVG_MIN_LABEL ? 0 : (size_t)((w - 6) / SVG_CHAR);
+
+	if (escape_utf8_cut(name, len, max, NULL) == len) {
+		escape_xml(f, name, len);
+		return;
+	}
+	escape_xml(f, name, escape_utf8_cut(name, len, max > 2 ? max - 2 : 0, NULL));
+	if (max)
+		fputs("..", f);
+}
+
 static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 {
 	size_t nf;
@@ -155,23 +179,16 @@ static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 	if (w < 0.3)
 		return;
 	fprintf(c->f, "<g class=\"f\"><title>");
-	for (const char *s = name; *s; s++) {
-		if (*s == '<')
-			fputs("&lt;", c->f);
-		else if (*s == '&')
-			fputs("&amp;", c->f);
-		else if (*s == '>')
-			fputs("&gt;", c->f);
-		else
-			putc(*s, c->f);
-	}
+	escape_xml(c->f, name, strlen(name));
 	fprintf(c->f, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
-		"height=\"%d\" fill=\"rgb(%u,%u,%u)\"/><text x=\"%.2f\" y=\"%d\"></text></g>\n",
+		"height=\"%d\" fill=\"rgb(%u,%u,%u)\"/><text x=\"%.2f\" y=\"%d\">",
 		c->total[n], 100.0 * (double)c->total[n] / (double)c->w->total_count, x, y,
 		w > 0.5 ? w - 0.5 : w, SVG_ROW - 1,
 		fr->kind == PROFILE_FRAME_COMM ? 180 : 205 + v / 2,
 		fr->kind == PROFILE_FRAME_COMM ? 180 : fr->kind == PROFILE_FRAME_KERNEL ? 110 + v / 2 : 90 + v,
 		fr->kind == PROFILE_FRAME_COMM ? 190 : 40 + v / 3, x + 3, y + SVG_ROW - 5);
+	svg_label(c->f, name, w);
+	fputs("</text></g>\n", c->f);
 	for (size_t k = 0; k < c->nkids[n]; k++) {
 		uint32_t ch = c->kids[n][k];
 
@@ -216,12 +233,13 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" onload=\"pmInit(evt)\">\n<style>\n%s</style>\n"
-		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: %" PRIu64 " samples of %s "
-		"(click: zoom, double-click: reset)</text>\n"
+		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: %" PRIu64 " samples of ",
+		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css, w->total_count);
+	escape_xml(f, profile__event_name(p), strlen(profile__event_name(p)));
+	fprintf(f, " (click: zoom, double-click: reset)</text>\n"
 		"<text x=\"%d\" y=\"14\" class=\"hdr btn\" id=\"search\">Search</text>\n"
 		"<text x=\"%d\" y=\"30\" class=\"hdr\" id=\"matched\"></text>\n",
-		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css, w->total_count,
-		profile__event_name(p), SVG_WIDTH - 60, SVG_WIDTH - 200);
+		SVG_WIDTH - 60, SVG_WIDTH - 200);
 	if (w->total_count)
 		for (size_t k = 0, x = 0; k < c.nkids[0]; k++) {
 			svg_node(&c, c.kids[0][k], (double)x, 0);
@@ -240,11 +258,27 @@ out:
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
-{
-	fprintf(f, "usage: perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] "
-		   "[--range NAME]\n");
-}
+static const struct opt fg_table[] = {
+	OPT_INPUT(struct fg_opts, input),
+	{ .flag = 'o', .name = "output", .arg = "FILE.svg|FILE.html",
+	  .help = "where it goes: an SVG for FILE.svg, " "else an interactive HTML page",
+	  .def = "stdout, HTML", .set = opt_set_str, .off = offsetof(struct fg_opts, output) },
+	{ .name = "range", .arg = "NAME", .help = "only the samples inside this marker range",
+	  .def = "every sample", .set = opt_set_str, .off = offsetof(struct fg_opts, range) },
+	{ 0 },
+};
+static const struct opt fg_event_table[] = {
+	OPT_EVENT(struct profile_opts, event),
+	{ 0 },
+};
+
+const struct opts_cmd flamegraph_cmd = {
+	.name = "flamegraph",
+	.brief = "a flame graph, as an interactive HTML page or an SVG",
+	.about = "Draw a recording's call stacks as a flame graph.",
+	.in_order = true,
+	.tables = { fg_table, fg_event_table },
+};
 
 static bool is_svg(const char *path)
 {
@@ -255,44 +289,28 @@ static bool is_svg(const char *path)
 
 int cmd_flamegraph(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "range", required_argument, NULL, 'r' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct fg_opts o = { .input = "perf.data" };
 	struct profile_opts po = { 0 };
-	struct range_pred_ctx rc;
+	struct range_pred_ctx rc = { 0 };
+	uint32_t id;
 	struct profile *p = NULL;
 	struct weights w = { 0 };
 	FILE *out = NULL;
-	int c, r = 1;
+	void *ctx[] = { &o, &po };
+	int r = 1;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:o:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': o.input = optarg; break;
-		case 'o': o.output = optarg; break;
-		case 'e': po.event = optarg; break;
-		case 'r': o.range = optarg; break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		default:
-			return pm_getopt_error("flamegraph", c, argv);
-		}
-	}
+	r = opts_parse(&flamegraph_cmd, ctx, argc, argv);
+	if (r)
+		return r == OPTS_HELP ? 0 : 1;
+	r = 1;
 	if (optind < argc)
 		return pm_err("unexpected argument '%s'", argv[optind]);
 	if (pm_load(o.input, &po, &p))
 		return 1;
-	if (o.range && pm_range_id(p, o.input, o.range, &rc.name))
+	if (o.range && pm_range_id(p, o.input, o.range, &id))
 		goto out;
-	if (weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
+	if ((o.range && range_pred__init(&rc, p, id) < 0) ||
+	    weights__build(&w, p, o.range ? aggregate__in_range : NULL, &rc) < 0) {
 		pm_err("out of memory");
 		goto out;
 	}
@@ -310,6 +328,7 @@ int cmd_flamegraph(int argc, char **argv)
 		write_html(p, &o, out, o.range ? aggregate__in_range : NULL, &rc), r = 0;
 	r = pm_output_close(out, o.output) || r;
 out:
+	range_pred__free(&rc);
 	weights__free(&w);
 	profile__free(p);
 	return r;

@@ -8,11 +8,13 @@
 #include <bpf/libbpf.h>
 
 #include "commands.h"
+#include "opts.h"
+#include "escape.h"
 
 bool pm_verbose;
 
 /*
- * libbpf's messages, set once in main: with -v all of them as they come;
+ * libbpf's messages, set once in main: with -vv all of them as they come;
  * else its warnings are held and shown with the next notice or at exit,
  * unless an error line follows that says what went wrong (a permission
  * denied is one line, not a stack of libbpf noise).
@@ -40,10 +42,23 @@ void pm_warnings(void)
 	held.n = 0;
 }
 
+/*
+ * One line on stderr, escaped for the terminal: messages quote names from
+ * recordings and perfmarkd (escape.h), which must neither drive the
+ * terminal nor break the line in two.
+ */
 static void vline(const char *fmt, va_list ap)
 {
+	char *buf = NULL;
+	int n = vasprintf(&buf, fmt, ap);
+
 	fputs("perfmark: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	if (n >= 0) {
+		escape_term(stderr, buf, (size_t)n, 0);
+		free(buf);
+	} else {
+		fputs("out of memory", stderr);
+	}
 	fputc('\n', stderr);
 }
 
@@ -70,25 +85,20 @@ void pm_notice(const char *fmt, ...)
 
 static int cmd_help(int argc, char **argv);
 
+/* the commands; each one's options, usage and --help come from its table (opts.h) */
 static const struct cmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *usage;
+	const struct opts_cmd *opts;
 } cmds[] = {
-	{ "record", cmd_record,
-	  "record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD] [-g | --call-graph fp|dwarf[,SIZE]|ehframe]\n"
-	  "                [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
-	  "                [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS] [-v]" },
-	{ "script", cmd_script, "script [-i FILE|-] [--type N] [--json]" },
-	{ "report", cmd_report,
-	  "report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] [--sort self|total] [--json]" },
-	{ "flamegraph", cmd_flamegraph, "flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] [--range NAME]" },
-	{ "export", cmd_export, "export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed [-o FILE]" },
-	{ "session", cmd_session,
-	  "session create NAME [record options] [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n"
-	  "                | list [--json] | show NAME [--json] | snapshot NAME -o FILE|-\n"
-	  "                | attach NAME -o FILE|- | stop NAME | start NAME | delete NAME" },
-	{ "help", cmd_help, "help" },
+	{ "record", cmd_record, &record_cmd },
+	{ "script", cmd_script, &script_cmd },
+	{ "report", cmd_report, &report_cmd },
+	{ "flamegraph", cmd_flamegraph, &flamegraph_cmd },
+	{ "export", cmd_export, &export_cmd },
+	{ "session", cmd_session, &session_cmd },
+	{ "stat", cmd_stat, &stat_cmd },
+	{ "help", cmd_help, NULL },
 	{ NULL, NULL, NULL },
 };
 
@@ -96,9 +106,12 @@ static int cmd_help(int argc, char **argv)
 {
 	const struct cmd *c;
 
-	printf("usage: perfmark COMMAND [OPTIONS]\n\n");
+	printf("usage: perfmark COMMAND [OPTIONS]\n"
+	       "       perfmark --version\n\ncommands:\n");
 	for (c = cmds; c->name; c++)
-		printf("  perfmark %s\n", c->usage);
+		if (c->opts)
+			printf("  %-12s %s\n", c->name, c->opts->brief);
+	printf("\n'perfmark COMMAND --help' lists a command's options and their defaults.\n");
 	return 0;
 }
 

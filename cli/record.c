@@ -9,12 +9,12 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,7 +30,7 @@
 #include <unistd.h>
 
 #include "commands.h"
-#include "evspec.h"
+#include "opts.h"
 #include "recopts.h"
 #include "record_backend.h"
 
@@ -42,14 +42,6 @@ static void flush_notices(struct record *r)
 	for (i = 0; i < r->nr_notices; i++)
 		pm_notice("%s", r->notices[i]);
 	r->nr_notices = 0;
-}
-
-static void usage_hint(void)
-{
-	fprintf(stderr, "usage: perfmark record [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD]\n"
-		"                       [-g | --call-graph fp|dwarf[,SIZE]|ehframe]\n"
-		"                       [-a | -p PID[,PID...] | -- CMD [ARG...]]\n"
-		"                       [--no-markers] [-z[LEVEL]] [-o FILE|-] [--duration SECONDS]\n");
 }
 
 /*
@@ -90,57 +82,56 @@ static bool find_in_path(const char *cmd, char *found, size_t len)
 	}
 }
 
+static int set_duration(void *ctx, const struct opt *o, const char *arg)
+{
+	struct record *r = ctx;
+	char *end;
+
+	r->duration = strtod(arg, &end);
+	if (!*arg || *end || !(r->duration > 0))
+		return pm_err("bad duration '%s'", arg);
+	return 0;
+}
+
+/* record's own rows; the recording options are recopts_table */
+static const struct opt record_table[] = {
+	{ .flag = 'o', .name = "output", .arg = "FILE|-",
+	  .help = "where perf.data goes; - writes pipe mode to stdout", .def = "perf.data",
+	  .set = opt_set_str, .off = offsetof(struct record, output) },
+	{ .name = "duration", .arg = "SECONDS",
+	  .help = "stop after this long (CMD goes on unrecorded)",
+	  .def = "until CMD exits, or SIGINT", .set = set_duration },
+	{ .flag = 'v', .name = "verbose",
+	  .help = "say more: whether perfmarkd recorded, and the unwinder's and the fast lane's "
+	    "counts; -vv adds libbpf's debug messages",
+	  .set = opt_set_count, .off = offsetof(struct record, verbose) },
+	{ 0 },
+};
+
+const struct opts_cmd record_cmd = {
+	.name = "record",
+	.brief = "record samples and markers into perf.data",
+	.trail = "[-- CMD [ARG...]]",
+	.about = "Record samples and markers into perf.data: of CMD and its children, of "
+		 "-p PID, or of the whole system (-a, or no target).  Goes through perfmarkd "
+		 "when its socket answers, else records in this process; the file is the same.",
+	.in_order = true,
+	.tables = { recopts_table, record_table },
+};
+
 static int parse(struct record *r, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		RECOPTS_LONG,
-		{ "output", required_argument, NULL, 'o' },
-		{ "duration", required_argument, NULL, 'D' },
-		{ "ringbuf", required_argument, NULL, 'R' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ 0 },
-	};
 	struct recopts ro;
-	char err[256] = "";
-	int c;
+	void *ctx[] = { &ro, r };
+	int e;
 
 	recopts_init(&ro);
 	r->output = "perf.data";
-	optind = 1;
-	while ((c = recopts_next(&ro, argc, argv, "+" RECOPTS_SHORT "o:vh", opts)) != -1) {
-		switch (c) {
-		case RECOPTS_BAD:
-			return 1;
-		case 'o':
-			r->output = optarg;
-			break;
-		case 'D': {
-			char *end;
-
-			r->duration = strtod(optarg, &end);
-			if (*end || !(r->duration > 0))
-				return pm_err("bad duration '%s'", optarg);
-			break;
-		}
-		case 'R': {
-			uint64_t sz;
-
-			if (evspec_parse_size(optarg, &sz, err, sizeof(err)))
-				return pm_err("%s", err);
-			ro.spec.ringbuf_size = sz;
-			break;
-		}
-		case 'v':
-			r->verbose = true;
-			break;
-		case 'h':
-			usage_hint();
-			exit(0);
-		default:
-			usage_hint();
-			return 1;
-		}
-	}
+	e = opts_parse(&record_cmd, ctx, argc, argv);
+	if (e == OPTS_HELP)
+		exit(0);
+	if (e)
+		return 1;
 	r->cmd = argv + optind;
 	r->cmd_argc = argc - optind;
 	if ((ro.have_a ? 1 : 0) + (ro.spec.nr_pids ? 1 : 0) + (r->cmd_argc ? 1 : 0) > 1)
@@ -349,6 +340,19 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 		st->bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
 		(unsigned long long)st->samples, (unsigned long long)st->markers,
 		(unsigned long long)st->lost_samples, (unsigned long long)st->lost_markers, comp, via);
+	/* what the recorder did to what it was given: nothing of it is silent */
+	if (r->verbose)
+		fprintf(stderr, "[ perfmark record: %llu marker times clamped into what the recorder "
+			"saw; %llu fast-lane areas given up (their rings made no sense); reorder "
+			"window: %llu records written early (window full), %llu late (%llu unordered) ]\n",
+			(unsigned long long)st->clamped, (unsigned long long)st->fl_corrupt,
+			(unsigned long long)st->overflow, (unsigned long long)st->late,
+			(unsigned long long)st->late_unordered);
+	if (r->verbose && (st->jit_lines || st->jit_missed || st->jit_refused))
+		fprintf(stderr, "[ perfmark record: /tmp/perf-PID.map: %llu lines written, %llu not "
+			"(the process had gone, its owner unknown), %llu refused (not plainly one "
+			"user's, or not a safe file) ]\n", (unsigned long long)st->jit_lines,
+			(unsigned long long)st->jit_missed, (unsigned long long)st->jit_refused);
 	if (r->verbose && st->unwind.cap) {
 		char line[512];
 
@@ -580,10 +584,9 @@ int cmd_record(int argc, char **argv)
 		return 1;
 	if (check_targets(&r))
 		return 1;
-	if (r.verbose) {
-		pm_verbose = true;
-		setenv("PERFMARK_DEBUG", "1", 0);   /* the unwinder's statistics */
-	}
+	if (r.verbose)
+		setenv("PERFMARK_DEBUG", "1", 0);   /* the fast lane's statistics */
+	pm_verbose = r.verbose > 1;                 /* libbpf's debug messages */
 	e = record_daemon_connect(&r);
 	if (e > 0)
 		return 1;

@@ -25,7 +25,7 @@ struct record {
 	struct session_opts so;
 	const char *output;
 	double duration;
-	bool verbose;
+	int verbose;                 /* -v: 1, -vv: 2 (libbpf's debug messages too) */
 	char **cmd;                  /* -- CMD: argv, cmd_argc entries */
 	int cmd_argc;
 	char cmd_path[PATH_MAX];     /* the file CMD runs, as execvp will find it */

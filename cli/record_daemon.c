@@ -113,6 +113,14 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->lost_markers = (uint64_t)jsonf_get_int(o, "lost_markers");
 	st->bytes = (uint64_t)jsonf_get_int(o, "bytes");
 	st->raw_bytes = (uint64_t)jsonf_get_int(o, "raw_bytes");
+	st->late = (uint64_t)jsonf_get_int(o, "late");
+	st->late_unordered = (uint64_t)jsonf_get_int(o, "late_unordered");
+	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");
+	st->clamped = (uint64_t)jsonf_get_int(o, "clamped");
+	st->fl_corrupt = (uint64_t)jsonf_get_int(o, "fastlane_corrupt");
+	st->jit_lines = (uint64_t)jsonf_get_int(o, "jit_lines");
+	st->jit_missed = (uint64_t)jsonf_get_int(o, "jit_missed");
+	st->jit_refused = (uint64_t)jsonf_get_int(o, "jit_refused");
 	if (json_object_object_get_ex(o, "unwind", &o))
 		collector_unwind_stats_from_json(o, &st->unwind);
 }
@@ -150,7 +158,7 @@ static int daemon_open(struct record *r)
 	struct json_object *req = client_request("record", NULL), *a;
 	int i;
 
-	json_object_object_add(req, "opts", recspec_to_json(&r->so.spec));
+	json_object_object_add(req, "opts", recspec_to_json(&r->so.spec, false));
 	a = json_object_new_array();
 	for (i = 0; i < r->argc; i++)
 		json_object_array_add(a, json_object_new_string(r->argv[i]));

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * perfmark report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] [--sort self|total] [--json]
+ * perfmark report [-i FILE|-] [-e TRACEPOINT] --sort KEY[,KEY...] [--json]   (report_tp.c)
  *
  * The profile of a recording as text or one JSON document (perfmark(1)):
  * top functions by self and total samples per command, or with --by-marker
@@ -8,9 +9,11 @@
  * and the counters.  Percentages are of the sampling event's period, as
  * perf report weighs them.  A recording of several sampling events is
  * analysed one event at a time (-e; the first by default), and the text
- * names the others.
+ * names the others.  Every name is written through lib/common/escape.h:
+ * escape_term in the text, escape_json_object in the JSON (a recording's
+ * names can hold terminal escapes and bytes that are not UTF-8).
  */
-#include <getopt.h>
+#include <stddef.h>
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdbool.h>
@@ -21,6 +24,9 @@
 #include "aggregate.h"
 #include "analysis.h"
 #include "commands.h"
+#include "opts.h"
+#include "escape.h"
+#include "report_tp.h"
 
 #define TEXT_TOP_FUNCTIONS 25   /* per command in text; --json has all */
 #define TEXT_TOP_RANGE_FNS 5
@@ -31,11 +37,24 @@ struct report_opts {
 	const char *range;
 	bool by_marker, json;
 	enum fnsort sort;
+	const char *keys;       /* --sort KEY,...: a tracepoint's hits by keys (report_tp.c) */
 };
 
 static double pct(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* A name on the terminal */
+static void term(const char *s)
+{
+	escape_term(stdout, s, strlen(s), 0);
+}
+
+/* A name in the JSON */
+static struct json_object *jstr(const char *s)
+{
+	return escape_json_object(s, strlen(s));
 }
 
 /* A percentage with the two decimals the text shows. */
@@ -58,8 +77,9 @@ static void other_events(const struct profile *p)
 	for (size_t i = 0; i < n; i++) {
 		if (!strcmp(ev[i].name, profile__event_name(p)))
 			continue;
-		printf("%s%s (%" PRIu64 " samples)", shown++ ? ", " : "# also sampled: ",
-		       ev[i].name, ev[i].samples);
+		fputs(shown++ ? ", " : "# also sampled: ", stdout);
+		term(ev[i].name);
+		printf(" (%" PRIu64 " samples)", ev[i].samples);
 	}
 	if (shown)
 		printf("; see them with -e NAME\n");
@@ -74,7 +94,7 @@ static struct json_object *json_events(const struct profile *p)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "name", json_object_new_string(ev[i].name));
+		json_object_object_add(o, "name", jstr(ev[i].name));
 		json_object_object_add(o, "samples", json_object_new_uint64(ev[i].samples));
 		json_object_array_add(arr, o);
 	}
@@ -87,7 +107,10 @@ static void text_functions(const struct profile *p, const struct fnstats *fs, co
 {
 	size_t i = 0;
 
-	printf("# %s: %" PRIu64 " samples of %s", title, fs->total_samples, profile__event_name(p));
+	fputs("# ", stdout);
+	term(title);
+	printf(": %" PRIu64 " samples of ", fs->total_samples);
+	term(profile__event_name(p));
 	printf(" (percentages of the period, as perf report weighs samples)\n");
 	other_events(p);
 	if (profile__lost(p))
@@ -101,8 +124,9 @@ static void text_functions(const struct profile *p, const struct fnstats *fs, co
 			samples += fs->v[j].self_samples;
 			period += fs->v[j].self;
 		}
-		printf("\n%s: %" PRIu64 " samples, %.2f%%\n", profile__str(p, comm), samples,
-		       pct(period, fs->total_period));
+		putchar('\n');
+		term(profile__str(p, comm));
+		printf(": %" PRIu64 " samples, %.2f%%\n", samples, pct(period, fs->total_period));
 		printf("    Self    Total   Samples  Function\n");
 		for (; i < j; i++) {
 			const struct fnstat *f = &fs->v[i];
@@ -112,8 +136,10 @@ static void text_functions(const struct profile *p, const struct fnstats *fs, co
 				i = j;
 				break;
 			}
-			printf(" %6.2f%%  %6.2f%%  %8" PRIu64 "  %s\n", pct(f->self, fs->total_period),
-			       pct(f->total, fs->total_period), f->self_samples, profile__str(p, f->name));
+			printf(" %6.2f%%  %6.2f%%  %8" PRIu64 "  ", pct(f->self, fs->total_period),
+			       pct(f->total, fs->total_period), f->self_samples);
+			term(profile__str(p, f->name));
+			putchar('\n');
 		}
 	}
 }
@@ -123,7 +149,7 @@ static struct json_object *json_function(const struct profile *p, const struct f
 {
 	struct json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", json_object_new_string(profile__str(p, f->name)));
+	json_object_object_add(o, "name", jstr(profile__str(p, f->name)));
 	json_object_object_add(o, "self_pct", jpct(pct(f->self, whole)));
 	json_object_object_add(o, "total_pct", jpct(pct(f->total, whole)));
 	json_object_object_add(o, "self_samples", json_object_new_uint64(f->self_samples));
@@ -152,8 +178,7 @@ static struct json_object *json_commands(const struct profile *p, const struct f
 			cmd = json_object_new_object();
 			fns = json_object_new_array();
 			samples = period = 0;
-			json_object_object_add(cmd, "comm",
-					       json_object_new_string(profile__str(p, fs->v[i].comm)));
+			json_object_object_add(cmd, "comm", jstr(profile__str(p, fs->v[i].comm)));
 		}
 		samples += fs->v[i].self_samples;
 		period += fs->v[i].self;
@@ -168,8 +193,9 @@ static void text_ranges(const struct profile *p, const struct rangestats *rs, co
 {
 	char b[6][32];
 
-	printf("# marker ranges: durations, and the %s samples inside them on the same thread\n",
-	       profile__event_name(p));
+	fputs("# marker ranges: durations, and the ", stdout);
+	term(profile__event_name(p));
+	fputs(" samples inside them on the same thread\n", stdout);
 	printf("# samples: self = the range is the innermost one, total = nested ranges included\n");
 	if (profile__lost(p))
 		printf("# lost: %" PRIu64 " records the recorder could not keep: ranges may be open "
@@ -182,8 +208,9 @@ static void text_ranges(const struct profile *p, const struct rangestats *rs, co
 
 		if (only && strcmp(only, profile__str(p, r->name)))
 			continue;
-		printf("%-20s %6" PRIu64 " %5" PRIu64 " %11s %11s %11s %11s %11s %8" PRIu64 " %8" PRIu64 "\n",
-		       profile__str(p, r->name), r->count, r->open,
+		escape_term_pad(stdout, profile__str(p, r->name), -20);
+		printf(" %6" PRIu64 " %5" PRIu64 " %11s %11s %11s %11s %11s %8" PRIu64 " %8" PRIu64 "\n",
+		       r->count, r->open,
 		       pm_fmt_ns(r->total_ns, b[0], 32), pm_fmt_ns(r->mean_ns, b[1], 32),
 		       pm_fmt_ns(r->p50_ns, b[2], 32), pm_fmt_ns(r->p99_ns, b[3], 32),
 		       pm_fmt_ns(r->max_ns, b[4], 32), r->self_samples, r->total_samples);
@@ -193,11 +220,15 @@ static void text_ranges(const struct profile *p, const struct rangestats *rs, co
 
 		if (only && strcmp(only, profile__str(p, r->name)))
 			continue;
-		printf("\n%s: top functions of its %" PRIu64 " self samples\n",
-		       profile__str(p, r->name), r->self_samples);
-		for (size_t i = 0; i < r->nfns && i < TEXT_TOP_RANGE_FNS; i++)
-			printf("  %6.2f%%  %8" PRIu64 "  %s\n", pct(r->fns[i].self, r->self_period),
-			       r->fns[i].self_samples, profile__str(p, r->fns[i].name));
+		putchar('\n');
+		term(profile__str(p, r->name));
+		printf(": top functions of its %" PRIu64 " self samples\n", r->self_samples);
+		for (size_t i = 0; i < r->nfns && i < TEXT_TOP_RANGE_FNS; i++) {
+			printf("  %6.2f%%  %8" PRIu64 "  ", pct(r->fns[i].self, r->self_period),
+			       r->fns[i].self_samples);
+			term(profile__str(p, r->fns[i].name));
+			putchar('\n');
+		}
 	}
 }
 
@@ -209,9 +240,11 @@ static void text_counters(const struct profile *p)
 	if (!n)
 		return;
 	printf("\n%-20s %10s %14s %14s %14s\n", "COUNTER", "COUNT", "MIN", "MAX", "LAST");
-	for (size_t i = 0; i < n; i++)
-		printf("%-20s %10" PRIu64 " %14" PRId64 " %14" PRId64 " %14" PRId64 "\n",
-		       profile__str(p, c[i].name), c[i].count, c[i].min, c[i].max, c[i].last);
+	for (size_t i = 0; i < n; i++) {
+		escape_term_pad(stdout, profile__str(p, c[i].name), -20);
+		printf(" %10" PRIu64 " %14" PRId64 " %14" PRId64 " %14" PRId64 "\n",
+		       c[i].count, c[i].min, c[i].max, c[i].last);
+	}
 }
 
 static struct json_object *json_ranges(const struct profile *p, const struct rangestats *rs,
@@ -227,7 +260,7 @@ static struct json_object *json_ranges(const struct profile *p, const struct ran
 			continue;
 		o = json_object_new_object();
 		fns = json_object_new_array();
-		json_object_object_add(o, "name", json_object_new_string(profile__str(p, r->name)));
+		json_object_object_add(o, "name", jstr(profile__str(p, r->name)));
 #define U(k, v) json_object_object_add(o, k, json_object_new_uint64(v))
 		U("count", r->count);
 		U("open", r->open);
@@ -243,8 +276,7 @@ static struct json_object *json_ranges(const struct profile *p, const struct ran
 		for (size_t i = 0; i < r->nfns; i++) {
 			struct json_object *f = json_object_new_object();
 
-			json_object_object_add(f, "name",
-					       json_object_new_string(profile__str(p, r->fns[i].name)));
+			json_object_object_add(f, "name", jstr(profile__str(p, r->fns[i].name)));
 			json_object_object_add(f, "self_pct", jpct(pct(r->fns[i].self, r->self_period)));
 			json_object_object_add(f, "samples", json_object_new_uint64(r->fns[i].self_samples));
 			json_object_array_add(fns, f);
@@ -264,7 +296,7 @@ static struct json_object *json_counters(const struct profile *p)
 	for (size_t i = 0; i < n; i++) {
 		struct json_object *o = json_object_new_object();
 
-		json_object_object_add(o, "name", json_object_new_string(profile__str(p, c[i].name)));
+		json_object_object_add(o, "name", jstr(profile__str(p, c[i].name)));
 		json_object_object_add(o, "count", json_object_new_uint64(c[i].count));
 		json_object_object_add(o, "min", json_object_new_int64(c[i].min));
 		json_object_object_add(o, "max", json_object_new_int64(c[i].max));
@@ -276,51 +308,57 @@ static struct json_object *json_counters(const struct profile *p)
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static int set_sort(void *ctx, const struct opt *opt, const char *arg)
 {
-	fprintf(f, "usage: perfmark report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] "
-		   "[--sort self|total] [--json]\n");
+	struct report_opts *o = ctx;
+
+	if (!strcmp(arg, "self"))
+		o->sort = FNSORT_SELF;
+	else if (!strcmp(arg, "total"))
+		o->sort = FNSORT_TOTAL;
+	else
+		o->keys = arg;          /* comm, pid, tid, cpu, fields: checked against the recording */
+	return 0;
 }
 
+static const struct opt report_table[] = {
+	OPT_INPUT(struct report_opts, input),
+	OPT_EVENT(struct report_opts, event),
+	{ .name = "by-marker",
+	  .help = "per marker range: count, durations (total, mean, p50, "
+	    "p99, max) and the functions sampled inside it",
+	  .def = "functions by samples", .set = opt_set_true,
+	  .off = offsetof(struct report_opts, by_marker) },
+	{ .name = "range", .arg = "NAME",
+	  .help = "only this range (its samples, or its row with --by-marker)", .def = "every range",
+	  .set = opt_set_str, .off = offsetof(struct report_opts, range) },
+	{ .name = "sort", .arg = "self|total|KEY,...",
+	  .help = "order functions by their own samples or with callees; or count a tracepoint's "
+	    "hits by KEYs: comm, pid, tid, cpu, its fields (-e picks the tracepoint)",
+	  .def = "self", .set = set_sort },
+	{ .name = "json", .help = "the same as one JSON document", .set = opt_set_true,
+	  .off = offsetof(struct report_opts, json) },
+	{ 0 },
+};
+
+const struct opts_cmd report_cmd = {
+	.name = "report",
+	.brief = "functions by samples, or durations per marker range",
+	.about = "Summarise a recording: the functions sampled, or per marker range.",
+	.in_order = true,
+	.tables = { report_table },
+};
+
+/* 0: go on; 1: --help printed; -1 after the error line */
 static int parse_args(int argc, char **argv, struct report_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "event", required_argument, NULL, 'e' },
-		{ "by-marker", no_argument, NULL, 'm' },
-		{ "range", required_argument, NULL, 'r' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	void *ctx[] = { o };
+	int e;
 
 	o->input = "perf.data";
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:e:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i': o->input = optarg; break;
-		case 'e': o->event = optarg; break;
-		case 'm': o->by_marker = true; break;
-		case 'r': o->range = optarg; break;
-		case 'j': o->json = true; break;
-		case 's':
-			if (!strcmp(optarg, "self"))
-				o->sort = FNSORT_SELF;
-			else if (!strcmp(optarg, "total"))
-				o->sort = FNSORT_TOTAL;
-			else
-				return -pm_err("bad --sort '%s' (self or total)", optarg);
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		default:
-			return -pm_getopt_error("report", c, argv);
-		}
-	}
+	e = opts_parse(&report_cmd, ctx, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? 1 : -1;
 	if (optind < argc)
 		return -pm_err("unexpected argument '%s'", argv[optind]);
 	return 0;
@@ -329,14 +367,20 @@ static int parse_args(int argc, char **argv, struct report_opts *o)
 static int report_functions(const struct profile *p, const struct report_opts *o,
 			    struct json_object *doc)
 {
-	struct range_pred_ctx rc;
+	struct range_pred_ctx rc = { 0 };
 	struct weights w;
 	struct fnstats fs;
 	char title[300];
+	uint32_t id;
+	int r;
 
-	if (o->range && pm_range_id(p, o->input, o->range, &rc.name))
+	if (o->range && pm_range_id(p, o->input, o->range, &id))
 		return 1;
-	if (weights__build(&w, p, o->range ? aggregate__in_range : NULL, &rc) < 0)
+	if (o->range && range_pred__init(&rc, p, id) < 0)
+		return pm_err("out of memory");
+	r = weights__build(&w, p, o->range ? aggregate__in_range : NULL, &rc);
+	range_pred__free(&rc);
+	if (r < 0)
 		return pm_err("out of memory");
 	if (fnstats__build(&fs, p, &w, true) < 0) {
 		weights__free(&w);
@@ -395,17 +439,19 @@ int cmd_report(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r > 0 ? 0 : 1;
+	if (o.keys)
+		return report_tp(o.input, o.event, o.keys, o.json);
 	po.event = o.event;
 	if (pm_load(o.input, &po, &p))
 		return 1;
 	if (o.json) {
 		doc = json_object_new_object();
-		json_object_object_add(doc, "input", json_object_new_string(o.input));
-		json_object_object_add(doc, "event", json_object_new_string(profile__event_name(p)));
+		json_object_object_add(doc, "input", jstr(o.input));
+		json_object_object_add(doc, "event", jstr(profile__event_name(p)));
 		json_object_object_add(doc, "events", json_events(p));
 		json_object_object_add(doc, "sort",
 				       json_object_new_string(o.sort == FNSORT_SELF ? "self" : "total"));
-		json_object_object_add(doc, "range", o.range ? json_object_new_string(o.range) : NULL);
+		json_object_object_add(doc, "range", o.range ? jstr(o.range) : NULL);
 		json_object_object_add(doc, "lost", json_object_new_uint64(profile__lost(p)));
 	}
 	r = o.by_marker ? report_markers(p, &o, doc) : report_functions(p, &o, doc);

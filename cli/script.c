@@ -2,243 +2,165 @@
 /*
  * perfmark script [-i FILE|-] [--type N] [--json]
  *
- * Reads a perf.data file (file or pipe mode, compressed or not), keeps the
- * samples, markers, lost counts and sideband, orders them by time (stable,
- * so records of equal time keep the file's order) and prints them
- * (script_print.c): text like `perf script`, or one JSON object per line
- * (perfmark(1)).  Sideband feeds the symbolizer as it comes in time order,
- * so a sample is named with the maps of its moment.  Bounds: script.h.
+ * Reads a perf.data file (file or pipe mode, compressed or not) in time
+ * order, as report, flamegraph and export do (lib/analyze/replay.h: sorted
+ * per round as perf does, the sideband fed to the symbolizer as it comes,
+ * so a sample is named with the maps of its moment; markers decoded and
+ * ranges paired), and prints its samples, markers and lost counts: text
+ * like `perf script` (script_text.c), or one JSON object per line
+ * (script_json.c, perfmark(1)).  Bounds: script.h.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "callchain.h"
 #include "commands.h"
+#include "evnames.h"
+#include "opts.h"
+#include "replay.h"
 #include "script.h"
-#include "uevent.h"
-#include "grow.h"
 
-/* ---- loading ---------------------------------------------------------------- */
+/* ---- decoding -------------------------------------------------------------------- */
 
-static int arena_add(struct script *sc, const struct perf_event_header *rec, uint64_t time)
+static const char *event_name(const struct perfread_event *e, char *buf, size_t size)
 {
-	size_t len = (rec->size + 7) & ~(size_t)7;
+	const char *n;
 
-	if (grow_to(&sc->arena, &sc->arena_cap, sc->arena_len + len, 1, 1u << 20) ||
-	    grow_to(&sc->ents, &sc->capents, sc->nents + 1, sizeof(*sc->ents), 4096))
-		return -ENOMEM;
-	memcpy(sc->arena + sc->arena_len, rec, rec->size);
-	memset(sc->arena + sc->arena_len + rec->size, 0, len - rec->size);
-	sc->ents[sc->nents] = (struct entry){ .time = time, .seq = sc->nents, .off = sc->arena_len };
-	sc->nents++;
-	sc->arena_len += len;
-	return 0;
+	if (!e)
+		return "unknown";
+	if (e->name && *e->name)
+		return e->name;
+	n = evname_of(e->attr.type, e->attr.config);
+	if (n)
+		return n;
+	snprintf(buf, size, "%u:%llu", e->attr.type, (unsigned long long)e->attr.config);
+	return buf;
 }
 
-bool script__is_marker(const struct perfread_sample *s, bool *uevent)
+static struct script_head head_of(struct script *sc, const struct perfread_sample *s,
+				  const char *event)
 {
-	const char *n = s->event ? s->event->name : NULL;
+	return (struct script_head){ .time = s->time, .pid = s->pid, .tid = s->tid, .cpu = s->cpu,
+		.comm = symbolizer__comm(sc->sym, s->tid), .event = event };
+}
 
-	if (!n)
-		return false;
-	if (!strcmp(n, EV_PRINTF)) {
-		*uevent = false;
-		return true;
+static int cpumode_kernel(uint16_t misc)
+{
+	uint16_t m = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return m == PERF_RECORD_MISC_KERNEL || m == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* The sample's ip and call chain (as report has it: dwarf samples unwound), symbolized. */
+static void decode_sample(struct script *sc, const struct perfread_sample *s,
+			  struct script_sample *out)
+{
+	static struct callchain_ip ips[CALLCHAIN_MAX];
+	int kernel = cpumode_kernel(s->misc);
+	size_t n = 0;
+
+	out->period = s->period;
+	out->at.ip = s->ip;
+	symbolizer__lookup(sc->sym, s->pid, s->ip, kernel, &out->at.loc);
+	if (s->nr_ips || s->stack_size)
+		n = callchain__get(sc->sym, sc->r, s, ips, CALLCHAIN_MAX);
+	for (size_t i = 0; i < n; i++) {
+		sc->chain[i].ip = ips[i].ip;
+		symbolizer__lookup(sc->sym, s->pid, ips[i].ip, ips[i].kernel, &sc->chain[i].loc);
 	}
-	if (!strcmp(n, EV_UEVENT)) {
-		*uevent = true;
-		return true;
-	}
-	return false;
-}
-
-/* The uevent header and payload of a raw field, or NULL when malformed. */
-const struct perfmark_uevent_hdr *script__uevent_hdr(const struct perfread_sample *s,
-						     const uint8_t **data)
-{
-	static struct perfmark_uevent_hdr h;
-
-	if (!s->raw || s->raw_size < sizeof(h))
-		return NULL;
-	memcpy(&h, s->raw, sizeof(h));
-	if (h.size > s->raw_size - sizeof(h))
-		return NULL;
-	*data = (const uint8_t *)s->raw + sizeof(h);
-	return &h;
-}
-
-/* JIT code markers name code for the symbolizer before any sample is printed. */
-static void note_jit(struct script *sc, const struct perfread_sample *s)
-{
-	const struct perfmark_uevent_hdr *h;
-	const uint8_t *d;
-	uint64_t addr, size;
-	bool uevent;
-
-	if (!script__is_marker(s, &uevent) || !uevent)
-		return;
-	h = script__uevent_hdr(s, &d);
-	if (!h || h->version != PERFMARK_UEVENT_VERSION || h->type != PERFMARK_TYPE_JIT_CODE ||
-	    h->size < 17 || !memchr(d + 16, '\0', h->size - 16))
-		return;
-	memcpy(&addr, d, 8);
-	memcpy(&size, d + 8, 8);
-	symbolizer__add_jit(sc->sym, s->pid, addr, size, (const char *)d + 16);
-}
-
-/*
- * Keep every record of interest, with its time (perfread__sample_id: the
- * one decoder of where and when a record happened).  0, or a negative
- * errno with the reason in *why (what was read before is kept and printed).
- */
-static int load(struct script *sc, const char **why)
-{
-	const struct perf_event_header *rec;
-	int r;
-
-	while ((r = perfread__next(sc->r, &rec)) > 0) {
-		struct perfread_sample_id sid;
-
-		if (!perfread_for_samples(rec->type))
-			continue;
-		if (rec->type == PERF_RECORD_SAMPLE) {
-			struct perfread_sample s;
-
-			if (perfread__parse_sample(sc->r, rec, &s) < 0)
-				continue;   /* malformed sample: skip it, as perf does */
-			note_jit(sc, &s);
-		}
-		perfread__sample_id(sc->r, rec, &sid);   /* time 0 when it has none */
-		if (arena_add(sc, rec, sid.time) < 0) {
-			*why = "out of memory";
-			return -ENOMEM;
-		}
-	}
-	if (r < 0) {
-		const char *msg = perfread__error(sc->r);
-
-		*why = msg && *msg ? msg : strerror(-r);
-		return r;
-	}
-	return 0;
-}
-
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct entry *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-/* ---- ranges --------------------------------------------------------------------- */
-
-/*
- * Open ranges by (tid, name): each key's innermost open range, each range
- * the one it nests in.  O(1) per begin and end, whatever the input holds
- * (a scan over all open ranges took 7.6 s for 60,000 unmatched ones).
- */
-static uint64_t range_key(struct script *sc, uint32_t tid, const char *name)
-{
-	uint32_t id = strtab__intern(&sc->range_names, name, strlen(name));
-
-	return id == TABLE_NONE ? UINT64_MAX : (uint64_t)tid << 32 | id;
-}
-
-void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint64_t time)
-{
-	uint64_t key = range_key(sc, tid, name);
-	uint32_t top;
-
-	if (key == UINT64_MAX || sc->nranges >= UINT32_MAX - 1)
-		return;
-	if (grow_to(&sc->ranges, &sc->capranges, sc->nranges + 1, sizeof(*sc->ranges), 64))
-		return;
-	top = idmap__get(&sc->open_idx, key);
-	if (idmap__put(&sc->open_idx, key, (uint32_t)sc->nranges + 1) < 0)
-		return;
-	sc->ranges[sc->nranges++] = (struct open_range){
-		.time = time, .prev = top == TABLE_NONE ? 0 : top };
-}
-
-/* The innermost open range of tid named name: its duration, closed. */
-bool script__range_end(struct script *sc, uint32_t tid, const char *name, uint64_t time,
-		       uint64_t *dur)
-{
-	uint64_t key = range_key(sc, tid, name);
-	uint32_t top = key == UINT64_MAX ? TABLE_NONE : idmap__get(&sc->open_idx, key);
-	const struct open_range *o;
-
-	if (top == TABLE_NONE || top == 0)
-		return false;
-	o = &sc->ranges[top - 1];
-	*dur = time >= o->time ? time - o->time : 0;
-	idmap__put(&sc->open_idx, key, o->prev);
-	return true;
+	out->chain = sc->chain;
+	out->nchain = n;
+	out->tp = script_tp__decode(sc, s);
 }
 
 /* ---- the run ------------------------------------------------------------------------ */
 
-/* In time order; stops at the first output error (errno in *write_err). */
-static void print_all(struct script *sc, int *write_err)
+/* After a printer wrote: an output error stops the run (errno in sc->write_err). */
+static int printed(struct script *sc)
 {
-	for (size_t i = 0; i < sc->nents && !ferror(sc->out); i++) {
-		const struct perf_event_header *rec =
-			(const struct perf_event_header *)(sc->arena + sc->ents[i].off);
-		struct perfread_sample s;
-		bool uevent;
+	if (!ferror(sc->out))
+		return 0;
+	sc->write_err = errno ? errno : EIO;
+	return -EIO;
+}
 
-		errno = 0;
-		switch (rec->type) {
-		case PERF_RECORD_SAMPLE:
-			if (perfread__parse_sample(sc->r, rec, &s) < 0)
-				break;
-			if (script__is_marker(&s, &uevent))
-				script__print_marker(sc, &s, uevent);
-			else if (!sc->o.filter_type)
-				script__print_sample(sc, &s);
-			break;
-		case PERF_RECORD_LOST:
-		case PERF_RECORD_LOST_SAMPLES:
-			script__print_lost(sc, rec);
-			break;
-		default:
-			symbolizer__record(sc->sym, rec);
-			break;
-		}
-		if (ferror(sc->out))
-			*write_err = errno ? errno : EIO;
+static int on_sample(void *ctx, const struct perfread_sample *s)
+{
+	struct script *sc = ctx;
+	struct script_sample ss;
+	char nb[48];
+
+	if (sc->o.filter_type)
+		return 0;   /* --type shows markers only */
+	errno = 0;
+	ss.h = head_of(sc, s, event_name(s->event, nb, sizeof(nb)));
+	decode_sample(sc, s, &ss);
+	sc->pr->sample(sc->out, &ss);
+	return printed(sc);
+}
+
+static int on_marker(void *ctx, const struct perfread_sample *s, const struct replay_marker *rm)
+{
+	struct script *sc = ctx;
+	const struct marker *m = &rm->m;
+	struct script_marker sm = { .m = m };
+
+	if (sc->o.filter_type && (m->state != MARKER_OK || m->type != sc->o.type))
+		return 0;
+	errno = 0;
+	sm.h = head_of(sc, s, m->event == MARKER_UEVENT ? PERFMARK_EV_UEVENT : PERFMARK_EV_PRINTF);
+	if (m->type == PERFMARK_TYPE_RANGE_END && rm->pair.id != MARKER_NO_RANGE) {
+		sm.has_duration = true;
+		sm.duration = rm->pair.duration;
 	}
+	sc->pr->marker(sc->out, &sm);
+	return printed(sc);
+}
+
+static int on_lost(void *ctx, const struct perf_event_header *rec, uint64_t lost)
+{
+	struct script *sc = ctx;
+	struct perfread_sample_id sid;
+	struct script_head h;
+
+	if (sc->o.filter_type)
+		return 0;
+	errno = 0;
+	perfread__sample_id(sc->r, rec, &sid);   /* zeros when it has none */
+	h = (struct script_head){ .time = sid.time, .pid = sid.pid, .tid = sid.tid, .cpu = sid.cpu,
+		.event = "lost" };
+	sc->pr->lost(sc->out, &h, lost);
+	return printed(sc);
 }
 
 int script__run(struct script *sc, int fd, const char **why, int *write_err)
 {
+	static const struct replay_ops ops = {
+		.sample = on_sample, .marker = on_marker, .lost = on_lost,
+	};
 	int r;
 
 	*why = NULL;
 	*write_err = 0;
-	r = perfread__open_opts(&sc->r, fd, &sc->o.read);
-	if (r < 0) {
-		const char *msg = sc->r ? perfread__error(sc->r) : NULL;
-
-		*why = msg && *msg ? msg : strerror(-r);
+	sc->pr = sc->o.json ? &script_json : &script_text;
+	sc->chain = calloc(CALLCHAIN_MAX, sizeof(*sc->chain));
+	r = replay__open(&sc->rp, fd, &sc->o.read);
+	if (r < 0 || !sc->chain) {
+		*why = r < 0 ? replay__error(sc->rp) : strerror(ENOMEM);
 		return 1;
 	}
-	r = symbolizer__new(&sc->sym);
-	if (r < 0) {
-		*why = strerror(-r);
-		return 1;
-	}
-	r = load(sc, why);
-	if (sc->nents)
-		qsort(sc->ents, sc->nents, sizeof(*sc->ents), entry_cmp);
-	print_all(sc, write_err);
-	if (!*write_err && fflush(sc->out) == EOF)
-		*write_err = errno ? errno : EIO;
+	sc->sym = replay__symbolizer(sc->rp);
+	sc->r = replay__reader(sc->rp);
+	r = replay__run(sc->rp, &ops, sc);
+	if (!sc->write_err && fflush(sc->out) == EOF)
+		sc->write_err = errno ? errno : EIO;
+	*write_err = sc->write_err;
+	if (r < 0 && !sc->write_err)
+		*why = replay__error(sc->rp);
 	if (!*why && symbolizer__error(sc->sym))
 		*why = symbolizer__error(sc->sym);
 	return *write_err || r < 0 || *why ? 1 : 0;
@@ -246,73 +168,58 @@ int script__run(struct script *sc, int fd, const char **why, int *write_err)
 
 void script__free(struct script *sc)
 {
-	free(sc->ranges);
-	idmap__free(&sc->open_idx);
-	strtab__free(&sc->range_names);
-	free(sc->arena);
-	free(sc->ents);
-	symbolizer__free(sc->sym);
-	perfread__free(sc->r);
+	script_tp__free(sc);
+	free(sc->chain);
+	replay__free(sc->rp);
 }
 
 /* ---- command ----------------------------------------------------------------------- */
 
-static void usage(FILE *f)
+static int set_type(void *ctx, const struct opt *opt, const char *arg)
 {
-	fprintf(f, "usage: perfmark script [-i FILE|-] [--type N] [--json]\n");
+	struct script_opts *o = ctx;
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (!*arg || *end || arg[0] == '-' || arg[0] == '+' || arg[0] == ' ' || errno ||
+	    v > UINT32_MAX)
+		return pm_err("bad --type '%s'", arg);
+	o->filter_type = true;
+	o->type = (uint32_t)v;
+	return 0;
 }
 
+static const struct opt script_table[] = {
+	OPT_INPUT(struct script_opts, input),
+	{ .name = "type", .arg = "N",
+	  .help = "only markers of this type (0 strings, 1/2 range begin/end, "
+	    "3 counters, 4 JIT code, 65536 up: the application's)",
+	  .def = "every record", .set = set_type },
+	{ .name = "json", .help = "one JSON object a line instead of text", .set = opt_set_true,
+	  .off = offsetof(struct script_opts, json) },
+	{ 0 },
+};
+
+const struct opts_cmd script_cmd = {
+	.name = "script",
+	.brief = "print samples and markers in time order (text or JSON)",
+	.about = "Print a recording's samples and markers in time order, as text or JSON.",
+	.in_order = true,
+	.tables = { script_table },
+};
+
+/* 0: go on; 1: --help printed; -EINVAL after the error line */
 static int parse_args(int argc, char **argv, struct script_opts *o)
 {
-	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
-		{ "type", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int c;
+	void *ctx[] = { o };
+	int e;
 
 	o->input = "perf.data";
-	optind = 0;   /* restart getopt: argv[0] is "script" */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			o->input = optarg;
-			break;
-		case 't': {
-			char *end;
-			unsigned long long v;
-
-			errno = 0;
-			v = strtoull(optarg, &end, 10);
-			if (!*optarg || *end || optarg[0] == '-' || optarg[0] == '+' ||
-			    optarg[0] == ' ' || errno || v > UINT32_MAX) {
-				pm_err("bad --type '%s'", optarg);
-				return -EINVAL;
-			}
-			o->filter_type = true;
-			o->type = (uint32_t)v;
-			break;
-		}
-		case 'j':
-			o->json = true;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			pm_err("option '%s' needs an argument", argv[optind - 1]);
-			return -EINVAL;
-		default:
-			if (optopt)
-				pm_err("unknown option '-%c' (try 'perfmark script --help')", optopt);
-			else
-				pm_err("unknown option '%s' (try 'perfmark script --help')", argv[optind - 1]);
-			return -EINVAL;
-		}
-	}
+	e = opts_parse(&script_cmd, ctx, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? 1 : -EINVAL;
 	if (optind < argc) {
 		pm_err("unexpected argument '%s'", argv[optind]);
 		return -EINVAL;

@@ -1,18 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * perfmark script, shared by its two files and its fuzz target
- * (tests/fuzz-script.c):
- *   script.c        options, loading, time order, marker ranges, the command
- *   script_print.c  text and JSON output of samples, markers and losses
+ * perfmark script, shared by its files and its fuzz target
+ * (tests/fuzz/fuzz-perfread.c):
+ *   script.c       options, the command, the run: the recording replayed in
+ *                  time order (lib/analyze/replay.h, as report, flamegraph
+ *                  and export read it), each record decoded once into the
+ *                  forms below and handed to the printer of the output
+ *   script_text.c  the text printer (like `perf script`)
+ *   script_json.c  the JSON printer (one object a line, INTERFACE.md)
+ *   script_tp.c    a tracepoint sample's fields, decoded with the
+ *                  recording's formats (lib/analyze/tracepoint.h)
+ * The printers call nothing back: they only write what they are given.
  *
- * DESIGN (issue 8 case 6): the input is anyone's file.  Everything here is
- * O(1) or O(log n) per record and holds at most what the reader returned:
- * records in one arena (their bytes, plus 24 bytes each to sort them), open
- * ranges in a hash by (tid, name).  Stated bound, checked by
+ * DESIGN (issue 8 case 6, issue 19): the input is anyone's file.
+ * Everything here is O(1) or O(log n) per record, and memory does not grow
+ * with the input: the replay holds about two rounds of records, the
+ * symbolizer's maps, and the ranges open at once.  Stated bound, checked by
  * tests/t-hostile-reader.sh: peak memory at most 32 MiB plus 4 times (the
  * input plus what its compressed records expand to, itself bounded in
- * perfread.h).  Output errors (>/dev/full, a closed
- * pipe) end the run with one line and exit status 1.
+ * perfread.h).  Output errors (>/dev/full, a closed pipe) end the run with
+ * one line and exit status 1.
  */
 #ifndef PERFMARK_CLI_SCRIPT_H
 #define PERFMARK_CLI_SCRIPT_H
@@ -22,12 +29,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "marker.h"
 #include "perfread.h"
 #include "symbolize.h"
-#include "table.h"
+#include "tracepoint.h"
 
-#define EV_PRINTF "perfmark:printf"
-#define EV_UEVENT "perfmark:uevent"
+struct replay;
 
 struct script_opts {
 	const char *input;
@@ -37,32 +44,79 @@ struct script_opts {
 	struct perfread_opts read;  /* reader bounds (zero: the defaults) */
 };
 
-/* One kept record: its time, its place in the file, its bytes in the arena. */
-struct entry {
+/* ---- the decoded forms both printers print ---------------------------------------- */
+
+/* Where and when a record happened, and who. */
+struct script_head {
 	uint64_t time;
-	uint64_t seq;
-	size_t off;
+	uint32_t pid, tid, cpu;
+	const char *comm;           /* the thread's command, NULL when not known */
+	const char *event;          /* the event's name */
 };
 
-/* A range begin not ended yet; prev: the one it nests in, same tid and name (+1, 0 none) */
-struct open_range {
-	uint64_t time;
-	uint32_t prev;
+/* An address, symbolized as of its sample's moment. */
+struct script_frame {
+	uint64_t ip;
+	struct symbolizer_loc loc;
 };
+
+/* A tracepoint sample's fields (script_tp.c). */
+struct script_tpfield {
+	const char *name;           /* a C identifier (the formats are checked: tpcheck.h) */
+	struct tpvalue v;
+};
+
+struct script_tp {
+	bool decoded;               /* false: no format for it, or an entry that does not
+				     * hold what its format says */
+	const char *text;           /* its fields as perf script prints them (not escaped) */
+	size_t len;
+	const struct script_tpfield *fields;
+	size_t nfields;
+};
+
+struct script_sample {
+	struct script_head h;
+	uint64_t period;            /* 0: the sample has none */
+	struct script_frame at;     /* its ip */
+	const struct script_frame *chain;   /* its call chain, leaf first */
+	size_t nchain;
+	const struct script_tp *tp; /* a tracepoint's fields; NULL for other events */
+};
+
+struct script_marker {
+	struct script_head h;
+	const struct marker *m;     /* decoded (lib/format/marker.h) */
+	bool has_duration;          /* a range end that closed a range */
+	uint64_t duration;          /* ns since its begin */
+};
+
+struct script_printer {
+	void (*sample)(FILE *out, const struct script_sample *s);
+	void (*marker)(FILE *out, const struct script_marker *m);
+	/* LOST or LOST_SAMPLES: h from its sample_id (zeros when it has none) */
+	void (*lost)(FILE *out, const struct script_head *h, uint64_t lost);
+};
+
+extern const struct script_printer script_text;    /* script_text.c */
+extern const struct script_printer script_json;    /* script_json.c */
+
+/* ---- the run ----------------------------------------------------------------------- */
 
 struct script {
 	struct script_opts o;
 	FILE *out;
-	struct perfread *r;
+	const struct script_printer *pr;
+	struct replay *rp;
 	struct symbolizer *sym;
-	uint8_t *arena;
-	size_t arena_len, arena_cap;
-	struct entry *ents;
-	size_t nents, capents;
-	struct strtab range_names;
-	struct idmap open_idx;      /* (tid, name id) -> innermost open range + 1 */
-	struct open_range *ranges;
-	size_t nranges, capranges;
+	struct perfread *r;
+	struct script_frame *chain; /* CALLCHAIN_MAX of them, reused */
+	int write_err;
+	struct tpdecode *tp;        /* the tracepoints' formats, read at the first one */
+	bool tp_tried;
+	struct script_tp tpform;    /* the last tracepoint sample's fields, reused */
+	struct script_tpfield *tpfields;
+	char *tptext;
 };
 
 /*
@@ -73,17 +127,8 @@ struct script {
 int script__run(struct script *sc, int fd, const char **why, int *write_err);
 void script__free(struct script *sc);
 
-/* script.c */
-bool script__is_marker(const struct perfread_sample *s, bool *uevent);
-const struct perfmark_uevent_hdr *script__uevent_hdr(const struct perfread_sample *s,
-						     const uint8_t **data);
-void script__range_begin(struct script *sc, uint32_t tid, const char *name, uint64_t time);
-bool script__range_end(struct script *sc, uint32_t tid, const char *name, uint64_t time,
-		       uint64_t *dur);
-
-/* script_print.c */
-void script__print_sample(struct script *sc, const struct perfread_sample *s);
-void script__print_marker(struct script *sc, const struct perfread_sample *s, bool uevent);
-void script__print_lost(struct script *sc, const struct perf_event_header *rec);
+/* script_tp.c: a tracepoint sample's fields, NULL for other samples */
+const struct script_tp *script_tp__decode(struct script *sc, const struct perfread_sample *s);
+void script_tp__free(struct script *sc);
 
 #endif

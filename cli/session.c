@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,8 @@
 #include "collector.h"
 #include "client.h"
 #include "commands.h"
+#include "escape.h"
+#include "opts.h"
 #include "outfile.h"
 #include "recopts.h"
 #include "evspec.h"
@@ -74,107 +77,115 @@ static int parse_rotate(const char *s, uint64_t *size, uint64_t *secs)
 	return 0;
 }
 
-static void create_usage(FILE *f)
+struct create_opts {
+	uint64_t ring, rsize, rsecs, keep;
+	const char *out;
+};
+
+static int set_ring(void *ctx, const struct opt *o, const char *arg)
 {
-	fprintf(f, "usage: perfmark session create NAME [-e EVENT[,EVENT...]] [-F HZ | -c PERIOD]\n"
-		"                       [-g | --call-graph fp|dwarf[,SIZE]|ehframe]\n"
-		"                       [-a | -p PID[,PID...]] [--no-markers] [-z[LEVEL]]\n"
-		"                       [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n");
+	struct create_opts *c = ctx;
+	char err[256];
+
+	if (evspec_parse_size(arg, &c->ring, err, sizeof(err)))
+		return pm_err("%s", err);
+	if (c->ring < SESSDEF_RING_MIN)
+		return pm_err("ring size must be at least 64K");
+	return 0;
 }
+
+static int set_rotate(void *ctx, const struct opt *o, const char *arg)
+{
+	struct create_opts *c = ctx;
+
+	return parse_rotate(arg, &c->rsize, &c->rsecs);
+}
+
+static int set_keep(void *ctx, const struct opt *o, const char *arg)
+{
+	struct create_opts *c = ctx;
+	char *end;
+
+	c->keep = strtoull(arg, &end, 10);
+	if (!*arg || *end || !c->keep || c->keep > SESSDEF_KEEP_MAX)
+		return pm_err("bad --keep '%s' (1-100000)", arg);
+	return 0;
+}
+
+/* create's own rows; the recording options are recopts_table */
+static const struct opt create_table[] = {
+	{ .name = "ring", .arg = "SIZE",
+	  .help = "keep the newest SIZE bytes of perf.data in memory (a flight recorder; at least 64K); "
+	    "not --ringbuf, the BPF ring of the recording options",
+	  .def = "64M", .set = set_ring, .alt = 10 },
+	{ .flag = 'o', .name = "output", .arg = "DIR",
+	  .help = "write perf.data files into DIR instead of a ring", .set = opt_set_str,
+	  .off = offsetof(struct create_opts, out), .alt = 10 },
+	{ .name = "rotate", .arg = "SIZE|TIME",
+	  .help = "with --output: a new file every SIZE bytes (64M, 1G) or TIME (30s, 10m, 1h, 1d)",
+	  .def = "one file", .set = set_rotate },
+	{ .name = "keep", .arg = "N",
+	  .help = "with --output: delete all but the newest N files (1-100000)",
+	  .def = "all are kept", .set = set_keep },
+	{ 0 },
+};
+
+static const struct opts_cmd create_cmd = {
+	.name = "session create",
+	.args = "NAME",
+	.about = "Create a named session in perfmarkd and start it: it records with no "
+		 "client attached, into a ring in memory (--ring) or into files (--output).",
+	.tables = { recopts_table, create_table },
+};
 
 static int do_create(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		RECOPTS_LONG,
-		{ "ring", required_argument, NULL, 'R' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "rotate", required_argument, NULL, 'r' },
-		{ "keep", required_argument, NULL, 'k' },
-		{ 0 },
-	};
+	struct create_opts co = { 0 };
 	struct recopts ro;
+	void *ctx[] = { &ro, &co };
 	struct sessdef sd;
-	int c, sock, dfd = -1;
-	uint64_t ring = 0, rsize = 0, rsecs = 0, keep = 0;
-	const char *name, *out = NULL;
-	char err[256], dir[PATH_MAX];
+	int e, sock, dfd = -1;
+	const char *name;
+	char dir[PATH_MAX];
 	struct json_object *def, *req, *rep;
 
-	if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
-		create_usage(stdout);
-		return 0;
-	}
-	if (argc < 2 || argv[1][0] == '-') {
-		create_usage(stderr);
-		return 1;
-	}
-	name = argv[1];
+	recopts_init(&ro);
+	e = opts_parse(&create_cmd, ctx, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? 0 : 1;
+	if (optind >= argc)
+		return pm_err("a session NAME is needed (try 'perfmark session create --help')");
+	name = argv[optind];
+	if (optind + 1 < argc)
+		return pm_err("unexpected argument '%s' (sessions take -a or -p, not a command)",
+			      argv[optind + 1]);
 	if (!name_ok(name))
 		return 1;
-	recopts_init(&ro);
-	optind = 1;
-	argc--;
-	argv++;
-	while ((c = recopts_next(&ro, argc, argv, RECOPTS_SHORT "o:h", opts)) != -1) {
-		switch (c) {
-		case RECOPTS_BAD:
-			return 1;
-		case 'R':
-			if (evspec_parse_size(optarg, &ring, err, sizeof(err)))
-				return pm_err("%s", err);
-			if (ring < SESSDEF_RING_MIN)
-				return pm_err("ring size must be at least 64K");
-			break;
-		case 'o':
-			out = optarg;
-			break;
-		case 'r':
-			if (parse_rotate(optarg, &rsize, &rsecs))
-				return 1;
-			break;
-		case 'k': {
-			char *end;
-
-			keep = strtoull(optarg, &end, 10);
-			if (*end || !keep || keep > SESSDEF_KEEP_MAX)
-				return pm_err("bad --keep '%s' (1-100000)", optarg);
-			break;
-		}
-		case 'h':
-			create_usage(stdout);
-			return 0;
-		default:
-			create_usage(stderr);
-			return 1;
-		}
-	}
-	if (optind < argc)
-		return pm_err("unexpected argument '%s' (sessions take -a or -p, not a command)", argv[optind]);
 	if (recopts_check(&ro))
 		return 1;
-	if (ring && out)
+	if (co.ring && co.out)
 		return pm_err("give only one of --ring and --output");
-	if ((rsize || rsecs || keep) && !out)
+	if ((co.rsize || co.rsecs || co.keep) && !co.out)
 		return pm_err("--rotate and --keep need --output DIR");
-	if (out) {
-		dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (co.out) {
+		dfd = open(co.out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dfd < 0)
-			return pm_err("%s: %s", out, strerror(errno));
-		if (!realpath(out, dir)) {
+			return pm_err("%s: %s", co.out, strerror(errno));
+		if (!realpath(co.out, dir)) {
 			close(dfd);
-			return pm_err("%s: %s", out, strerror(errno));
+			return pm_err("%s: %s", co.out, strerror(errno));
 		}
 	}
 	sessdef_init(&sd);
 	sd.spec = ro.spec;
-	if (out) {
+	if (co.out) {
 		sd.sink = SESSDEF_SINK_FILE;
 		snprintf(sd.dir, sizeof(sd.dir), "%s", dir);
-		sd.rotate_size = rsize;
-		sd.rotate_secs = rsecs;
-		sd.keep = (uint32_t)keep;
-	} else if (ring) {
-		sd.ring_size = ring;
+		sd.rotate_size = co.rsize;
+		sd.rotate_secs = co.rsecs;
+		sd.keep = (uint32_t)co.keep;
+	} else if (co.ring) {
+		sd.ring_size = co.ring;
 	}
 	def = sessdef_to_json(&sd, false);
 	sock = connect_daemon();
@@ -216,19 +227,93 @@ static void human(char *buf, size_t len, long long v)
 		snprintf(buf, len, "%lld", v);
 }
 
-static int simple(const char *cmd, int argc, char **argv, struct json_object **out)
+/* what the other verbs take: a NAME, --json, -o FILE|- */
+struct verb_opts {
+	bool json;
+	const char *out;
+	const char *name;
+};
+
+static const struct opt json_table[] = {
+	{ .name = "json", .help = "print the daemon's JSON document instead of a table",
+	  .set = opt_set_true, .off = offsetof(struct verb_opts, json) },
+	{ 0 },
+};
+
+static const struct opt out_table[] = {
+	{ .flag = 'o', .name = "output", .arg = "FILE|-",
+	  .help = "where the perf.data goes (- is stdout); FILE is replaced only once perfmarkd accepted",
+	  .set = opt_set_str, .off = offsetof(struct verb_opts, out), .required = true },
+	{ 0 },
+};
+
+static const struct opts_cmd list_cmd = {
+	.name = "session list",
+	.about = "List the named sessions this user may see, with their counts.",
+	.tables = { json_table },
+};
+static const struct opts_cmd show_cmd = {
+	.name = "session show", .args = "NAME",
+	.about = "Show one session: its definition, state, counts and sink.",
+	.tables = { json_table },
+};
+static const struct opts_cmd snapshot_cmd = {
+	.name = "session snapshot", .args = "NAME",
+	.about = "Write what a ring session holds now as one complete perf.data.",
+	.tables = { out_table },
+};
+static const struct opts_cmd attach_cmd = {
+	.name = "session attach", .args = "NAME",
+	.about = "Stream a session as pipe-mode perf.data until it ends.",
+	.tables = { out_table },
+};
+static const struct opts_cmd stop_cmd = {
+	.name = "session stop", .args = "NAME",
+	.about = "Stop collecting; the session and what it holds stay.",
+};
+static const struct opts_cmd start_cmd = {
+	.name = "session start", .args = "NAME",
+	.about = "Start a stopped session again.",
+};
+static const struct opts_cmd delete_cmd = {
+	.name = "session delete", .args = "NAME",
+	.about = "Stop a session and forget it (files it wrote into its --output DIR stay).",
+};
+
+/*
+ * A verb's options, then its NAME when c has one: 0, 1 after an error
+ * line, OPTS_HELP after --help.
+ */
+static int verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, char **argv)
+{
+	void *ctx[] = { v };
+	int e = opts_parse(c, ctx, argc, argv);
+
+	if (e)
+		return e;
+	if (c->args) {
+		if (optind >= argc)
+			return pm_err("a session NAME is needed (try 'perfmark %s --help')", c->name);
+		v->name = argv[optind++];
+		if (!name_ok(v->name))
+			return 1;
+	}
+	if (optind < argc)
+		return pm_err("unexpected argument '%s' (try 'perfmark %s --help')", argv[optind],
+			      c->name);
+	return 0;
+}
+
+/* one request naming v's session: the reply into *out (or dropped); 0 or 1 */
+static int simple(const char *cmd, const struct verb_opts *v, struct json_object **out)
 {
 	struct json_object *rep;
 	int sock;
 
-	if (argc != 2 || argv[1][0] == '-')
-		return pm_err("usage: perfmark session %s NAME", cmd);
-	if (!name_ok(argv[1]))
-		return 1;
 	sock = connect_daemon();
 	if (sock < 0)
 		return 1;
-	rep = call(sock, client_request(cmd, argv[1]), NULL, 0);
+	rep = call(sock, client_request(cmd, v->name), NULL, 0);
 	close(sock);
 	if (!rep)
 		return 1;
@@ -239,34 +324,29 @@ static int simple(const char *cmd, int argc, char **argv, struct json_object **o
 	return 0;
 }
 
-static int do_stop(int argc, char **argv) { return simple("stop", argc, argv, NULL); }
-static int do_start(int argc, char **argv) { return simple("start", argc, argv, NULL); }
-static int do_delete(int argc, char **argv) { return simple("delete", argc, argv, NULL); }
-
-static bool want_json(int *argc, char **argv)
+static int simple_verb(const struct opts_cmd *c, const char *cmd, int argc, char **argv)
 {
-	int i, j;
-	bool json = false;
+	struct verb_opts v = { 0 };
+	int e = verb_args(c, &v, argc, argv);
 
-	for (i = j = 0; i < *argc; i++) {
-		if (!strcmp(argv[i], "--json"))
-			json = true;
-		else
-			argv[j++] = argv[i];
-	}
-	*argc = j;
-	return json;
+	if (e)
+		return e == OPTS_HELP ? 0 : 1;
+	return simple(cmd, &v, NULL);
 }
+
+static int do_stop(int argc, char **argv) { return simple_verb(&stop_cmd, "stop", argc, argv); }
+static int do_start(int argc, char **argv) { return simple_verb(&start_cmd, "start", argc, argv); }
+static int do_delete(int argc, char **argv) { return simple_verb(&delete_cmd, "delete", argc, argv); }
 
 static int do_list(int argc, char **argv)
 {
-	bool json = want_json(&argc, argv);
+	struct verb_opts v = { 0 };
 	struct json_object *rep, *arr, *s;
 	size_t i;
-	int sock;
+	int sock, e = verb_args(&list_cmd, &v, argc, argv);
 
-	if (argc != 1)
-		return pm_err("usage: perfmark session list [--json]");
+	if (e)
+		return e == OPTS_HELP ? 0 : 1;
 	sock = connect_daemon();
 	if (sock < 0)
 		return 1;
@@ -275,7 +355,7 @@ static int do_list(int argc, char **argv)
 	if (!rep)
 		return 1;
 	json_object_object_get_ex(rep, "sessions", &arr);
-	if (json) {
+	if (v.json) {
 		printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN));
 	} else {
 		printf("%-24s %-8s %6s %-5s %10s %10s %8s %8s\n", "NAME", "STATE", "OWNER", "SINK",
@@ -308,15 +388,31 @@ static void print_spec(struct json_object *s)
 		printf("? (%s)\n", err);
 		return;
 	}
-	for (i = 0; i < (d.nr_resolved ? d.nr_resolved : d.spec.nr_events ? d.spec.nr_events : 1); i++)
-		printf("%s%s", i ? "," : "", d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i));
-	if (d.spec.period)
+	for (i = 0; i < (d.nr_resolved ? d.nr_resolved : d.spec.nr_events ? d.spec.nr_events : 1); i++) {
+		printf("%s", i ? "," : "");
+		escape_term(stdout, d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i),
+			    strlen(d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i)), 0);
+	}
+	/* the rate is the sampling events': tracepoints record every hit */
+	if (d.spec.nr_events && !recspec_nr_sampling(&d.spec))
+		printf(" (every hit");
+	else if (d.spec.period)
 		printf(" (period %llu", (unsigned long long)d.spec.period);
 	else
 		printf(" (%llu Hz", (unsigned long long)d.spec.freq);
 	if (d.spec.call_graph != RECSPEC_CG_NONE)
 		printf(", call graph %s", recspec_call_graph_name(&d.spec, cg, sizeof(cg)));
-	printf(")\ntarget:   ");
+	printf(")\n");
+	for (i = 0; i < d.spec.nr_events; i++) {
+		const char *f = recspec_filter(&d.spec, i);
+
+		if (!f)
+			continue;
+		printf("filter:   %s: ", d.spec.events[i].name);
+		escape_term(stdout, f, strlen(f), 0);
+		printf("\n");
+	}
+	printf("target:   ");
 	if (d.spec.target == RECSPEC_TARGET_ALL)
 		printf("all (system-wide)");
 	for (i = 0; i < d.spec.nr_pids; i++)
@@ -326,14 +422,17 @@ static void print_spec(struct json_object *s)
 
 static int do_show(int argc, char **argv)
 {
-	bool json = want_json(&argc, argv);
+	struct verb_opts v = { 0 };
 	struct json_object *rep = NULL, *s, *sk, *x;
+	int e = verb_args(&show_cmd, &v, argc, argv);
 	char b[32];
 
-	if (simple("show", argc, argv, &rep))
+	if (e)
+		return e == OPTS_HELP ? 0 : 1;
+	if (simple("show", &v, &rep))
 		return 1;
 	json_object_object_get_ex(rep, "session", &s);
-	if (json) {
+	if (v.json) {
 		printf("%s\n", json_object_to_json_string_ext(s, JSON_C_TO_STRING_PLAIN));
 		json_object_put(rep);
 		return 0;
@@ -351,6 +450,14 @@ static int do_show(int argc, char **argv)
 	printf("lost:     %lld\n", jsonf_get_int(s, "lost"));
 	printf("late:     %lld (%lld older than what perf had already sorted)\n",
 	       jsonf_get_int(s, "late"), jsonf_get_int(s, "late_unordered"));
+	printf("window:   %lld bytes held, %lld records written early (it was full)\n",
+	       jsonf_get_int(s, "window_bytes"), jsonf_get_int(s, "overflow"));
+	printf("clamped:  %lld marker times outside what the recorder saw; %lld fast-lane areas "
+	       "given up (nonsense in their rings)\n", jsonf_get_int(s, "clamped"),
+	       jsonf_get_int(s, "fastlane_corrupt"));
+	printf("jit map:  %lld lines written, %lld not (process gone, owner unknown), %lld refused\n",
+	       jsonf_get_int(s, "jit_lines"), jsonf_get_int(s, "jit_missed"),
+	       jsonf_get_int(s, "jit_refused"));
 	printf("bytes:    %lld\n", jsonf_get_int(s, "bytes"));
 	if (!strcmp(jstr(sk, "type"), "ring")) {
 		human(b, sizeof(b), jsonf_get_int(sk, "size"));
@@ -385,46 +492,29 @@ static int do_show(int argc, char **argv)
 	return 0;
 }
 
-/* -o FILE|- for snapshot and attach: the fd to pass */
-/* NAME and -o FILE|- of snapshot and attach */
-static int parse_out(int argc, char **argv, const char *cmd, const char **name, const char **out)
-{
-	int i;
-
-	*name = *out = NULL;
-	for (i = 1; i < argc; i++) {
-		if ((!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) && i + 1 < argc)
-			*out = argv[++i];
-		else if (!strncmp(argv[i], "-o", 2) && argv[i][2])
-			*out = argv[i] + 2;
-		else if (argv[i][0] != '-' && !*name)
-			*name = argv[i];
-		else
-			return pm_err("usage: perfmark session %s NAME -o FILE|-", cmd);
-	}
-	if (!*name || !*out)
-		return pm_err("usage: perfmark session %s NAME -o FILE|-", cmd);
-	return name_ok(*name) ? 0 : 1;
-}
-
 /*
  * The daemon first (reachable?), then the output, through a temporary that
  * takes its place only once the daemon accepted (outfile.h): a failed
- * snapshot or attach leaves FILE as it was.
+ * snapshot or attach leaves FILE as it was.  0, 1 after the error, -1
+ * after --help.
  */
-static int start_out(int argc, char **argv, const char *cmd, struct outfile *o, int *sock,
-		     struct json_object **rep)
+static int start_out(const struct opts_cmd *c, int argc, char **argv, const char *cmd,
+		     struct outfile *o, int *sock, struct json_object **rep)
 {
-	const char *name, *out;
+	struct verb_opts v = { 0 };
+	int e;
 
 	*sock = -1;
 	*rep = NULL;
-	if (parse_out(argc, argv, cmd, &name, &out))
-		return 1;
+	e = verb_args(c, &v, argc, argv);
+	if (e)
+		return e == OPTS_HELP ? -1 : 1;
+	if (!v.out)
+		return pm_err("-o FILE|- is needed (try 'perfmark %s --help')", c->name);
 	*sock = connect_daemon();
-	if (*sock < 0 || outfile__open_atomic(o, out))
+	if (*sock < 0 || outfile__open_atomic(o, v.out))
 		return 1;
-	*rep = call(*sock, client_request(cmd, name), &o->fd, 1);
+	*rep = call(*sock, client_request(cmd, v.name), &o->fd, 1);
 	if (!*rep) {
 		outfile__discard(o);
 		return 1;
@@ -436,14 +526,14 @@ static int do_snapshot(int argc, char **argv)
 {
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
-	int sock, ret = start_out(argc, argv, "snapshot", &o, &sock, &rep);
+	int sock, ret = start_out(&snapshot_cmd, argc, argv, "snapshot", &o, &sock, &rep);
 
 	if (sock >= 0)
 		close(sock);
 	if (o.fd > 1)
 		close(o.fd);
 	json_object_put(rep);
-	return ret;
+	return ret < 0 ? 0 : ret;     /* -1: --help */
 }
 
 /*
@@ -455,7 +545,7 @@ static int do_attach(int argc, char **argv)
 {
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
-	int sock, ret = start_out(argc, argv, "attach", &o, &sock, &rep), dn;
+	int sock, ret = start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep), dn;
 
 	if (o.fd > 1) {
 		close(o.fd);
@@ -467,7 +557,7 @@ static int do_attach(int argc, char **argv)
 	if (ret) {
 		if (sock >= 0)
 			close(sock);
-		return ret;
+		return ret < 0 ? 0 : ret;     /* -1: --help */
 	}
 	client_untimed(sock);
 	for (;;) {
@@ -489,36 +579,38 @@ static int do_attach(int argc, char **argv)
 	return ret;
 }
 
+/* the verbs: their options, usage and --help come from each one's table */
 static const struct subcmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *args;            /* for --help (create prints its own) */
+	const struct opts_cmd *opts;
 } subcmds[] = {
-	{ "create", do_create, NULL },
-	{ "list", do_list, "[--json]" },
-	{ "show", do_show, "NAME [--json]" },
-	{ "snapshot", do_snapshot, "NAME -o FILE|-" },
-	{ "attach", do_attach, "NAME -o FILE|-" },
-	{ "stop", do_stop, "NAME" },
-	{ "start", do_start, "NAME" },
-	{ "delete", do_delete, "NAME" },
+	{ "create", do_create, &create_cmd },
+	{ "list", do_list, &list_cmd },
+	{ "show", do_show, &show_cmd },
+	{ "snapshot", do_snapshot, &snapshot_cmd },
+	{ "attach", do_attach, &attach_cmd },
+	{ "stop", do_stop, &stop_cmd },
+	{ "start", do_start, &start_cmd },
+	{ "delete", do_delete, &delete_cmd },
 	{ NULL, NULL, NULL },
 };
 
-static bool is_help(const char *a)
-{
-	return !strcmp(a, "--help") || !strcmp(a, "-h");
-}
+const struct opts_cmd session_cmd = {
+	.name = "session",
+	.args = "VERB [NAME] [OPTIONS]",
+	.brief = "named sessions in perfmarkd: create, list, show, snapshot, attach, stop, start, delete",
+};
 
 static void session_usage(FILE *f)
 {
-	fprintf(f, "usage: perfmark session create NAME [record options] [--ring SIZE | --output DIR [--rotate SIZE|TIME] [--keep N]]\n"
-		   "       perfmark session list [--json]\n"
-		   "       perfmark session show NAME [--json]\n"
-		   "       perfmark session snapshot NAME -o FILE|-\n"
-		   "       perfmark session attach NAME -o FILE|-\n"
-		   "       perfmark session stop|start|delete NAME\n"
-		   "Named sessions run in perfmarkd with no client attached; each command takes --help.\n");
+	const struct subcmd *s;
+
+	for (s = subcmds; s->name; s++)
+		opts_synopsis(s->opts, f, s == subcmds ? "usage: " : "       ");
+	fprintf(f, "\nNamed sessions run in perfmarkd with no client attached.  Each verb's "
+		"--help lists its options\n(create takes the recording options of "
+		"'perfmark record --help').\n");
 }
 
 int cmd_session(int argc, char **argv)
@@ -530,19 +622,13 @@ int cmd_session(int argc, char **argv)
 		session_usage(stderr);
 		return 1;
 	}
-	if (is_help(argv[1]) || !strcmp(argv[1], "help")) {
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
 		session_usage(stdout);
 		return 0;
 	}
-	for (s = subcmds; s->name; s++) {
-		if (strcmp(argv[1], s->name))
-			continue;
-		if (argc > 2 && is_help(argv[2]) && s->args) {
-			printf("usage: perfmark session %s %s\n", s->name, s->args);
-			return 0;
-		}
-		return s->fn(argc - 1, argv + 1);
-	}
+	for (s = subcmds; s->name; s++)
+		if (!strcmp(argv[1], s->name))
+			return s->fn(argc - 1, argv + 1);
 	return pm_err("unknown session command '%s' (create, list, show, snapshot, attach, stop, start, delete)",
 		      argv[1]);
 }

@@ -20,7 +20,18 @@
 
 /* --- requests --------------------------------------------------------------- */
 
-static struct json_object *cmd_ping(void)
+/* what a handler gets: the request, checked (proto_request_parse) */
+struct request {
+	struct client *c;
+	const struct proto_request *rq;
+	struct dsess *d;             /* PROTO_NAMED, not PROTO_NEW: the session, visible to c */
+	struct json_object *msg;
+	int *fds;                    /* those that came with it */
+	size_t nfds;
+};
+
+/* one handler per row of PROTO_COMMANDS (proto.h), handle_<fn> */
+static struct json_object *handle_ping(const struct request *x)
 {
 	struct json_object *o = reply_ok();
 
@@ -29,26 +40,54 @@ static struct json_object *cmd_ping(void)
 	return o;
 }
 
-static struct json_object *dispatch(struct client *c, const struct proto_request *rq,
-				    struct dsess *d, struct json_object *msg, int *fds, size_t nfds)
+static struct json_object *handle_create(const struct request *x)
 {
-	switch (rq->cmd) {
-	case PROTO_CMD_PING:         return cmd_ping();
-	case PROTO_CMD_CREATE:       return cmd_create(c, rq, fds, nfds);
-	case PROTO_CMD_LIST:         return cmd_list(c);
-	case PROTO_CMD_SHOW:         return cmd_show(d);
-	case PROTO_CMD_SNAPSHOT:     return cmd_snapshot(c, d, fds, nfds);
-	case PROTO_CMD_ATTACH:       return cmd_attach(c, d, fds, nfds);
-	case PROTO_CMD_STOP:         return cmd_stop(d);
-	case PROTO_CMD_START:        return cmd_start(c, d);
-	case PROTO_CMD_DELETE:       return cmd_delete(d);
-	case PROTO_CMD_RECORD:       return cmd_record(c, rq, msg);
-	case PROTO_CMD_RECORD_START: return cmd_record_start(c, msg, fds, nfds);
-	case PROTO_CMD_RECORD_STATS: return cmd_record_stats(c);
-	case PROTO_CMD_RECORD_STOP:  return cmd_record_stop(c);
-	}
-	return reply_err("unknown command");
+	return cmd_create(x->c, x->rq, x->fds, x->nfds);
 }
+
+static struct json_object *handle_list(const struct request *x) { return cmd_list(x->c); }
+static struct json_object *handle_show(const struct request *x) { return cmd_show(x->d); }
+static struct json_object *handle_stop(const struct request *x) { return cmd_stop(x->d); }
+static struct json_object *handle_start(const struct request *x) { return cmd_start(x->c, x->d); }
+static struct json_object *handle_delete(const struct request *x) { return cmd_delete(x->d); }
+
+static struct json_object *handle_snapshot(const struct request *x)
+{
+	return cmd_snapshot(x->c, x->d, x->fds, x->nfds);
+}
+
+static struct json_object *handle_attach(const struct request *x)
+{
+	return cmd_attach(x->c, x->d, x->fds, x->nfds);
+}
+
+static struct json_object *handle_record(const struct request *x)
+{
+	return cmd_record(x->c, x->rq, x->msg);
+}
+
+static struct json_object *handle_record_start(const struct request *x)
+{
+	return cmd_record_start(x->c, x->msg, x->fds, x->nfds);
+}
+
+static struct json_object *handle_record_stats(const struct request *x)
+{
+	return cmd_record_stats(x->c);
+}
+
+static struct json_object *handle_record_stop(const struct request *x)
+{
+	return cmd_record_stop(x->c);
+}
+
+/* indexed by id: NULL from a handler means the reply comes when a stream is out */
+static struct json_object *(*const handlers[PROTO_NR_CMDS])(const struct request *) = {
+#define HANDLER(id, fn, name, flags, keys) [PROTO_CMD_##id] = handle_##fn,
+	PROTO_COMMANDS(HANDLER)
+#undef HANDLER
+};
+
 
 /* --- requests that wait for a busy session ------------------------------------ */
 
@@ -129,8 +168,9 @@ void clients__unpark(struct dsess *d)
 static void handle_request(struct client *c, struct json_object *msg, int *fds, size_t nfds)
 {
 	struct proto_request rq;
+	struct request x = { .c = c, .rq = &rq, .msg = msg, .fds = fds, .nfds = nfds };
 	struct json_object *o;
-	struct dsess *d = NULL;
+	unsigned flags;
 	char err[256];
 
 	client_touch(c);
@@ -142,19 +182,20 @@ static void handle_request(struct client *c, struct json_object *msg, int *fds, 
 		send_reply(c, reply_err("%s", err));
 		return;
 	}
-	if (rq.cmd != PROTO_CMD_CREATE && !proto_cmd_anonymous(rq.cmd)) {
-		d = sessions__find(rq.name);
-		if (!d || !may_see(c, d)) {
+	flags = proto_cmd_info(rq.cmd)->flags;
+	if ((flags & PROTO_NAMED) && !(flags & PROTO_NEW)) {
+		x.d = sessions__find(rq.name);
+		if (!x.d || !may_see(c, x.d)) {
 			send_reply(c, reply_err("no such session '%s'", rq.name));
 			return;
 		}
-		if (sessions__busy_for(d, rq.cmd)) {
-			park(c, d, msg, fds, nfds);
+		if (sessions__busy_for(x.d, rq.cmd)) {
+			park(c, x.d, msg, fds, nfds);
 			return;
 		}
 	}
-	o = dispatch(c, &rq, d, msg, fds, nfds);
-	if (o)   /* NULL: the reply comes when a stream is out */
+	o = handlers[rq.cmd](&x);
+	if (o)
 		send_reply(c, o);
 }
 

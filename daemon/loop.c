@@ -173,11 +173,6 @@ void loop__exit(void)
 	L.exiting = true;
 }
 
-bool loop__exiting(void)
-{
-	return L.exiting;
-}
-
 /* After the owners closed their fds: what they deferred goes now. */
 void loop__free(void)
 {

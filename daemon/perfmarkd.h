@@ -103,7 +103,6 @@ void loop__ack_tick(void);
 /* Runs until loop__exit(); 0, or -errno when epoll fails. */
 int loop__run(void);
 void loop__exit(void);
-bool loop__exiting(void);
 void loop__free(void);
 
 /* --- jobs.c --------------------------------------------------------------- */

@@ -108,7 +108,6 @@ static void open_stopped_ring(struct dsess *d)
 		log_recovery(d, &rec);
 }
 
-
 /* Build the session from its definition, adopting pins when there are. */
 static int session_build(struct dsess *d, bool adopt, char *err, size_t errlen)
 {
@@ -142,7 +141,7 @@ static int session_build(struct dsess *d, bool adopt, char *err, size_t errlen)
 		e = session__new(&d->run.s, &so, err, errlen);
 		if (e)
 			return e;
-		for (i = 0; i < EVSPEC_MAX && session__event_name(d->run.s, i); i++)
+		for (i = 0; i < RECSPEC_MAX_EVENTS && session__event_name(d->run.s, i); i++)
 			snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
 				 session__event_name(d->run.s, i));
 		d->def.nr_resolved = i;
@@ -152,8 +151,8 @@ static int session_build(struct dsess *d, bool adopt, char *err, size_t errlen)
 
 /* what the sink of a built session is made of; evs, ids and rname belong to the caller */
 struct sink_spec {
-	struct perfdata_event evs[EVSPEC_MAX + 2];
-	uint64_t ids[EVSPEC_MAX + 2];
+	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
+	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
 	char rname[PROTO_NAME_MAX + 8];
 	struct sink_opts ko;
 };
@@ -166,7 +165,7 @@ static int sink_spec(struct dsess *d, struct sink_spec *k, char *err, size_t err
 
 	memset(ko, 0, sizeof(*ko));
 	ko->events = k->evs;
-	ko->nr_events = session__events(d->run.s, k->evs, k->ids, EVSPEC_MAX + 2);
+	ko->nr_events = session__events(d->run.s, k->evs, k->ids, RECSPEC_MAX_EVENTS + 2);
 	ko->zstd_level = d->def.spec.zstd_level;
 	if (d->def.sink == SESSDEF_SINK_RING) {
 		ko->kind = SINK_RING;

@@ -71,6 +71,16 @@ struct json_object *session_info(const struct dsess *d)
 	/* arrived after the window had passed their time (written with it) */
 	add_u64(o, "late", d->run.st.late);
 	add_u64(o, "late_unordered", d->run.st.late_unordered);
+	/* written before their reorder delay (the window was at its cap); its memory now */
+	add_u64(o, "overflow", d->run.st.overflow);
+	add_u64(o, "window_bytes", d->run.st.window_bytes);
+	/* marker times a traced process wrote outside what the recorder saw, clamped */
+	add_u64(o, "clamped", d->run.st.clamped);
+	add_u64(o, "fastlane_corrupt", d->run.st.fl_corrupt);   /* areas given up */
+	/* /tmp/perf-PID.map lines of JIT code markers (all sessions on the same events) */
+	add_u64(o, "jit_lines", d->run.st.jit_lines);
+	add_u64(o, "jit_missed", d->run.st.jit_missed);
+	add_u64(o, "jit_refused", d->run.st.jit_refused);
 	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
 	add_u64(o, "readers", ks.readers);
 	add_u64(o, "snapshots_running", (uint64_t)d->busy);   /* being written (jobs.c) */
@@ -94,6 +104,14 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "lost_markers", st->lost_markers);
 	add_u64(x, "bytes", st->bytes);
 	add_u64(x, "raw_bytes", st->raw_bytes);
+	add_u64(x, "late", st->late);
+	add_u64(x, "late_unordered", st->late_unordered);
+	add_u64(x, "overflow", st->overflow);
+	add_u64(x, "clamped", st->clamped);
+	add_u64(x, "fastlane_corrupt", st->fl_corrupt);
+	add_u64(x, "jit_lines", st->jit_lines);
+	add_u64(x, "jit_missed", st->jit_missed);
+	add_u64(x, "jit_refused", st->jit_refused);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
 	json_object_object_add(o, "stats", x);

@@ -12,6 +12,7 @@ whatever the real client would never send.
       prints how many the daemon accepted (they answer a ping; a refused one
       got its error and was closed), then, once the daemon has closed every
       accepted one or SECONDS passed, how many it closed
+  hostile-client.py SOCKET send JSON   one request as it is; prints the reply
 """
 import json, os, select, socket, struct, sys, time, array
 
@@ -71,6 +72,10 @@ def main():
         s = conn(sock)
         fd = open_mode(path, mode)
         send(s, {"v": 2, "cmd": what[:-3], "name": name}, fd)
+        print(json.dumps(reply(s)))
+    elif what == 'send':
+        s = conn(sock)
+        send(s, json.loads(sys.argv[3]))
         print(json.dumps(reply(s)))
     elif what == 'hold':
         n, secs = int(sys.argv[3]), float(sys.argv[4])

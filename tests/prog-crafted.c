@@ -27,6 +27,19 @@
  *   pipecmdline N  pipe mode: N CMDLINE HEADER_FEATURE records of 16000
  *                arguments each, in COMPRESSED records
  *
+ * and for the commands that analyse a recording (issue 18):
+ *   names EVENT COMM RANGE COUNTER JIT TEXT
+ *                the sampling event named EVENT, a process named COMM, a
+ *                range RANGE around samples in JIT code named JIT, a
+ *                counter COUNTER and a string marker TEXT (any bytes)
+ *   namesz ...   as names, zstd-compressed
+ *   dwarf PATH   an MMAP2 naming PATH and a --call-graph dwarf sample in it
+ *   nested N     range "outer", then N ranges nested in it with a sample
+ *                each, all ended innermost first
+ *   leak N       N ranges "leak" begun (each nested in the last), a sample
+ *                each, none ended
+ *   time0        a sample and a range begin at time 0, the rest 1 s later
+ *
  * Prints "raw N": the data records' bytes before compression.
  *
  * Written by hand on purpose (not with perfdata.c): the point is bytes the
@@ -42,6 +55,8 @@
 #define ATTR_SZ 128
 
 static int noraw;     /* event 1 is perfmark:printf without PERF_SAMPLE_RAW */
+static const char *ev0_name = "cpu-clock";
+static int dwarf;     /* event 0 samples user registers and stack (--call-graph dwarf) */
 #define NAME_ALIGN 64
 
 struct buf {
@@ -82,6 +97,9 @@ static void str(struct buf *b, const char *s)
 #define ST (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | \
 	    PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 #define ST_RAW (ST | PERF_SAMPLE_RAW)
+#define ST_DWARF (ST | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define DWARF_REGS ((1ull << 7) | (1ull << 8))   /* PERF_REG_X86_SP, _IP */
+#define DWARF_STACK 64
 
 static void attr(struct buf *b, int ev)
 {
@@ -91,8 +109,12 @@ static void attr(struct buf *b, int ev)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.size = ATTR_SZ;
 	a.config = ev ? PERF_COUNT_SW_BPF_OUTPUT : PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_type = ev && !noraw ? ST_RAW : ST;
+	a.sample_type = ev && !noraw ? ST_RAW : ev || !dwarf ? ST : ST_DWARF;
 	a.sample_id_all = 1;
+	if (!ev && dwarf) {
+		a.sample_regs_user = DWARF_REGS;
+		a.sample_stack_user = DWARF_STACK;
+	}
 	put(b, &a, ATTR_SZ);
 }
 
@@ -145,15 +167,65 @@ static void fork_rec(struct buf *b, uint32_t pid, uint32_t ppid)
 	trailer(b, pid);
 }
 
+/* A perfmark:uevent marker of pid 7 with n payload bytes */
+static void marker_data(struct buf *b, uint32_t type, const void *d, uint32_t n)
+{
+	uint32_t h[4] = { 1, type, n, n };   /* u16 version, u16 flags packed in h[0] */
+	uint8_t *raw = malloc(16 + (size_t)n);
+
+	if (!raw) {
+		perror("malloc");
+		exit(2);
+	}
+	memcpy(raw, h, 16);
+	memcpy(raw + 16, d, n);
+	sample(b, 7, 0x1000, raw, 16 + n);
+	free(raw);
+}
+
 static void marker(struct buf *b, uint32_t type, const char *name)
 {
-	uint8_t raw[256];
-	uint32_t n = (uint32_t)strlen(name) + 1, h[4] = { 1, type, n, n };
+	marker_data(b, type, name, (uint32_t)strlen(name) + 1);
+}
 
-	/* u16 version, u16 flags packed in h[0] */
-	memcpy(raw, h, 16);
-	memcpy(raw + 16, name, n);
-	sample(b, 7, 0x1000, raw, 16 + n);
+/* A counter or JIT code marker: a fixed part, then the name and its NUL */
+static void marker_named(struct buf *b, uint32_t type, const void *fixed, uint32_t len,
+			 const char *name)
+{
+	uint8_t d[4096];
+	size_t n = strlen(name) + 1;
+
+	if (len + n > sizeof(d))
+		n = sizeof(d) - len;
+	memcpy(d, fixed, len);
+	memcpy(d + len, name, n);
+	marker_data(b, type, d, len + (uint32_t)n);
+}
+
+/* A cpu-clock sample with a user register and stack copy (perf's dwarf mode) */
+static void sample_dwarf(struct buf *b, uint32_t pid, uint64_t ip, uint64_t sp)
+{
+	static const uint8_t stack[DWARF_STACK];
+
+	hdr(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER,
+	    8 + 6 * 8 + 3 * 8 + 8 + DWARF_STACK + 8);
+	u64(b, 1), u64(b, ip), u32(b, pid), u32(b, pid), u64(b, now++);
+	u32(b, 0), u32(b, 0), u64(b, 1);
+	u64(b, PERF_SAMPLE_REGS_ABI_64), u64(b, sp), u64(b, ip);   /* regs in bit order */
+	u64(b, DWARF_STACK);
+	put(b, stack, DWARF_STACK);
+	u64(b, DWARF_STACK);
+}
+
+static void comm_rec(struct buf *b, uint32_t pid, const char *comm)
+{
+	size_t n = (strlen(comm) + 8) & ~(size_t)7;
+
+	hdr(b, PERF_RECORD_COMM, 0, 8 + 8 + n + 32);
+	u32(b, pid), u32(b, pid);
+	put(b, comm, strlen(comm));
+	put(b, NULL, n - strlen(comm));
+	trailer(b, pid);
 }
 
 /* Whole records in, COMPRESSED records out (one frame per call) */
@@ -193,7 +265,7 @@ static void feature_event_desc(struct buf *f)
 	for (int i = 0; i < 2; i++) {
 		attr(f, i);
 		u32(f, 1);
-		str(f, i && noraw ? "perfmark:printf" : names[i]);
+		str(f, i && noraw ? "perfmark:printf" : i ? names[i] : ev0_name);
 		u64(f, (uint64_t)i + 1);
 	}
 }
@@ -403,6 +475,54 @@ int main(int argc, char **argv)
 		write_file(out, &d, 2, 0, NULL, 0);
 	} else if (!strcmp(mode, "perfmap")) {
 		sample(&d, (uint32_t)n, 0x12345678, NULL, 0);
+		write_file(out, &d, 2, 0, NULL, 0);
+	} else if ((!strcmp(mode, "names") || !strcmp(mode, "namesz")) && argc >= 9) {
+		uint64_t jit[2] = { 0x500000, 0x1000 };
+		int64_t v = 42;
+
+		ev0_name = argv[3];
+		comm_rec(&d, 7, argv[4]);
+		marker_named(&d, 4, jit, sizeof(jit), argv[7]);
+		marker(&d, 1, argv[5]);
+		for (int i = 0; i < 3; i++)
+			sample(&d, 7, 0x500010, NULL, 0);
+		marker_named(&d, 3, &v, sizeof(v), argv[6]);
+		marker(&d, 0, argv[8]);
+		marker(&d, 2, argv[5]);
+		write_file(out, &d, 2, 0, NULL, !strcmp(mode, "namesz"));
+	} else if (!strcmp(mode, "dwarf")) {
+		dwarf = 1;
+		mmap2(&d, 100, 0x400000, 0x1000, argv[3]);
+		sample_dwarf(&d, 100, 0x400010, 0x7ffc0000);
+		write_file(out, &d, 2, 0, NULL, 0);
+	} else if (!strcmp(mode, "nested") || !strcmp(mode, "leak")) {
+		int leak = !strcmp(mode, "leak");
+		char name[32];
+
+		if (!leak)
+			marker(&d, 1, "outer");
+		for (unsigned long i = 0; i < n; i++) {
+			snprintf(name, sizeof(name), "n%lu", i);
+			marker(&d, 1, leak ? "leak" : name);
+			sample(&d, 7, 0x1000, NULL, 0);
+		}
+		for (unsigned long i = n; i-- > 0 && !leak;) {
+			snprintf(name, sizeof(name), "n%lu", i);
+			marker(&d, 2, name);
+		}
+		if (!leak)
+			marker(&d, 2, "outer");
+		write_file(out, &d, 2, 0, NULL, 1);
+	} else if (!strcmp(mode, "time0")) {
+		now = 0;
+		frozen = 1;
+		sample(&d, 7, 0x1000, NULL, 0);
+		marker(&d, 1, "zero");
+		frozen = 0;
+		now = 1000000000;
+		for (int i = 0; i < 3; i++)
+			sample(&d, 7, 0x1000, NULL, 0);
+		marker(&d, 2, "zero");
 		write_file(out, &d, 2, 0, NULL, 0);
 	} else {
 		fprintf(stderr, "prog-crafted: unknown mode %s\n", mode);

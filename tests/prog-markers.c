@@ -23,6 +23,10 @@
  *   prog-markers jit MS       copies a small add loop into an anonymous executable
  *                             page, names it with perfmark_jit_code(...,
  *                             "jitted_loop") and spins in it MS ms.
+ *   prog-markers jitmany N    N JIT code markers ("jit_I") back to back, then exit.
+ *   prog-markers longname LEN MS  a range named "long" + 'x' * (LEN - 4) around
+ *                             phase_one() spinning MS ms, then a counter of
+ *                             that name (names past the payload limit: cut).
  *
  * Every mode prints what it did on stdout, one fact per line ("pid P",
  * "emit size=S rc=R", "expect TYPE HEX", "count NAME N", ...), so the test
@@ -224,6 +228,24 @@ static int mode_phases(double ms)
 	phase_two(ms);
 	rc |= perf_printf("phase C");
 	printf("phases rc %d\n", rc);
+	return 0;
+}
+
+static int mode_longname(size_t len, double ms)
+{
+	char *name = malloc(len + 1);
+
+	if (!name || len < 4)
+		return 1;
+	memcpy(name, "long", 4);
+	memset(name + 4, 'x', len - 4);
+	name[len] = '\0';
+	printf("pid %d\n", (int)getpid());
+	perfmark_range_begin(name);
+	phase_one(ms);
+	perfmark_range_end(name);
+	perfmark_counter(name, 7);
+	free(name);
 	return 0;
 }
 
@@ -430,6 +452,28 @@ static int mode_jit(double ms)
 	return 0;
 }
 
+/*
+ * N JIT code markers, each naming its own 16-byte range of one anonymous
+ * page ("jit_I"), as fast as it can, then exit at once: the recorder must
+ * still write every line of /tmp/perf-PID.map (issue 18 case 9).
+ */
+static int mode_jitmany(long n)
+{
+	uint8_t *mem = mmap(NULL, 1 << 20, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char name[32];
+
+	if (mem == MAP_FAILED) {
+		perror("mmap");
+		return 1;
+	}
+	printf("pid %d jit %p\n", (int)getpid(), (void *)mem);
+	for (long i = 0; i < n; i++) {
+		snprintf(name, sizeof(name), "jit_%ld", i);
+		perfmark_jit_code(mem + (i % 65536) * 16, 16, name);
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -458,8 +502,12 @@ int main(int argc, char **argv)
 		return mode_idle(atol(argv[2]));
 	if (!strcmp(argv[1], "jit") && argc == 3)
 		return mode_jit(atof(argv[2]));
+	if (!strcmp(argv[1], "jitmany") && argc == 3)
+		return mode_jitmany(atol(argv[2]));
+	if (!strcmp(argv[1], "longname") && argc == 4)
+		return mode_longname((size_t)atol(argv[2]), atof(argv[3]));
 usage:
 	fprintf(stderr, "usage: prog-markers mix N | child M | phases MS | loop SEC TAG | "
-		"faults | burst N SIZE | idle N | jit MS\n");
+		"faults | burst N SIZE | idle N | jit MS | jitmany N | longname LEN MS\n");
 	return 2;
 }

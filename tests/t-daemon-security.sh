@@ -92,6 +92,19 @@ for name, data in cases:
     s.close()
 # truncated: half a frame, then hang up
 s = conn(); s.sendall(struct.pack('<I', 100) + b'{"v":1'); s.close()
+# a key the daemon does not know (a newer client's option) is refused, named, never dropped
+for req, want in [
+    ({"v":2, "cmd":"record", "opts":{"freq":99, "xyz":True}, "argv":[]},
+     "perfmarkd does not know option 'xyz'"),
+    ({"v":2, "cmd":"create", "name":"u", "def":{"spec":{"xyz":1}, "sink":{"type":"ring"}}},
+     "bad session definition: perfmarkd does not know option 'xyz'"),
+    ({"v":2, "cmd":"list", "xyz":1}, "perfmarkd does not know request key 'xyz' (in 'list')"),
+]:
+    s = conn(); s.sendall(frame(req)); r = reply(s)
+    if not r or r.get("ok") is not False or r.get("error") != want:
+        print("FAIL unknown key:", req, "->", r); sys.exit(1)
+    print("ok: unknown key ->", r["error"])
+    s.close()
 # valid requests still work
 s = conn(); s.sendall(frame({"v":1, "cmd":"list"})); r = reply(s)
 assert r and r["ok"] and any(x["name"] == "rootsess" for x in r["sessions"]), r

@@ -14,6 +14,17 @@
 # and the smaller defects: stock perf's PERF_SAMPLE_ID files (empty output,
 # exit 0 before), `script >/dev/full` (exit 0 before), UBSan on --json.
 #
+# Issue 18 cases 2 and 3, for every command that reads a recording
+# (report, flamegraph, export, script):
+#   dwarf     a --call-graph dwarf sample whose mapping names a FIFO: the
+#             unwinder opened it plainly and every command hung in open()
+#   ranges    100,000 range ends matching no begin (report 58 s before)
+#   nested    40,000 ranges nested in "outer", a sample in each
+#             (report --by-marker 18 s, flamegraph --range outer 20 s)
+#   leak      40,000 ranges begun and never ended, a sample in each
+# each must load in under a second of CPU time (user + sys, so a loaded
+# machine does not matter): linear where it was quadratic.
+#
 # Bounds asserted: peak RSS (GNU time) within the stated bound of script.h,
 # 32 MiB + 4 x (input + what it expands to, itself at most 64 MiB + 256 x
 # the compressed input, perfread.h), and a CPU-time limit (ulimit -t 30)
@@ -65,6 +76,58 @@ run fifo "$T/fifo.data"
 grep -q "\[unknown\] ($T/fifo)" "$T/fifo.out" ||
 	die "[fifo] the sample is not shown as perf does: [unknown] ($T/fifo)" -- "$T/fifo.out"
 bound fifo
+
+# cmd NAME ARGS...: perfmark ARGS under the CPU cap; sets RC, CPU (user + sys, s)
+cmd() {
+	local name=$1; shift
+	( ulimit -t 30; exec /usr/bin/time -o "$T/$name.time" -f '%U %S' timeout -k 5 60 \
+		"$PERFMARK" "$@" ) >"$T/$name.out" 2>"$T/$name.err" </dev/null
+	RC=$?
+	CPU=$(tail -n 1 "$T/$name.time" | awk '{ print $1 + $2 }')
+	[ "$RC" -le 1 ] || die "[$name] perfmark $*: killed or hung (rc $RC)" -- "$T/$name.err"
+}
+
+craft dwarf dwarf "$T/fifo"
+for c in report script "export --format collapsed" "flamegraph -o $T/dwarf.svg"; do
+	cmd dwarf $c -i "$T/dwarf.data"
+	[ "$RC" -eq 0 ] || die "[dwarf] perfmark $c failed" -- "$T/dwarf.err"
+	[ -s "$T/dwarf.out" ] || [ -s "$T/dwarf.svg" ] || die "[dwarf] perfmark $c: no output"
+	ok "[dwarf] $c: ends at once with output, the FIFO never opened"
+done
+grep -q "\[unknown\] ($T/fifo)" <("$PERFMARK" script -i "$T/dwarf.data") ||
+	die "[dwarf] script does not show the sample in the FIFO's mapping"
+
+# bound NAME: under a second of CPU
+cpu_bound() {
+	awk -v c="$CPU" 'BEGIN { exit !(c < 1.0) }' ||
+		die "[$1] $CPU s of CPU: quadratic again? (bound 1 s)" -- "$T/$1.err"
+}
+
+craft ranges ranges 100000
+for c in report "report --by-marker" "flamegraph -o $T/r.html" "export --format chrome"; do
+	cmd ranges $c -i "$T/ranges.data"
+	cpu_bound ranges
+	ok "[ranges] $c: 100,000 unmatched ends in $CPU s of CPU"
+done
+craft nested nested 40000
+for c in "report --by-marker" "report --range outer" "flamegraph --range outer -o $T/n.svg" \
+	 "export --format pprof" \
+	 "export --format chrome"; do
+	cmd nested $c -i "$T/nested.data"
+	[ "$RC" -eq 0 ] || die "[nested] perfmark $c failed" -- "$T/nested.err"
+	cpu_bound nested
+	ok "[nested] $c: 40,000 nested ranges in $CPU s of CPU"
+done
+cmd nested report --by-marker -i "$T/nested.data"
+grep -Eq '^outer +1 +0 .* +0 +40000$' "$T/nested.out" ||
+	die "[nested] outer does not hold the 40,000 samples nested in it" -- "$T/nested.out"
+craft leak leak 40000
+cmd leak report --by-marker -i "$T/leak.data"
+[ "$RC" -eq 0 ] || die "[leak] failed" -- "$T/leak.err"
+cpu_bound leak
+grep -Eq '^leak +0 +40000 .* 40000 +40000$' "$T/leak.out" ||
+	die "[leak] not 40,000 open ranges holding their samples" -- "$T/leak.out"
+ok "[leak] report --by-marker: 40,000 ranges never ended in $CPU s of CPU"
 
 rm -f "$perfmap" && mkfifo "$perfmap"
 craft perfmap perfmap 4000123

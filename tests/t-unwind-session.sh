@@ -6,6 +6,9 @@
 # here with PERFMARK_UNWIND_CAP: tables are evicted under it, and counted).
 # After kill -9 and a restart the daemon adopts the pinned programs and fills
 # their maps again: a program started then has whole stacks too.
+# The session records this script and its children (-p $$): under a 1 MiB
+# cap, system-wide, whatever else the machine runs could hold the whole cap
+# with its tables, and prog-unwind would have none.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/unwind-lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
@@ -14,7 +17,7 @@ need_daemon
 command -v xz >/dev/null || die "xz not installed (xz-utils)"
 PERFMARK_UNWIND_CAP=1M daemon_start
 
-pm session create uw1 --call-graph ehframe --no-markers --ring 64M || die "create failed" -- "$T/pmd.log"
+pm session create uw1 -p $$ --call-graph ehframe --no-markers --ring 64M || die "create failed" -- "$T/pmd.log"
 pm session show uw1 | grep -q "call graph ehframe" || die "show does not say ehframe" -- "$T/pmd.log"
 "$PROGS/prog-unwind" tree 1.5 >/dev/null
 # more ELF files than a 1 MiB cap holds at once: python3 alone is 0.5 MiB of rows

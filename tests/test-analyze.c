@@ -20,7 +20,9 @@
 
 #include "aggregate.h"
 #include "perfdata.h"
+#include "perfread.h"
 #include "profile.h"
+#include "replay.h"
 #include "table.h"
 #include "uevent.h"
 
@@ -239,6 +241,285 @@ static void test_profile(void **state)
 	profile__free(p);
 }
 
+/*
+ * Range bookkeeping against the plain model it replaced (issue 18 case 3):
+ * random begins, ends (of open names, of names never begun, out of nesting
+ * order) and samples on two threads.  The model keeps each thread's open
+ * ranges in a list and scans it; profile.c must pair the same way in O(1),
+ * and the aggregations must count as a walk up the nesting per sample does.
+ */
+#define RND_EVENTS 4000
+
+static void test_ranges_random(void **state)
+{
+	static const char *const names[] = { "a", "b", "c", "d" };
+	struct perfdata_event ev[2] = { 0 };
+	struct perfdata_writer_opts o = { .pipe = true, .clock_ref_mono_ns = 1,
+					  .clock_ref_real_ns = 1 };
+	struct perfdata_writer *w;
+	/* the model: per thread its open ranges (innermost last), per range its parent */
+	uint32_t open[2][RND_EVENTS], nopen[2] = { 0 }, nr = 0, ns = 0;
+	uint32_t parent[RND_EVENTS], rname[RND_EVENTS], srange[RND_EVENTS];
+	bool closed[RND_EVENTS] = { 0 };
+	unsigned seed = 18;
+	struct profile *p = NULL;
+	struct rangestats rs;
+	char err[200];
+	size_t n;
+	int fd = memfd_create("ranges", 0);
+
+	(void)state;
+	assert_true(fd >= 0);
+	o.fd = fd;
+	ev[0].attr.type = PERF_TYPE_SOFTWARE;
+	ev[0].attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	ev[0].attr.sample_type = ST_CLOCK;
+	ev[0].attr.sample_id_all = 1;
+	ev[0].name = "cpu-clock";
+	ev[0].ids = clock_ids;
+	ev[0].nr_ids = 1;
+	ev[1].attr.type = PERF_TYPE_SOFTWARE;
+	ev[1].attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	ev[1].attr.sample_type = ST_UEVENT;
+	ev[1].attr.sample_id_all = 1;
+	ev[1].name = "perfmark:uevent";
+	ev[1].ids = uevent_ids;
+	ev[1].nr_ids = 1;
+	assert_int_equal(perfdata_writer__new(&w, &o, ev, 2), 0);
+	for (uint64_t t = 1; t <= RND_EVENTS; t++) {
+		unsigned what = (unsigned)rand_r(&seed) % 10, th = (unsigned)rand_r(&seed) % 2;
+		uint32_t k = (uint32_t)rand_r(&seed) % 4;
+
+		if (what < 4) {
+			add_marker(w, 600 + th, t, PERFMARK_TYPE_RANGE_BEGIN, names[k], 0);
+			parent[nr] = nopen[th] ? open[th][nopen[th] - 1] : PROFILE_NONE;
+			rname[nr] = k;
+			open[th][nopen[th]++] = nr++;
+		} else if (what < 7) {
+			add_marker(w, 600 + th, t, PERFMARK_TYPE_RANGE_END, names[k], 0);
+			for (uint32_t i = nopen[th]; i-- > 0;) {
+				if (rname[open[th][i]] != k)
+					continue;
+				closed[open[th][i]] = true;
+				memmove(&open[th][i], &open[th][i + 1], (nopen[th] - i - 1) * sizeof(uint32_t));
+				nopen[th]--;
+				break;
+			}
+		} else {
+			add_sample(w, 600 + th, t);
+			srange[ns++] = nopen[th] ? open[th][nopen[th] - 1] : PROFILE_NONE;
+		}
+	}
+	assert_int_equal(perfdata_writer__finish(w), 0);
+	perfdata_writer__free(w);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(profile__load(&p, fd, NULL, err, sizeof(err)), 0);
+	close(fd);
+
+	const struct profile_range *rv = profile__ranges(p, &n);
+	assert_int_equal(n, nr);
+	for (uint32_t r = 0; r < nr; r++) {
+		assert_string_equal(profile__str(p, rv[r].name), names[rname[r]]);
+		assert_int_equal(rv[r].parent, parent[r]);
+		assert_int_equal(rv[r].open, !closed[r]);
+	}
+	const struct profile_sample *sv = profile__samples(p, &n);
+	assert_int_equal(n, ns);
+	for (uint32_t i = 0; i < ns; i++)
+		assert_int_equal(sv[i].range, srange[i]);
+
+	/* totals and --range selections: as a walk up the nesting per sample counts them */
+	assert_int_equal(rangestats__build(&rs, p), 0);
+	for (size_t k = 0; k < rs.n; k++) {
+		struct range_pred_ctx rc;
+		uint64_t total = 0;
+
+		assert_int_equal(range_pred__init(&rc, p, rs.v[k].name), 0);
+		for (uint32_t i = 0; i < ns; i++) {
+			bool in = profile__range_within(p, sv[i].range, rs.v[k].name);
+
+			assert_int_equal(aggregate__in_range(p, &sv[i], &rc), in);
+			total += in;
+		}
+		assert_int_equal(rs.v[k].total_samples, total);
+		range_pred__free(&rc);
+	}
+	rangestats__free(&rs);
+	profile__free(p);
+}
+
+/*
+ * A sample and a range at time 0 (the recording's start is 0, not the first
+ * later time), and a range name the recorder cut at PERFMARK_MAX_PAYLOAD
+ * bytes, without its NUL: still a range, paired with its end (case 12).
+ */
+static void test_edges(void **state)
+{
+	struct perfdata_event ev[2] = { 0 };
+	struct perfdata_writer_opts o = { .pipe = true, .clock_ref_mono_ns = 1,
+					  .clock_ref_real_ns = 1 };
+	struct perfdata_writer *w;
+	struct profile *p = NULL;
+	static uint8_t raw[sizeof(struct perfmark_uevent_hdr) + PERFMARK_MAX_PAYLOAD];
+	uint8_t *rec = malloc(sizeof(raw) + 256);
+	struct perfmark_uevent_hdr h = { .version = PERFMARK_UEVENT_VERSION,
+		.flags = PERFMARK_UEVENT_F_TRUNCATED, .size = PERFMARK_MAX_PAYLOAD,
+		.orig_size = 5000 };
+	char err[200];
+	size_t n;
+	int fd = memfd_create("edges", 0);
+
+	(void)state;
+	assert_true(fd >= 0 && rec);
+	o.fd = fd;
+	ev[0] = (struct perfdata_event){ .name = "cpu-clock", .ids = clock_ids, .nr_ids = 1 };
+	ev[0].attr.type = PERF_TYPE_SOFTWARE;
+	ev[0].attr.sample_type = ST_CLOCK;
+	ev[0].attr.sample_id_all = 1;
+	ev[1] = (struct perfdata_event){ .name = "perfmark:uevent", .ids = uevent_ids, .nr_ids = 1 };
+	ev[1].attr.type = PERF_TYPE_SOFTWARE;
+	ev[1].attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	ev[1].attr.sample_type = ST_UEVENT;
+	ev[1].attr.sample_id_all = 1;
+	assert_int_equal(perfdata_writer__new(&w, &o, ev, 2), 0);
+	add_sample(w, 501, 0);
+	add_marker(w, 501, 0, PERFMARK_TYPE_RANGE_BEGIN, "zero", 0);
+	for (int type = PERFMARK_TYPE_RANGE_BEGIN; type <= PERFMARK_TYPE_RANGE_END; type++) {
+		struct perfdata_sample s = { .id = ID_UEVENT, .pid = 500, .tid = 501,
+					     .time = 1000 + (uint64_t)type, .period = 1,
+					     .raw = raw, .raw_size = sizeof(raw),
+					     .misc = PERF_RECORD_MISC_USER };
+
+		h.type = (uint32_t)type;
+		memcpy(raw, &h, sizeof(h));
+		memset(raw + sizeof(h), 'L', PERFMARK_MAX_PAYLOAD);
+		assert_int_equal(perfdata_writer__add(w, rec, perfdata_encode_sample(rec, ST_UEVENT, &s)), 0);
+		if (type == PERFMARK_TYPE_RANGE_BEGIN)
+			add_sample(w, 501, 1002);
+	}
+	add_marker(w, 501, 2000, PERFMARK_TYPE_RANGE_END, "zero", 0);
+	assert_int_equal(perfdata_writer__finish(w), 0);
+	perfdata_writer__free(w);
+	free(rec);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(profile__load(&p, fd, NULL, err, sizeof(err)), 0);
+	close(fd);
+	assert_int_equal(profile__start(p), 0);
+	assert_int_equal(profile__end(p), 2000);
+	const struct profile_range *rv = profile__ranges(p, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(rv[0].start, 0);
+	assert_false(rv[0].open);
+	assert_int_equal(strlen(profile__str(p, rv[1].name)), PERFMARK_MAX_PAYLOAD);
+	assert_false(rv[1].open);
+	assert_int_equal(rv[1].end - rv[1].start, 1);
+	const struct profile_sample *sv = profile__samples(p, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(sv[1].range, 1);
+	profile__free(p);
+}
+
+/*
+ * The replay's time order over many rounds whose records reach past the
+ * next round's horizon (kept and moved to the front of the reorder's
+ * buffer at every round's end): every marker comes out once, in time
+ * order, its payload (of varying size) intact.
+ */
+#define RR_ROUNDS 20
+#define RR_PER_ROUND 200
+
+struct rr_seen {
+	size_t n;
+	uint64_t last;
+};
+
+static int rr_marker(void *ctx, const struct perfread_sample *s, const struct replay_marker *rm)
+{
+	struct rr_seen *seen = ctx;
+	uint64_t t;
+
+	assert_int_equal(rm->m.state, MARKER_OK);
+	assert_int_equal(rm->m.type, PERFMARK_TYPE_APP_FIRST);
+	assert_int_equal(rm->m.len, 8 + s->time % 53);
+	memcpy(&t, rm->m.data, 8);
+	assert_int_equal(t, s->time);
+	for (size_t i = 8; i < rm->m.len; i++)
+		assert_int_equal(rm->m.data[i], (uint8_t)(t + i));
+	assert_true(s->time >= seen->last);
+	seen->last = s->time;
+	seen->n++;
+	return 0;
+}
+
+static void add_app_marker(struct perfdata_writer *w, uint64_t time)
+{
+	uint8_t raw[sizeof(struct perfmark_uevent_hdr) + 64], rec[256];
+	struct perfmark_uevent_hdr h = { .version = PERFMARK_UEVENT_VERSION,
+		.type = PERFMARK_TYPE_APP_FIRST, .size = (uint32_t)(8 + time % 53) };
+	struct perfdata_sample s = { .id = ID_UEVENT, .pid = 500, .tid = 501, .time = time,
+		.period = 1, .raw = raw, .raw_size = (uint32_t)sizeof(h) + h.size,
+		.misc = PERF_RECORD_MISC_USER };
+
+	h.orig_size = h.size;
+	memcpy(raw, &h, sizeof(h));
+	memcpy(raw + sizeof(h), &time, 8);
+	for (size_t i = 8; i < h.size; i++)
+		raw[sizeof(h) + i] = (uint8_t)(time + i);
+	assert_int_equal(perfdata_writer__add(w, rec, perfdata_encode_sample(rec, ST_UEVENT, &s)), 0);
+}
+
+static void test_replay_rounds(void **state)
+{
+	static const struct replay_ops ops = { .marker = rr_marker };
+	struct perfdata_event ev[2] = { 0 };
+	struct perfdata_writer_opts o = { .pipe = true, .clock_ref_mono_ns = 1,
+					  .clock_ref_real_ns = 1 };
+	struct perfdata_writer *w;
+	struct replay *rp = NULL;
+	struct rr_seen seen = { 0 };
+	uint64_t t[RR_PER_ROUND];
+	unsigned seed = 19;
+	int fd = memfd_create("rounds", 0);
+
+	(void)state;
+	assert_true(fd >= 0);
+	o.fd = fd;
+	ev[0] = (struct perfdata_event){ .name = "cpu-clock", .ids = clock_ids, .nr_ids = 1 };
+	ev[0].attr.type = PERF_TYPE_SOFTWARE;
+	ev[0].attr.sample_type = ST_CLOCK;
+	ev[0].attr.sample_id_all = 1;
+	ev[1] = (struct perfdata_event){ .name = "perfmark:uevent", .ids = uevent_ids, .nr_ids = 1 };
+	ev[1].attr.type = PERF_TYPE_SOFTWARE;
+	ev[1].attr.config = PERF_COUNT_SW_BPF_OUTPUT;
+	ev[1].attr.sample_type = ST_UEVENT;
+	ev[1].attr.sample_id_all = 1;
+	assert_int_equal(perfdata_writer__new(&w, &o, ev, 2), 0);
+	/* round k: times 2 (100 k + j) + k % 2, j < 200, shuffled: half of them
+	 * past the horizon the next round's end flushes to */
+	for (uint64_t k = 0; k < RR_ROUNDS; k++) {
+		for (uint64_t j = 0; j < RR_PER_ROUND; j++)
+			t[j] = 2 * (100 * k + j) + k % 2;
+		for (size_t j = RR_PER_ROUND; j > 1; j--) {
+			size_t r = (size_t)rand_r(&seed) % j;
+			uint64_t x = t[j - 1];
+
+			t[j - 1] = t[r];
+			t[r] = x;
+		}
+		for (size_t j = 0; j < RR_PER_ROUND; j++)
+			add_app_marker(w, t[j]);
+		assert_int_equal(perfdata_writer__round(w), 0);
+	}
+	assert_int_equal(perfdata_writer__finish(w), 0);
+	perfdata_writer__free(w);
+	assert_int_equal(lseek(fd, 0, SEEK_SET), 0);
+	assert_int_equal(replay__open(&rp, fd, NULL), 0);
+	assert_int_equal(replay__run(rp, &ops, &seen), 0);
+	assert_int_equal(seen.n, RR_ROUNDS * RR_PER_ROUND);
+	replay__free(rp);
+	close(fd);
+}
+
 static void test_bad_input(void **state)
 {
 	struct profile *p = (void *)1;
@@ -260,6 +541,9 @@ int main(void)
 		cmocka_unit_test(test_idmap),
 		cmocka_unit_test(test_strtab),
 		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_ranges_random),
+		cmocka_unit_test(test_edges),
+		cmocka_unit_test(test_replay_rounds),
 		cmocka_unit_test(test_bad_input),
 	};
 

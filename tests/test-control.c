@@ -3,8 +3,9 @@
  * Unit tests for the control layer: struct recspec (defaults, checks,
  * --call-graph, JSON both ways and the earlier spelling), session
  * definitions (one document; files stored by earlier perfmark still load),
- * the protocol's framing and request checks, and the durable store in a
- * real directory.
+ * the protocol's framing and request checks (unknown keys refused, naming
+ * them; a client sends only what is set), and the durable store in a real
+ * directory.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -163,7 +164,7 @@ static void test_recspec_json(void **state)
 	r.nr_pids = 2;
 	r.zstd_level = 3;
 	r.ringbuf_size = 1 << 20;
-	o = recspec_to_json(&r);
+	o = recspec_to_json(&r, true);
 	assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
 	json_object_put(o);
 	assert_int_equal(back.nr_events, 2);
@@ -416,6 +417,172 @@ static void test_proto_requests(void **state)
 	assert_false(proto_name_valid("0123456789012345678901234567890123456789012345678901234567890123X"));
 }
 
+/* --- unknown keys: refused, naming the key ------------------------------------- */
+
+/*
+ * A crafted request, framed as a client sends it, taken as perfmarkd takes
+ * it: the frame, the request's keys, then its document (record's options
+ * as anon.c reads them, create's definition as sessions.c does).  0, or
+ * the error the daemon answers with in err.
+ */
+static int daemon_reads(const char *text, char *err, size_t errlen)
+{
+	size_t n = strlen(text), used;
+	unsigned char *frame = malloc(n + 4);
+	struct json_object *msg = NULL;
+	struct proto_request rq;
+	struct recspec r;
+	struct sessdef d;
+	int e;
+
+	assert_non_null(frame);
+	frame[0] = n & 0xff;
+	frame[1] = (n >> 8) & 0xff;
+	frame[2] = (n >> 16) & 0xff;
+	frame[3] = (n >> 24) & 0xff;
+	memcpy(frame + 4, text, n);
+	err[0] = '\0';
+	assert_int_equal(proto_parse_frame(frame, n + 4, &used, &msg, err, errlen), 1);
+	free(frame);
+	e = proto_request_parse(msg, &rq, err, errlen);
+	if (!e && rq.cmd == PROTO_CMD_RECORD)
+		e = recspec_from_json(rq.def, &r, err, errlen);
+	if (!e && rq.cmd == PROTO_CMD_CREATE)
+		e = sessdef_from_json(rq.def, &d, false, err, errlen);
+	json_object_put(msg);
+	return e;
+}
+
+static void test_unknown_keys(void **state)
+{
+	static const struct {
+		const char *request, *error;
+	} cases[] = {
+		/* a newer CLI's recording option an older daemon does not have */
+		{ "{\"v\":2,\"cmd\":\"record\",\"opts\":{\"freq\":99,\"xyz\":true},\"argv\":[]}",
+		  "perfmarkd does not know option 'xyz'" },
+		{ "{\"v\":2,\"cmd\":\"create\",\"name\":\"a\",\"def\":{\"spec\":{\"xyz\":1},"
+		  "\"sink\":{\"type\":\"ring\"}}}", "perfmarkd does not know option 'xyz'" },
+		{ "{\"v\":2,\"cmd\":\"create\",\"name\":\"a\",\"def\":{\"spec\":{},\"xyz\":1}}",
+		  "perfmarkd does not know session setting 'xyz'" },
+		{ "{\"v\":2,\"cmd\":\"create\",\"name\":\"a\",\"def\":{\"spec\":{},"
+		  "\"sink\":{\"type\":\"file\",\"dir\":\"/x\",\"compress\":1}}}",
+		  "perfmarkd does not know sink setting 'compress'" },
+		/* perfmark 0.1's flat document: its keys pass, a stranger does not */
+		{ "{\"v\":1,\"cmd\":\"create\",\"name\":\"a\",\"def\":{\"freq\":9,\"sink\":\"ring\","
+		  "\"ring_size\":1048576,\"xyz\":1}}", "perfmarkd does not know option 'xyz'" },
+		/* the request's own keys, per command */
+		{ "{\"v\":2,\"cmd\":\"list\",\"xyz\":1}",
+		  "perfmarkd does not know request key 'xyz' (in 'list')" },
+		{ "{\"v\":2,\"cmd\":\"list\",\"name\":\"a\"}",
+		  "perfmarkd does not know request key 'name' (in 'list')" },
+		{ "{\"v\":2,\"cmd\":\"stop\",\"name\":\"a\",\"def\":{}}",
+		  "perfmarkd does not know request key 'def' (in 'stop')" },
+		{ "{\"v\":2,\"cmd\":\"record-start\",\"pipe\":true,\"fd\":3}",
+		  "perfmarkd does not know request key 'fd' (in 'record-start')" },
+		/* the client's bytes are bounded and shown without control characters */
+		{ "{\"v\":2,\"cmd\":\"record\",\"opts\":{\"a\\u001b[2Jb\":1}}",
+		  "perfmarkd does not know option 'a?[2Jb'" },
+		{ "{\"v\":2,\"cmd\":\"record\",\"opts\":{\"0123456789012345678901234567890123456789"
+		  "012345678901234567890123456789\":1}}",
+		  "perfmarkd does not know option '0123456789012345678901234567890123456789"
+		  "012345678901234567890123'" },
+	};
+	static const char *const fine[] = {
+		"{\"v\":2,\"cmd\":\"record\",\"opts\":{\"freq\":99,\"ringbuf\":65536},\"argv\":[\"x\"]}",
+		"{\"v\":2,\"cmd\":\"record-start\",\"pipe\":false,\"pid\":7}",
+		"{\"v\":2,\"cmd\":\"create\",\"name\":\"a\",\"def\":{\"name\":\"a\",\"spec\":{\"zstd\":1},"
+		"\"sink\":{\"type\":\"ring\",\"size\":1048576},\"owner\":5}}",
+		"{\"v\":1,\"cmd\":\"create\",\"name\":\"a\",\"def\":{\"callchain\":true,\"sink\":\"file\","
+		"\"dir\":\"/x\",\"keep\":2}}",
+		"{\"v\":2,\"cmd\":\"ping\"}",
+	};
+	char err[256];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(daemon_reads(cases[i].request, err, sizeof(err)), -EINVAL);
+		if (strcmp(err, cases[i].error))
+			fail_msg("%s\nanswered '%s'\nwant     '%s'", cases[i].request, err, cases[i].error);
+	}
+	for (i = 0; i < sizeof(fine) / sizeof(fine[0]); i++)
+		if (daemon_reads(fine[i], err, sizeof(err)))
+			fail_msg("refused: %s: %s", fine[i], err);
+}
+
+/* what a reply or the store holds beyond the definition still reads (trusted) */
+static void test_unknown_keys_trusted(void **state)
+{
+	struct json_object *o = parse("{\"name\":\"w\",\"spec\":{\"freq\":99},\"sink\":{\"type\":\"ring\","
+				      "\"size\":1048576,\"used\":10,\"evicted\":0},\"state\":\"running\","
+				      "\"samples\":5,\"pin_dir\":\"/sys/fs/bpf/perfmark/w\"}");
+	struct sessdef d;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(sessdef_from_json(o, &d, true, err, sizeof(err)), 0);
+	assert_int_equal(d.spec.freq, 99);
+	/* ... but never a recording option it does not know */
+	json_object_object_add(json_object_object_get(o, "spec"), "xyz", json_object_new_int(1));
+	assert_int_equal(sessdef_from_json(o, &d, true, err, sizeof(err)), -EINVAL);
+	assert_string_equal(err, "perfmarkd does not know option 'xyz'");
+	json_object_put(o);
+}
+
+/* a client sends only what differs from the defaults: old daemons read every option it knows */
+static void test_sparse_request(void **state)
+{
+	struct recspec r;
+	struct sessdef d;
+	struct json_object *o;
+
+	(void)state;
+	recspec_init(&r);
+	o = recspec_to_json(&r, false);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN), "{}");
+	json_object_put(o);
+	r.freq = 99;
+	r.zstd_level = 2;
+	o = recspec_to_json(&r, false);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"freq\":99,\"zstd\":2}");
+	json_object_put(o);
+	/* stored and shown: every key */
+	o = recspec_to_json(&r, true);
+	assert_int_equal(json_object_object_length(o), 7);
+	json_object_put(o);
+
+	sessdef_init(&d);
+	o = sessdef_to_json(&d, false);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"spec\":{},\"sink\":{\"type\":\"ring\"}}");
+	json_object_put(o);
+}
+
+/* one row per command: a name each, none twice, found again by name */
+static void test_proto_commands(void **state)
+{
+	char text[128], err[256];
+	struct proto_request rq;
+	size_t i, j;
+
+	(void)state;
+	for (i = 0; i < PROTO_NR_CMDS; i++) {
+		const struct proto_cmd_info *ci = proto_cmd_info(i);
+
+		assert_non_null(ci->name);
+		for (j = 0; j < i; j++)
+			assert_string_not_equal(ci->name, proto_cmd_info(j)->name);
+		if (ci->flags & PROTO_DOC)
+			continue;
+		snprintf(text, sizeof(text), "{\"v\":2,\"cmd\":\"%s\"%s}", ci->name,
+			 ci->flags & PROTO_NAMED ? ",\"name\":\"s\"" : "");
+		assert_int_equal(request(text, &rq, err, sizeof(err)), 0);
+		assert_int_equal(rq.cmd, i);
+	}
+}
+
 /* --- the store, in a real directory ---------------------------------------- */
 
 struct seen {
@@ -505,6 +672,10 @@ int main(void)
 		cmocka_unit_test(test_proto_frames),
 		cmocka_unit_test(test_proto_encode),
 		cmocka_unit_test(test_proto_requests),
+		cmocka_unit_test(test_unknown_keys),
+		cmocka_unit_test(test_unknown_keys_trusted),
+		cmocka_unit_test(test_sparse_request),
+		cmocka_unit_test(test_proto_commands),
 		cmocka_unit_test(test_store),
 	};
 

@@ -9,6 +9,7 @@
 #include <cmocka.h>
 #include <linux/perf_event.h>
 
+#include "evnames.h"
 #include "evspec.h"
 
 static void test_lookup_all(void **state)
@@ -41,10 +42,44 @@ static void test_lookup_all(void **state)
 	}
 }
 
+/* the one table of names: by (type, config) both ways, and what -e takes from it */
+static void test_evnames(void **state)
+{
+	static const struct {
+		uint32_t type;
+		uint64_t config;
+		const char *name;
+		bool record;
+	} cases[] = {
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES, "cycles", true },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_INSTRUCTIONS, "branches", false },
+		{ PERF_TYPE_HARDWARE, PERF_COUNT_HW_BUS_CYCLES, "bus-cycles", false },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK, "cpu-clock", true },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CONTEXT_SWITCHES, "context-switches", false },
+		{ PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT, "bpf-output", false },
+	};
+	struct evspec e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct evname *d = evname_find(cases[i].name, strlen(cases[i].name));
+
+		assert_string_equal(evname_of(cases[i].type, cases[i].config), cases[i].name);
+		assert_non_null(d);
+		assert_int_equal(d->type, cases[i].type);
+		assert_int_equal(d->config, cases[i].config);
+		assert_int_equal(evspec_lookup(cases[i].name, &e), cases[i].record ? 0 : -EINVAL);
+	}
+	assert_null(evname_of(PERF_TYPE_HARDWARE, 1000));
+	assert_null(evname_of(PERF_TYPE_TRACEPOINT, 0));
+	assert_null(evname_find("cycle", 5));
+	assert_string_equal(evname_find("cpu-cycles", 10)->name, "cycles");
+}
+
 static void test_lookup_bad(void **state)
 {
 	static const char *bad[] = { "", "foo", "Cycles", "cycles ", " cycles",
-				     "cycles:u", "cycles:k", "cpu-clock,", "cycle",
+				     "cycles:x", "cycles:", "cpu-clock,", "cycle", "sched:sched_*",
 				     "cyclesx", "page-faults\n" };
 	struct evspec e;
 
@@ -56,15 +91,15 @@ static void test_lookup_bad(void **state)
 
 static void test_parse_list(void **state)
 {
-	struct evspec ev[EVSPEC_MAX];
+	static struct evspec ev[EVSPEC_MAX];
 	char err[128] = "";
 
 	(void)state;
-	assert_int_equal(evspec_parse("cycles", ev, EVSPEC_MAX, err, sizeof(err)), 1);
+	assert_int_equal(evspec_parse("cycles", EVSPEC_SAMPLING, ev, EVSPEC_MAX, err, sizeof(err)), 1);
 	assert_string_equal(ev[0].name, "cycles");
 	assert_true(ev[0].hardware);
 
-	assert_int_equal(evspec_parse("cpu-clock,faults,cpu-cycles", ev, EVSPEC_MAX,
+	assert_int_equal(evspec_parse("cpu-clock,faults,cpu-cycles", EVSPEC_SAMPLING, ev, EVSPEC_MAX,
 				      err, sizeof(err)), 3);
 	assert_string_equal(ev[0].name, "cpu-clock");
 	assert_false(ev[0].hardware);
@@ -73,16 +108,16 @@ static void test_parse_list(void **state)
 
 	assert_int_equal(evspec_parse("cycles,instructions,cache-misses,branch-misses,"
 				      "cpu-clock,task-clock,page-faults,faults",
-				      ev, EVSPEC_MAX, err, sizeof(err)), 8);
+				      EVSPEC_SAMPLING, ev, EVSPEC_MAX, err, sizeof(err)), 8);
 	assert_int_equal(ev[7].config, PERF_COUNT_SW_PAGE_FAULTS);
 }
 
 static void expect_parse_error(const char *in, size_t max, const char *msg)
 {
-	struct evspec ev[EVSPEC_MAX];
+	static struct evspec ev[EVSPEC_MAX];
 	char err[128] = "";
 
-	assert_int_equal(evspec_parse(in, ev, max, err, sizeof(err)), -EINVAL);
+	assert_int_equal(evspec_parse(in, EVSPEC_SAMPLING, ev, max, err, sizeof(err)), -EINVAL);
 	if (!strstr(err, msg))
 		fail_msg("'%s': error '%s' does not contain '%s'", in ? in : "(null)", err, msg);
 	assert_null(strstr(err, "perfmark:"));
@@ -93,7 +128,7 @@ static void test_parse_errors(void **state)
 	(void)state;
 	expect_parse_error("foo", EVSPEC_MAX, "unknown event 'foo'");
 	expect_parse_error("cycles,foo", EVSPEC_MAX, "unknown event 'foo'");
-	expect_parse_error("cycles:u", EVSPEC_MAX, "unknown event 'cycles:u'");
+	expect_parse_error("cycles:x", EVSPEC_MAX, "unknown modifier 'x' in 'cycles'");
 	expect_parse_error("", EVSPEC_MAX, "empty event list");
 	expect_parse_error(NULL, EVSPEC_MAX, "empty event list");
 	expect_parse_error(",", EVSPEC_MAX, "empty event");
@@ -107,7 +142,7 @@ static void test_parse_errors(void **state)
 	char longname[1000];
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
-	expect_parse_error(longname, EVSPEC_MAX, "unknown event 'xxxx");
+	expect_parse_error(longname, EVSPEC_MAX, "event name too long: 'xxxx");
 }
 
 static void test_parse_err_buffer(void **state)
@@ -117,8 +152,8 @@ static void test_parse_err_buffer(void **state)
 
 	(void)state;
 	/* NULL / tiny error buffers are fine */
-	assert_int_equal(evspec_parse("bogus", ev, 2, NULL, 0), -EINVAL);
-	assert_int_equal(evspec_parse("bogus", ev, 2, small, sizeof(small)), -EINVAL);
+	assert_int_equal(evspec_parse("bogus", EVSPEC_SAMPLING, ev, 2, NULL, 0), -EINVAL);
+	assert_int_equal(evspec_parse("bogus", EVSPEC_SAMPLING, ev, 2, small, sizeof(small)), -EINVAL);
 	assert_int_equal(strlen(small), sizeof(small) - 1);
 }
 
@@ -259,6 +294,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_lookup_all),
+		cmocka_unit_test(test_evnames),
 		cmocka_unit_test(test_lookup_bad),
 		cmocka_unit_test(test_parse_list),
 		cmocka_unit_test(test_parse_errors),

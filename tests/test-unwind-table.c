@@ -76,7 +76,7 @@ static void load_maps(void)
 		maps[nr_maps].start = s;
 		maps[nr_maps].end = e;
 		maps[nr_maps].bias = elf_bias(path, s, off);
-		if (!unwind_table__build_fd(fd, &maps[nr_maps].t))
+		if (!unwind_table__build_fd(fd, &maps[nr_maps].t, NULL))
 			nr_maps++;
 		close(fd);
 	}
@@ -235,7 +235,7 @@ static struct unwind_table *own_table(void)
 	int fd = open("/proc/self/exe", O_RDONLY);
 
 	assert_true(fd >= 0);
-	assert_int_equal(unwind_table__build_fd(fd, &t), 0);
+	assert_int_equal(unwind_table__build_fd(fd, &t, NULL), 0);
 	close(fd);
 	return t;
 }
@@ -349,7 +349,7 @@ static int build_mem(void *img, size_t len, struct unwind_table **t)
 	int r;
 
 	assert_non_null(e);
-	r = unwind_table__build(e, t);
+	r = unwind_table__build(e, t, NULL);
 	elf_end(e);
 	return r;
 }
@@ -365,7 +365,7 @@ static void test_no_cfi(void **state)
 	memcpy(img + name_off, ".xx_frame", 9);
 	assert_int_equal(build_mem(img, len, &t), -ENOENT);
 	assert_null(t);
-	assert_int_equal(unwind_table__build(NULL, &t), -EINVAL);
+	assert_int_equal(unwind_table__build(NULL, &t, NULL), -EINVAL);
 	free(img);
 }
 

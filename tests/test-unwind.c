@@ -35,8 +35,8 @@ struct maps {
 	int pools, lpm, pids;
 };
 
-/* the unwinder's maps, their values of the sizes given (ours: 0, 0) */
-static int make_maps_sized(struct maps *m, uint32_t row_size, uint32_t map_size)
+/* the unwinder's maps, their values of the sizes given (ours: 0, 0, 0) */
+static int make_maps_sized(struct maps *m, uint32_t row_size, uint32_t map_size, uint32_t pid_size)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, lo, .map_flags = BPF_F_NO_PREALLOC);
@@ -49,14 +49,15 @@ static int make_maps_sized(struct maps *m, uint32_t row_size, uint32_t map_size)
 	m->pools = bpf_map_create(BPF_MAP_TYPE_ARRAY_OF_MAPS, "t_pools", 4, 4, PM_UW_MAX_POOLS, &oo);
 	m->lpm = bpf_map_create(BPF_MAP_TYPE_LPM_TRIE, "t_maps", sizeof(struct pm_uw_map_key),
 				map_size ? map_size : sizeof(struct pm_uw_map), 1 << 16, &lo);
-	m->pids = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pids", 4, 1, 1024, NULL);
+	m->pids = bpf_map_create(BPF_MAP_TYPE_HASH, "t_pids", 4,
+				 pid_size ? pid_size : sizeof(struct pm_uw_pid), 1024, NULL);
 	close(proto);
 	return m->pools < 0 || m->lpm < 0 || m->pids < 0 ? -EINVAL : 0;
 }
 
 static int make_maps(struct maps *m)
 {
-	return make_maps_sized(m, 0, 0);
+	return make_maps_sized(m, 0, 0, 0);
 }
 
 static void close_maps(struct maps *m)
@@ -90,19 +91,23 @@ static void teardown(struct unwinder *u, struct maps *m)
 }
 
 /* maps pinned by a perfmark of another table layout (rows one per
- * element, a shorter mapping value): refused, not written wrongly */
+ * element, a shorter mapping value, a process without its image's time):
+ * refused, not written wrongly */
 static void test_other_layout_refused(void **state)
 {
-	struct maps m, old_rows, old_map;
+	struct maps m, old_rows, old_map, old_pids;
 	struct unwinder *u = setup(&m, NULL);
 
 	(void)state;
-	assert_int_equal(make_maps_sized(&old_rows, sizeof(struct pm_uw_row), 0), 0);
+	assert_int_equal(make_maps_sized(&old_rows, sizeof(struct pm_uw_row), 0, 0), 0);
 	assert_int_equal(unwinder__add_maps(u, old_rows.pools, old_rows.lpm, old_rows.pids), -EPROTO);
-	assert_int_equal(make_maps_sized(&old_map, 0, 24), 0);
+	assert_int_equal(make_maps_sized(&old_map, 0, 24, 0), 0);
 	assert_int_equal(unwinder__add_maps(u, old_map.pools, old_map.lpm, old_map.pids), -EPROTO);
+	assert_int_equal(make_maps_sized(&old_pids, 0, 0, 1), 0);
+	assert_int_equal(unwinder__add_maps(u, old_pids.pools, old_pids.lpm, old_pids.pids), -EPROTO);
 	close_maps(&old_rows);
 	close_maps(&old_map);
+	close_maps(&old_pids);
 	teardown(u, &m);
 }
 
@@ -182,7 +187,7 @@ static void test_own_process_installed(void **state)
 	struct unwind_stats st;
 	struct pm_uw_map v;
 	uint32_t pid = getpid();
-	uint8_t one;
+	struct pm_uw_pid one;
 	struct maps m;
 	struct unwinder *u = setup(&m, NULL);
 
@@ -263,7 +268,7 @@ static __attribute__((noinline)) void walk_here(struct unwinder *u, size_t *matc
 	assert_true(end > regs[7]);
 	size = end - regs[7] < sizeof(copy) ? end - regs[7] : sizeof(copy);
 	raw_copy(copy, regs[7], size);
-	k = unwinder__walk(u, getpid(), regs, copy, size, pcs, 64);
+	k = unwinder__walk(u, getpid(), 0, regs, copy, size, pcs, 64);
 	for (first = 0; first < n; first++)     /* ASan's interceptor may add a frame */
 		if ((uintptr_t)bt[first] >= (uintptr_t)walk_here && (uintptr_t)bt[first] < regs[8] + 256)
 			break;
@@ -306,6 +311,198 @@ static void test_walk_copied_stack(void **state)
 	teardown(u, &m);
 }
 
+/* a sideband record with its sample_id trailer's time */
+struct timed_rec {
+	struct perf_event_header h;
+	uint32_t b[4];
+	char comm[16];
+	uint32_t sid_pid, sid_tid;
+	uint64_t time;
+	uint32_t cpu, res;
+	uint64_t id;
+};
+
+static void feed_task(struct unwinder *u, uint32_t type, uint16_t misc, uint32_t pid, uint32_t ppid,
+		      uint64_t time)
+{
+	struct timed_rec r = { .h = { type, misc, sizeof(r) }, .time = time };
+
+	if (type == PERF_RECORD_COMM) {          /* pid, tid, comm */
+		r.b[0] = r.b[1] = pid;
+		memcpy(&r.b[2], "prog", 5);
+	} else {                                 /* FORK, EXIT: pid, ppid, tid, ptid */
+		r.b[0] = r.b[2] = pid;
+		r.b[1] = r.b[3] = ppid;
+	}
+	unwinder__sideband(u, &r.h, UNWIND_LIST);
+}
+
+/* an executable MMAP2 of one page of path at addr for pid, at time t */
+static void feed_mmap_at(struct unwinder *u, uint32_t pid, uint64_t addr, const char *path, uint64_t t)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t addr, len, pgoff;
+		uint32_t maj, min;
+		uint64_t ino, gen;
+		uint32_t prot, flags;
+		char name[64];
+		uint32_t sid_pid, sid_tid;
+		uint64_t time;
+		uint32_t cpu, res;
+		uint64_t id;
+	} r = { .h = { PERF_RECORD_MMAP2, 0, sizeof(r) }, .pid = pid, .tid = pid, .addr = addr,
+		.len = 4096, .prot = PROT_READ | PROT_EXEC, .flags = MAP_PRIVATE, .time = t };
+
+	snprintf(r.name, sizeof(r.name), "%s", path);
+	unwinder__sideband(u, &r.h, UNWIND_LIST);
+}
+
+struct timed_feed {
+	struct unwinder *u;
+	int how;
+};
+
+static int feed_how(void *ctx, const void *rec, size_t len)
+{
+	const struct timed_feed *f = ctx;
+
+	(void)len;
+	unwinder__sideband(f->u, rec, f->how);
+	return 0;
+}
+
+/* our mappings as MMAP2 records of time t (pid: ours) */
+static void feed_self_at(struct unwinder *u, uint64_t t, int how)
+{
+	struct synth_opts so = { .id = 1, .time = t, .uid_filter = (uint32_t)-1 };
+	struct timed_feed f = { u, how };
+
+	assert_int_equal(synth_process(getpid(), &so, feed_how, &f), 0);
+}
+
+/*
+ * A shell forks (FORK on one CPU), the child execs (COMM exec) and maps its
+ * image (MMAP2s, on another CPU): read CPU by CPU, the image comes first.
+ * Each record applies by its time, so the image is what gets installed,
+ * and for the exec: the BPF side is told since when.  Older records read
+ * later (the same FORK from a second collector, the EXIT of the pid's last
+ * owner, a mapping of the image before) change nothing.
+ */
+static void test_records_in_any_order(void **state)
+{
+	struct pm_uw_map v, again;
+	struct pm_uw_pid since;
+	uint32_t pid = getpid(), shell = 1;
+	uint64_t t0 = 1000000;
+	struct unwind_stats st;
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+
+	(void)state;
+	feed_mmap_at(u, shell, 0x10000, "/usr/bin/true", t0 + 10);   /* the shell's image */
+	feed_self_at(u, t0 + 300, UNWIND_LIST);          /* the child's image, read first */
+	feed_task(u, PERF_RECORD_FORK, 0, pid, shell, t0 + 100);
+	feed_task(u, PERF_RECORD_EXIT, 0, pid, shell, t0 + 50);   /* the pid's last owner */
+	feed_task(u, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, pid, 0, t0 + 200);
+	feed_task(u, PERF_RECORD_FORK, 0, pid, shell, t0 + 100);  /* again: a second collector */
+	unwinder__sample(u, pid, false);
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &v));
+	assert_true(v.nr_rows > 10);
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0 + 200);          /* the exec's COMM */
+	assert_false(lpm_lookup(&m, pid, 0x10000, &v));   /* the shell's, gone with the exec */
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &v));
+	/* a mapping of the image before the exec, over our code, read last: ignored */
+	feed_mmap_at(u, pid, (uintptr_t)test_records_in_any_order & ~4095ull, "/usr/bin/true",
+		     t0 + 150);
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &again));
+	assert_int_equal(again.gen, v.gen);
+	assert_int_equal(again.start, v.start);
+	/* the exec, then our image again, at later times: what a new exec looks like */
+	feed_task(u, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, pid, 0, t0 + 1000);
+	assert_int_not_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);   /* copied till in */
+	feed_self_at(u, t0 + 900, UNWIND_LIST);           /* of the image before: ignored */
+	assert_int_not_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_false(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &v));
+	feed_self_at(u, t0 + 1100, UNWIND_LIST);
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &v));
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0 + 1000);
+	/* it exits; a mapping read after its EXIT is of the dead process: no new entry */
+	feed_task(u, PERF_RECORD_EXIT, 0, pid, shell, t0 + 2000);
+	feed_task(u, PERF_RECORD_EXIT, 0, shell, 0, t0 + 2000);
+	feed_self_at(u, t0 + 1500, UNWIND_LIST);
+	assert_false(lpm_lookup(&m, pid, (uintptr_t)test_records_in_any_order, &v));
+	unwinder__tick(u);
+	unwinder__tick(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.procs, 0);
+	teardown(u, &m);
+}
+
+/*
+ * Sideband records were lost: an installed process whose stacks the BPF
+ * side still copies (a mapping it never got) has /proc read again, once.
+ */
+static void test_lost_sideband(void **state)
+{
+	struct { struct perf_event_header h; uint64_t id, lost; uint8_t sid[32]; } lost = {
+		{ PERF_RECORD_LOST, 0, sizeof(lost) }, 1, 10, { 0 } };
+	uint64_t t0 = 1000000;
+	struct pm_uw_pid since;
+	uint32_t pid = getpid();
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+
+	(void)state;
+	feed_task(u, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC, pid, 0, t0);
+	feed_self_at(u, t0 + 100, UNWIND_INSTALL);
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0);
+	unwinder__sample(u, pid, true);                  /* copied, nothing lost: as it was */
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0);
+	unwinder__sideband(u, &lost.h, UNWIND_LIST);
+	unwinder__sample(u, pid, false);                 /* walked by the BPF side: fine */
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_int_equal(since.since, t0);
+	unwinder__sample(u, pid, true);
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);
+	assert_true(since.since > t0 + 100);             /* /proc's, read now */
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_lost_sideband, &(struct pm_uw_map){ 0 }));
+	teardown(u, &m);
+}
+
+/*
+ * A file mapping with no table (no ELF here) is installed all the same, with
+ * no rows: the BPF walk takes its frame pointers there rather than copy the
+ * stack for a mapping it would think not read yet.  Anonymous code is not.
+ */
+static void test_mapping_without_table(void **state)
+{
+	struct pm_uw_map v;
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+	uint32_t pid = getpid();
+	size_t len;
+	void *p;
+
+	(void)state;
+	feed_self(u);
+	p = feed_file(u, "/etc/os-release", &len);
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)p, &v));
+	assert_int_equal(v.nr_rows, 0);
+	assert_int_equal(v.start, (uintptr_t)p);
+	feed_mmap_at(u, pid, 0x20000, "//anon", 0);
+	assert_false(lpm_lookup(&m, pid, 0x20000, &v));
+	feed_exit(u, pid);
+	assert_false(lpm_lookup(&m, pid, (uintptr_t)p, &v));
+	munmap(p, len);
+	teardown(u, &m);
+}
+
 /* a cap (32 KiB: 4096 rows) that xz (1212) and liblzma (3600) do not fit in together */
 static void test_cap_evicts(void **state)
 {
@@ -329,9 +526,9 @@ static void test_cap_evicts(void **state)
 			unwinder__stats(u, &st);
 			assert_true(st.pool_bytes <= 32 << 10);
 			assert_true(st.table_bytes <= st.pool_bytes);
-			/* installed, unless the table alone is over the cap */
-			assert_true(lpm_lookup(&m, getpid(), (uintptr_t)p + len / 2, &v) ||
-				    st.over_cap > 0);
+			/* installed; without rows if the table alone is over the cap */
+			assert_true(lpm_lookup(&m, getpid(), (uintptr_t)p + len / 2, &v));
+			assert_true(v.nr_rows > 0 || st.over_cap > 0);
 			feed_exit(u, getpid());
 			munmap(p, len);
 		}
@@ -353,6 +550,9 @@ int main(void)
 		cmocka_unit_test(test_other_layout_refused),
 		cmocka_unit_test(test_own_process_installed),
 		cmocka_unit_test(test_walk_copied_stack),
+		cmocka_unit_test(test_records_in_any_order),
+		cmocka_unit_test(test_mapping_without_table),
+		cmocka_unit_test(test_lost_sideband),
 		cmocka_unit_test(test_cap_evicts),
 	};
 

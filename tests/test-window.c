@@ -3,12 +3,14 @@
  * Unit tests for lib/order/window.c: time order out of arrival order,
  * the cutoff, late records keeping their time and counted (late; and
  * late_unordered when older than what perf 6.1 has already flushed), empty
- * flushes not counting as rounds, an output error keeping the rest.
+ * flushes not counting as rounds, an output error keeping the rest, the
+ * memory cap and its counted overflow.
  * t-session-late.sh checks the same cases against stock perf.
  */
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -211,6 +213,62 @@ static void test_blocks_reused(void **state)
 	window__free(r);
 }
 
+/*
+ * The cap (issue 18 case 4): far more than the cap arrives between
+ * flushes.  Each refused alloc lets the oldest half go at once (as
+ * stage_alloc does): the memory held never exceeds the cap, every record
+ * still comes out once, intact, each round in time order, and the early
+ * ones are counted.  In time order as they come, none is late.  far: some
+ * have times far ahead; each keeps its block, so once a few of them hold
+ * every block they go out early too (the records after them are late).
+ */
+static void cap_run(bool far)
+{
+	struct window *r;
+	struct window_stats st;
+	struct seen sn = { 0 };
+	uint64_t n = 40000, want = 0, overflows = 0;
+
+	assert_int_equal(window__new(&r), 0);
+	window__set_cap(r, 1);          /* raised to WINDOW_MIN_BYTES */
+	for (uint64_t i = 0; i < n; i++) {
+		uint32_t len = 8 + (uint32_t)(i * 2654435761u % 512) * 8;
+		uint64_t t = far && i % 1000 == 7 ? 1000000000000000ull + i : i * 10;
+		unsigned char *p;
+
+		while (!(p = window__alloc(r, len, t))) {
+			assert_true(window__full(r));
+			if (far)
+				sn.last = 0;    /* a round of its own */
+			assert_int_equal(window__overflow(r, check_bytes, &sn), 1);
+			overflows++;
+		}
+		memcpy(p, &i, 8);
+		for (size_t k = 8; k < len; k++)
+			p[k] = (unsigned char)(i + k);
+		want += i;
+		window__stats(r, &st);
+		assert_true(st.bytes <= WINDOW_MIN_BYTES);
+	}
+	window__stats(r, &st);
+	assert_true(overflows > 10);
+	assert_true(st.overflow >= overflows && st.overflow < n);
+	if (!far)
+		assert_int_equal(st.late, 0);
+	if (far)
+		sn.last = 0;
+	assert_true(window__flush(r, UINT64_MAX, check_bytes, &sn) >= 0);
+	assert_int_equal(sn.count, n);
+	assert_int_equal(sn.sum, want);
+	window__free(r);
+}
+
+static void test_cap(void **state)
+{
+	cap_run(false);
+	cap_run(true);
+}
+
 /* interleaved sorted runs (per-thread batches), random jitter: same order as a full sort */
 struct rec {
 	uint64_t time, seq;
@@ -296,6 +354,7 @@ int main(void)
 		cmocka_unit_test(test_volume),
 		cmocka_unit_test(test_sort_runs),
 		cmocka_unit_test(test_blocks_reused),
+		cmocka_unit_test(test_cap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -52,3 +52,34 @@ report_children() {
 unwound_count() {
 	grep -o "perfmark record: unwound .*" "$1" | sed -n "s/.*[ (]\([0-9]\+\) $2.*/\1/p" | head -n 1
 }
+
+# The processes of COMM in FILE, one line each: "PID PPID M N": N of its
+# samples whose first user frame is in a file whose name contains LIB, M of
+# them with a frame named SYM (first word).  PPID is the parent its FORK
+# names (0 without one).  A line-wise read of perf script: its task events
+# and its samples' headers start a line, frames are indented.
+pid_chains_in() {
+	perf script -i "$1" --show-task-events -F comm,pid,ip,sym,dso 2>/dev/null |
+	awk -v c="$2" -v lib="$3" -v s="$4" '
+		function flush() {
+			if (cur == c && user ~ lib) { n[pid]++; m[pid] += hit }
+			cur = ""
+		}
+		/PERF_RECORD_FORK\(/ {
+			flush()
+			x = $0; sub(/.*FORK\(/, "", x)   # ...FORK(child:tid):(parent:ptid)
+			k = x; sub(/:.*/, "", k); sub(/^[^(]*\(/, "", x); sub(/:.*/, "", x)
+			par[k] = x
+			next
+		}
+		/PERF_RECORD_/ { flush(); next }
+		/^[^ \t]/ { flush(); cur = $1; pid = $2; user = ""; hit = 0; next }
+		/^[ \t]/ {
+			if (cur == "") next
+			if (user == "" && $NF != "([kernel.kallsyms])") user = $NF
+			if ($2 == s) hit = 1
+			next
+		}
+		{ flush() }
+		END { flush(); for (p in n) print p, par[p] + 0, m[p] + 0, n[p] }'
+}

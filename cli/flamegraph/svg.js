@@ -1,13 +1,15 @@
-/* perfmark flame graph, SVG form: labels sized to their frames, click to
- * zoom (the frame fills the width, its ancestors stay), double-click to
- * reset, and a search that marks matching frames and sums their share. */
+/* perfmark flame graph, SVG form.  perfmark writes each frame's label cut
+ * to its box, so the SVG reads without scripts; this adds click to zoom
+ * (the frame fills the width, its ancestors stay, labels recut),
+ * double-click to reset, and a search that marks matching frames and sums
+ * their share.  Names are only ever set as textContent. */
 var pmFrames = [];
 function pmName(g) { var t = g.querySelector('title').textContent; return t.slice(0, t.lastIndexOf(' (')); }
 function pmLabel(g, x, w) {
   var r = g.querySelector('rect'), t = g.querySelector('text'), name = pmName(g);
   r.setAttribute('x', x); r.setAttribute('width', Math.max(w - 0.5, 0.1));
   t.setAttribute('x', x + 3);
-  var n = Math.floor((w - 6) / 6.5);
+  var n = Math.floor((w - 6) / 6.5);   /* as flamegraph.c's svg_label() */
   t.textContent = w < 30 ? '' : (name.length <= n ? name : name.slice(0, Math.max(n - 2, 0)) + '..');
 }
 function pmInit() {
@@ -16,7 +18,6 @@ function pmInit() {
     var r = gs[i].querySelector('rect');
     var f = { g: gs[i], x: +r.getAttribute('x'), w: +r.getAttribute('width') + 0.5, y: +r.getAttribute('y') };
     pmFrames.push(f);
-    pmLabel(f.g, f.x, f.w);
     (function (f) {
       f.g.addEventListener('click', function () { pmZoom(f); });
       f.g.addEventListener('dblclick', function () { pmZoom(null); });

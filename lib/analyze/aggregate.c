@@ -7,11 +7,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+int range_pred__init(struct range_pred_ctx *c, const struct profile *p, uint32_t name)
+{
+	size_t nr;
+	const struct profile_range *rv = profile__ranges(p, &nr);
+
+	c->name = name;
+	c->within = calloc(nr ? nr : 1, sizeof(*c->within));
+	if (!c->within)
+		return -ENOMEM;
+	/* a range's parent began before it: it comes first */
+	for (size_t i = 0; i < nr; i++)
+		c->within[i] = rv[i].name == name ||
+			       (rv[i].parent != PROFILE_NONE && c->within[rv[i].parent]);
+	return 0;
+}
+
+void range_pred__free(struct range_pred_ctx *c)
+{
+	free(c->within);
+	c->within = NULL;
+}
+
 bool aggregate__in_range(const struct profile *p, const struct profile_sample *s, void *ctx)
 {
 	const struct range_pred_ctx *c = ctx;
 
-	return profile__range_within(p, s->range, c->name);
+	return s->range != PROFILE_NONE && c->within[s->range];
 }
 
 int weights__build(struct weights *w, const struct profile *p, sample_pred keep, void *ctx)
@@ -250,16 +272,79 @@ static int range_durations(struct rangestats *out, const struct profile *p, stru
 	return 0;
 }
 
+/* By range (held in comm while building), then heaviest first */
 static int fn_by_self(const void *a, const void *b)
 {
 	const struct fnstat *x = a, *y = b;
 
+	if (x->comm != y->comm)
+		return x->comm < y->comm ? -1 : 1;
 	if (x->self != y->self)
 		return x->self > y->self ? -1 : 1;
 	return x->name < y->name ? -1 : x->name > y->name;
 }
 
-/* Samples per range name: self where innermost, total at every enclosing name once. */
+/*
+ * Which range instances are the outermost of their name on their nesting
+ * path (top[r]): a depth-first walk of the nesting forest, counting the
+ * names open on the path.  0 or -ENOMEM.
+ */
+static int outermost_of_name(const struct profile *p, struct idmap *ids, size_t nnames,
+			     bool *top)
+{
+	size_t nr;
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	uint32_t *child = malloc((nr + 1) * sizeof(*child));     /* first child, [nr]: roots */
+	uint32_t *next = malloc((nr ? nr : 1) * sizeof(*next));  /* next sibling */
+	size_t *stack = malloc((nr ? nr : 1) * sizeof(*stack));
+	uint32_t *on_path = calloc(nnames ? nnames : 1, sizeof(*on_path));
+	size_t sp = 0;
+	int err = 0;
+
+	if (!child || !next || !stack || !on_path) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i <= nr; i++)
+		child[i] = PROFILE_NONE;
+	for (size_t i = nr; i-- > 0;) {
+		uint32_t up = rv[i].parent == PROFILE_NONE ? (uint32_t)nr : rv[i].parent;
+
+		next[i] = child[up];
+		child[up] = (uint32_t)i;
+	}
+	/* stack entries: r, a range to enter, or nr + r, one to leave; each range
+	 * is on it once, to be entered or left: at most nr entries */
+	for (uint32_t r = child[nr]; r != PROFILE_NONE; r = next[r])
+		stack[sp++] = r;
+	while (sp) {
+		size_t r = stack[--sp];
+		uint32_t k;
+
+		if (r >= nr) {
+			on_path[idmap__get(ids, rv[r - nr].name)]--;
+			continue;
+		}
+		k = idmap__get(ids, rv[r].name);
+		top[r] = on_path[k]++ == 0;
+		stack[sp++] = nr + r;
+		for (uint32_t c = child[r]; c != PROFILE_NONE; c = next[c])
+			stack[sp++] = c;
+	}
+out:
+	free(child);
+	free(next);
+	free(stack);
+	free(on_path);
+	return err;
+}
+
+/*
+ * Samples per range name: self where innermost; total once per sample at
+ * every name it nests in: the samples under each range instance (summed up
+ * the nesting, children after their parents), counted at the instances that
+ * are the outermost of their name on their path.
+ */
 static int range_samples(struct rangestats *out, const struct profile *p, struct idmap *ids)
 {
 	size_t ns, nr, nn, nf;
@@ -267,12 +352,14 @@ static int range_samples(struct rangestats *out, const struct profile *p, struct
 	const struct profile_range *rv = profile__ranges(p, &nr);
 	const struct profile_node *nodes = profile__nodes(p, &nn);
 	const struct profile_frame *frames = profile__frames(p, &nf);
-	struct fnbuild *fb = calloc(out->n ? out->n : 1, sizeof(*fb));
-	struct fnstats *fs = calloc(out->n ? out->n : 1, sizeof(*fs));
-	uint64_t *stamp = calloc(out->n ? out->n : 1, sizeof(*stamp));
+	struct fnstats fs = { 0 };
+	struct fnbuild fb = { .out = &fs };     /* one for all: keyed by range name, function */
+	uint64_t *under = calloc(nr ? nr : 1, sizeof(*under));        /* samples */
+	uint64_t *under_p = calloc(nr ? nr : 1, sizeof(*under_p));    /* their period */
+	bool *top = calloc(nr ? nr : 1, sizeof(*top));
 	int err = 0;
 
-	if (!fb || !fs || !stamp) {
+	if (!under || !under_p || !top) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -285,39 +372,50 @@ static int range_samples(struct rangestats *out, const struct profile *p, struct
 		k = idmap__get(ids, rv[r].name);
 		out->v[k].self_samples++;
 		out->v[k].self_period += sv[i].period;
-		fb[k].out = &fs[k];
-		f = fn_get(&fb[k], PROFILE_NONE, frames[nodes[sv[i].node].frame].name);
+		under[r]++;
+		under_p[r] += sv[i].period;
+		f = fn_get(&fb, k, frames[nodes[sv[i].node].frame].name);
 		if (!f) {
 			err = -ENOMEM;
 			break;
 		}
 		f->self += sv[i].period;
 		f->self_samples++;
-		for (; r != PROFILE_NONE; r = rv[r].parent) {
-			k = idmap__get(ids, rv[r].name);
-			if (stamp[k] == i + 1)
-				continue;
-			stamp[k] = i + 1;
-			out->v[k].total_samples++;
-			out->v[k].total_period += sv[i].period;
+	}
+	if (!err)
+		err = outermost_of_name(p, ids, out->n, top);
+	for (size_t r = nr; r-- > 0 && !err;) {
+		if (rv[r].parent != PROFILE_NONE) {
+			under[rv[r].parent] += under[r];
+			under_p[rv[r].parent] += under_p[r];
+		}
+		if (top[r]) {
+			uint32_t k = idmap__get(ids, rv[r].name);
+
+			out->v[k].total_samples += under[r];
+			out->v[k].total_period += under_p[r];
 		}
 	}
-	for (size_t k = 0; k < out->n; k++) {
-		if (!err) {
-			if (fs[k].n)
-				qsort(fs[k].v, fs[k].n, sizeof(*fs[k].v), fn_by_self);
-			out->v[k].fns = fs[k].v;
-			out->v[k].nfns = fs[k].n;
-		} else {
-			free(fs[k].v);
-		}
-		if (fb)
-			idmap__free(&fb[k].ids);
+	/* each range's functions: one slice of the sorted array */
+	if (!err && fs.n)
+		qsort(fs.v, fs.n, sizeof(*fs.v), fn_by_self);
+	for (size_t i = 0; i < fs.n && !err; i++) {
+		struct rangestat *r = &out->v[fs.v[i].comm];
+
+		if (!r->nfns)
+			r->fns = &fs.v[i];
+		r->nfns++;
+		fs.v[i].comm = PROFILE_NONE;
 	}
+	if (!err)
+		out->fn_store = fs.v;
+	else
+		free(fs.v);
 out:
-	free(fb);
-	free(fs);
-	free(stamp);
+	idmap__free(&fb.ids);
+	free(under);
+	free(under_p);
+	free(top);
 	return err;
 }
 
@@ -343,8 +441,7 @@ int rangestats__build(struct rangestats *out, const struct profile *p)
 
 void rangestats__free(struct rangestats *s)
 {
-	for (size_t k = 0; k < s->n; k++)
-		free(s->v[k].fns);
+	free(s->fn_store);
 	free(s->v);
 	memset(s, 0, sizeof(*s));
 }

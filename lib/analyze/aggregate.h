@@ -11,6 +11,10 @@
  *              with the functions of its self samples
  *
  * A selection is a predicate on samples (NULL: every sample).
+ *
+ * Every aggregation is linear in the samples, nodes and ranges (plus the
+ * sorts): no walk up the range nesting per sample, however deep a file
+ * nests its ranges.
  */
 #ifndef PERFMARK_AGGREGATE_H
 #define PERFMARK_AGGREGATE_H
@@ -19,10 +23,18 @@
 
 typedef bool (*sample_pred)(const struct profile *p, const struct profile_sample *s, void *ctx);
 
-/* Samples inside a range named name (a string id), at any depth. */
+/*
+ * Samples inside a range named name (a string id), at any depth: which
+ * range instances are, or nest in, one of that name is worked out once, in
+ * one pass over the ranges (a walk up the nesting per sample took 20 s for
+ * 40,000 nested ranges).
+ */
 struct range_pred_ctx {
 	uint32_t name;
+	bool *within;       /* per range instance */
 };
+int range_pred__init(struct range_pred_ctx *c, const struct profile *p, uint32_t name);
+void range_pred__free(struct range_pred_ctx *c);
 bool aggregate__in_range(const struct profile *p, const struct profile_sample *s, void *ctx);
 
 struct weights {
@@ -67,6 +79,7 @@ struct rangestat {
 struct rangestats {
 	struct rangestat *v;
 	size_t n;
+	struct fnstat *fn_store;    /* every range's fns, one after the other */
 };
 
 int rangestats__build(struct rangestats *out, const struct profile *p);

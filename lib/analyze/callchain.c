@@ -4,14 +4,28 @@
 #include "perfread.h"
 #include "unwind_dwarf.h"
 
+#include <inttypes.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 /* --call-graph dwarf samples: unwound here, one unwinder for the process */
 static struct dwarf_unwinder *dwarf;
 
+/*
+ * At exit: the unwinder goes, and if it refused files' CFI (hostile, over
+ * the budgets), one line says so, for whichever command read the samples.
+ */
 static void dwarf_free(void)
 {
+	uint64_t r[4];
+
+	dwarf_unwinder__refused(dwarf, r);
+	if (r[0] + r[1] + r[2] + r[3])
+		fprintf(stderr, "perfmark: %" PRIu64 " files' CFI refused for --call-graph dwarf (%" PRIu64
+			" too large, %" PRIu64 " too much work, %" PRIu64 " too many rows, %" PRIu64
+			" hostile rules): their frames unwound by frame pointer\n",
+			r[0] + r[1] + r[2] + r[3], r[0], r[1], r[2], r[3]);
 	dwarf_unwinder__free(dwarf);
 	dwarf = NULL;
 }

@@ -1,16 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The analysis model: see profile.h.  profile__load() drives perfread ->
- * reorder -> on_record(); this file turns records into frames, call-tree
- * nodes, samples, range instances and counters.
+ * The analysis model: see profile.h.  profile__load() replays the
+ * recording (replay.h: time order, markers decoded, ranges paired) and
+ * turns its records into threads, samples, range instances, counters and
+ * kept markers; the call tree is profile_tree.c's.
  */
-#include "profile.h"
-#include "callchain.h"
-#include "perfdata.h"
+#include "profile_int.h"
 #include "perfread.h"
-#include "reorder.h"
 #include "symbolize.h"
-#include "uevent.h"
 #include "grow.h"
 
 #include <errno.h>
@@ -19,87 +16,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define EV_PRINTF "perfmark:printf"
-#define EV_UEVENT "perfmark:uevent"
-#define USER_ADDR_BITS 47
-#define MAX_PROC_GEN (1u << 16)
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
-/* A growing array of one element type. */
-struct vec {
-	void *v;
-	size_t n, cap;
-};
-
-static void *vec_push(struct vec *a, size_t elsize)
-{
-	if (grow_to(&a->v, &a->cap, a->n + 1, elsize, 256))
-		return NULL;
-	return (char *)a->v + elsize * a->n++;
-}
-
-#define VEC_PUSH(a, type) ((type *)vec_push(&(a), sizeof(type)))
-#define VEC_AT(a, type, i) (&((type *)(a).v)[i])
-
-/* Per-thread reading state (kept beside struct profile_thread). */
-struct thread_state {
-	uint32_t *open;         /* open range instances, innermost last */
-	size_t nopen, capopen;
-	bool comm_dirty;
-};
-
-#define PROFILE_MAX_EVENTS 64
-
-struct profile {
-	struct perfread *r;
-	struct symbolizer *sym;
-	struct profile_opts o;
-	struct strtab strs;
-	struct vec mappings, frames, nodes, samples, ranges, threads, tstate, counters, marks;
-	uint8_t *mark_data;
-	size_t mark_len, mark_cap;
-	struct idmap mapping_ids;   /* file string id -> mapping */
-	struct idmap frame_ids;     /* name << 32 | mapping -> frame */
-	struct idmap node_ids;      /* parent << 32 | frame -> node */
-	struct idmap thread_ids;    /* tid -> thread */
-	struct idmap counter_ids;   /* name -> counter */
-	struct idmap addr_cache;    /* kernel addr, or gen << 47 | user addr -> frame */
-	struct idmap proc_gen;      /* pid -> generation of its address cache entries */
-	uint32_t next_gen;
-	uint32_t unknown;           /* string id of "[unknown]" */
-	const struct perfread_event *sample_event;
-	/* sampling events seen, and their samples: few, searched in a line */
-	const struct perfread_event *seen[PROFILE_MAX_EVENTS];
-	struct profile_event seen_n[PROFILE_MAX_EVENTS];
-	size_t nr_seen;
-	uint64_t start, end;
-	uint64_t lost;              /* PERF_RECORD_LOST and LOST_SAMPLES counts */
-	int err;
-	char *errbuf;
-	size_t errlen;
-};
-
-static int fail(struct profile *p, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct profile *p, int err, const char *fmt, ...)
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (p->errbuf && p->errlen) {
+	if (err && errlen) {
 		va_start(ap, fmt);
-		vsnprintf(p->errbuf, p->errlen, fmt, ap);
+		vsnprintf(err, errlen, fmt, ap);
 		va_end(ap);
 	}
-	return err;
-}
-
-static uint32_t intern(struct profile *p, const char *s)
-{
-	uint32_t id = strtab__intern(&p->strs, s, strlen(s));
-
-	if (id == TABLE_NONE)
-		p->err = -ENOMEM;
-	return id;
+	return code;
 }
 
 /* ---- threads ------------------------------------------------------------------ */
@@ -117,9 +46,9 @@ static uint32_t thread_of(struct profile *p, uint32_t pid, uint32_t tid)
 	if (!t || !ts)
 		return TABLE_NONE;
 	i = (uint32_t)(p->threads.n - 1);
-	*t = (struct profile_thread){ .pid = pid, .tid = tid, .comm = TABLE_NONE };
-	memset(ts, 0, sizeof(*ts));
-	ts->comm_dirty = true;
+	*t = (struct profile_thread){ .pid = pid, .tid = tid, .comm = TABLE_NONE,
+				      .first = UINT64_MAX };
+	*ts = (struct thread_state){ .comm_dirty = true };
 	if (idmap__put(&p->thread_ids, tid, i) < 0)
 		return TABLE_NONE;
 	return i;
@@ -147,11 +76,11 @@ static struct profile_thread *thread_at(struct profile *p, uint32_t pid, uint32_
 			snprintf(buf, sizeof(buf), ":%u", tid);
 			c = buf;
 		}
-		t->comm = intern(p, c);
+		t->comm = profile_intern(p, c, strlen(c));
 		ts->comm_dirty = false;
 	}
 	t->pid = pid;
-	if (!t->first || time < t->first)
+	if (time < t->first)
 		t->first = time;
 	if (time > t->last)
 		t->last = time;
@@ -159,122 +88,7 @@ static struct profile_thread *thread_at(struct profile *p, uint32_t pid, uint32_
 	return t;
 }
 
-/* ---- frames and the call tree --------------------------------------------------- */
-
-static uint32_t mapping_of(struct profile *p, const struct symbolizer_loc *loc)
-{
-	const char *file = loc->dso ? loc->dso : "[unknown]";
-	uint32_t fid = intern(p, file), i;
-	struct profile_mapping *m;
-
-	if (fid == TABLE_NONE)
-		return TABLE_NONE;
-	i = idmap__get(&p->mapping_ids, fid);
-	if (i != TABLE_NONE)
-		return i;
-	m = VEC_PUSH(p->mappings, struct profile_mapping);
-	if (!m)
-		return TABLE_NONE;
-	*m = (struct profile_mapping){ .file = fid, .build_id = TABLE_NONE,
-		.start = loc->map_start, .end = loc->map_end, .pgoff = loc->map_pgoff };
-	if (loc->build_id && loc->build_id_len) {
-		char hex[2 * 32 + 1];
-
-		for (uint32_t k = 0; k < loc->build_id_len && k < 32; k++)
-			snprintf(hex + 2 * k, 3, "%02x", loc->build_id[k]);
-		m->build_id = intern(p, hex);
-	}
-	i = (uint32_t)(p->mappings.n - 1);
-	return idmap__put(&p->mapping_ids, fid, i) < 0 ? TABLE_NONE : i;
-}
-
-static uint32_t frame_of(struct profile *p, uint32_t name, uint32_t mapping, uint32_t kind,
-			 uint64_t addr)
-{
-	uint64_t key = (uint64_t)name << 32 | mapping;
-	uint32_t i = idmap__get(&p->frame_ids, key);
-	struct profile_frame *f;
-
-	if (i != TABLE_NONE)
-		return i;
-	f = VEC_PUSH(p->frames, struct profile_frame);
-	if (!f)
-		return TABLE_NONE;
-	*f = (struct profile_frame){ .name = name, .mapping = mapping, .kind = kind, .addr = addr };
-	i = (uint32_t)(p->frames.n - 1);
-	return idmap__put(&p->frame_ids, key, i) < 0 ? TABLE_NONE : i;
-}
-
-/* The address cache key: kernel addresses as they are, user ones per process generation. */
-static bool cache_key(struct profile *p, uint32_t pid, const struct callchain_ip *ip,
-		      uint64_t *key)
-{
-	uint32_t gen;
-
-	if (ip->kernel || ip->ip >> 63) {
-		*key = ip->ip | (1ULL << 63);
-		return true;
-	}
-	if (ip->ip >> USER_ADDR_BITS)
-		return false;
-	gen = idmap__get(&p->proc_gen, pid);
-	if (gen == TABLE_NONE) {
-		if (p->next_gen >= MAX_PROC_GEN)
-			return false;
-		gen = p->next_gen++;
-		if (idmap__put(&p->proc_gen, pid, gen) < 0)
-			return false;
-	}
-	*key = (uint64_t)gen << USER_ADDR_BITS | ip->ip;
-	return true;
-}
-
-/* A user mapping changed in pid: its cached addresses may now mean other code. */
-static void cache_forget(struct profile *p, uint32_t pid)
-{
-	if (idmap__get(&p->proc_gen, pid) == TABLE_NONE || p->next_gen >= MAX_PROC_GEN)
-		return;
-	idmap__put(&p->proc_gen, pid, p->next_gen++);
-}
-
-static uint32_t frame_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip)
-{
-	struct symbolizer_loc loc;
-	uint64_t key = 0;
-	bool cached = cache_key(p, pid, ip, &key);
-	uint32_t f = cached ? idmap__get(&p->addr_cache, key) : TABLE_NONE;
-	uint32_t name, mapping;
-
-	if (f != TABLE_NONE)
-		return f;
-	symbolizer__lookup(p->sym, pid, ip->ip, ip->kernel, &loc);
-	name = intern(p, loc.name);
-	mapping = mapping_of(p, &loc);
-	if (name == TABLE_NONE || mapping == TABLE_NONE)
-		return TABLE_NONE;
-	f = frame_of(p, name, mapping, ip->kernel || (loc.dso && loc.dso[0] == '[' &&
-				       !strcmp(loc.dso, "[kernel.kallsyms]")) ?
-		     PROFILE_FRAME_KERNEL : PROFILE_FRAME_USER, ip->ip);
-	if (f != TABLE_NONE && cached && idmap__put(&p->addr_cache, key, f) < 0)
-		return TABLE_NONE;
-	return f;
-}
-
-static uint32_t node_of(struct profile *p, uint32_t parent, uint32_t frame)
-{
-	uint64_t key = (uint64_t)parent << 32 | frame;
-	uint32_t i = idmap__get(&p->node_ids, key);
-	struct profile_node *n;
-
-	if (i != TABLE_NONE)
-		return i;
-	n = VEC_PUSH(p->nodes, struct profile_node);
-	if (!n)
-		return TABLE_NONE;
-	*n = (struct profile_node){ .parent = parent, .frame = frame };
-	i = (uint32_t)(p->nodes.n - 1);
-	return idmap__put(&p->node_ids, key, i) < 0 ? TABLE_NONE : i;
-}
+/* ---- sampling events ------------------------------------------------------------ */
 
 static const char *event_name(const struct perfread_event *e)
 {
@@ -301,7 +115,7 @@ static bool is_analysed(struct profile *p, const struct perfread_event *e)
 }
 
 /* The event asked for was not sampled: say which ones were. */
-static int no_such_event(struct profile *p)
+static int no_such_event(struct profile *p, char *err, size_t errlen)
 {
 	char list[256] = "";
 	size_t len = 0;
@@ -310,83 +124,97 @@ static int no_such_event(struct profile *p)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 					p->seen_n[i].name);
 	if (!p->nr_seen)
-		return fail(p, -ENOENT, "no samples of '%s' (no samples at all)", p->o.event);
-	return fail(p, -ENOENT, "no samples of '%s' (sampled: %s)", p->o.event, list);
+		return fail(err, errlen, -ENOENT, "no samples of '%s' (no samples at all)", p->o.event);
+	return fail(err, errlen, -ENOENT, "no samples of '%s' (sampled: %s)", p->o.event, list);
 }
 
 /* ---- samples ------------------------------------------------------------------- */
 
-static int on_sample(struct profile *p, const struct perfread_sample *s)
+/* Every sample, marker or not, widens the recording's time span. */
+static void note_time(struct profile *p, const struct perfread_sample *s)
+{
+	if (!p->any_time || s->time < p->start)
+		p->start = s->time;
+	if (!p->any_time || s->time > p->end)
+		p->end = s->time;
+	p->any_time = true;
+}
+
+static int add_sample(struct profile *p, const struct perfread_sample *s)
 {
 	struct callchain_ip ips[CALLCHAIN_MAX];
-	size_t n = callchain__get(p->sym, p->r, s, ips, CALLCHAIN_MAX);
+	size_t n = callchain__get(p->sym, replay__reader(p->rp), s, ips, CALLCHAIN_MAX);
 	struct profile_thread *t;
-	struct thread_state *ts;
 	struct profile_sample *ps;
 	uint32_t ti, node, f;
 
 	t = thread_at(p, s->pid, s->tid, s->time, &ti);
 	if (!t)
 		return -ENOMEM;
-	f = frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
-	node = f == TABLE_NONE ? TABLE_NONE : node_of(p, 0, f);
+	f = profile_frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
+	node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, 0, f);
 	while (n-- > 0 && node != TABLE_NONE) {
-		f = frame_at(p, s->pid, &ips[n]);
-		node = f == TABLE_NONE ? TABLE_NONE : node_of(p, node, f);
+		f = profile_frame_at(p, s->pid, &ips[n]);
+		node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, node, f);
 	}
 	ps = VEC_PUSH(p->samples, struct profile_sample);
 	if (node == TABLE_NONE || !ps)
 		return -ENOMEM;
-	ts = VEC_AT(p->tstate, struct thread_state, ti);
 	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
 		.tid = s->tid, .node = node, .thread = ti,
-		.range = ts->nopen ? ts->open[ts->nopen - 1] : TABLE_NONE };
+		.range = replay__range(p->rp, s->tid) };
 	return 0;
+}
+
+static int on_sample(void *ctx, const struct perfread_sample *s)
+{
+	struct profile *p = ctx;
+	int err = 0;
+
+	note_time(p, s);
+	if (is_analysed(p, s->event))
+		err = add_sample(p, s);
+	return err ? err : p->err;
 }
 
 /* ---- markers ------------------------------------------------------------------- */
 
-static int range_begin(struct profile *p, uint32_t ti, const char *name, uint64_t time)
+/* A range instance, numbered as the replay paired it. */
+static int range_begin(struct profile *p, uint32_t ti, const struct marker *m,
+		       const struct marker_pair *pair, uint64_t time)
 {
-	struct thread_state *ts = VEC_AT(p->tstate, struct thread_state, ti);
+	uint32_t nid = profile_intern(p, m->text, m->text_len);
 	struct profile_range *r;
-	uint32_t nid = intern(p, name);
 
 	if (nid == TABLE_NONE)
 		return -ENOMEM;
-	if (grow_to(&ts->open, &ts->capopen, ts->nopen + 1, sizeof(*ts->open), 8))
-		return -ENOMEM;
+	if (pair->id == MARKER_NO_RANGE)
+		return 0;   /* past the ids' range: dropped */
+	if (pair->id != p->ranges.n)
+		return -EINVAL;
 	r = VEC_PUSH(p->ranges, struct profile_range);
 	if (!r)
 		return -ENOMEM;
 	*r = (struct profile_range){ .name = nid, .thread = ti, .start = time, .end = time,
-		.open = true, .depth = (uint32_t)ts->nopen,
-		.parent = ts->nopen ? ts->open[ts->nopen - 1] : TABLE_NONE };
-	ts->open[ts->nopen++] = (uint32_t)(p->ranges.n - 1);
+		.open = true, .depth = pair->depth, .parent = pair->parent };
 	return 0;
 }
 
-/* Close the innermost open range of that name on the thread (an end without a begin is dropped). */
-static void range_end(struct profile *p, uint32_t ti, const char *name, uint64_t time)
+/* The instance an end closes (an end without a begin is dropped). */
+static void range_end(struct profile *p, const struct marker_pair *pair, uint64_t time)
 {
-	struct thread_state *ts = VEC_AT(p->tstate, struct thread_state, ti);
+	struct profile_range *r;
 
-	for (size_t k = ts->nopen; k > 0; k--) {
-		struct profile_range *r = VEC_AT(p->ranges, struct profile_range, ts->open[k - 1]);
-
-		if (strcmp(strtab__str(&p->strs, r->name), name))
-			continue;
-		r->end = time;
-		r->open = false;
-		memmove(&ts->open[k - 1], &ts->open[k], (ts->nopen - k) * sizeof(*ts->open));
-		ts->nopen--;
+	if (pair->id == MARKER_NO_RANGE || pair->id >= p->ranges.n)
 		return;
-	}
+	r = VEC_AT(p->ranges, struct profile_range, pair->id);
+	r->end = time;
+	r->open = false;
 }
 
-static int counter(struct profile *p, const char *name, int64_t v)
+static int counter(struct profile *p, const char *name, size_t len, int64_t v)
 {
-	uint32_t nid = intern(p, name), i;
+	uint32_t nid = profile_intern(p, name, len), i;
 	struct profile_counter *c;
 
 	if (nid == TABLE_NONE)
@@ -407,143 +235,95 @@ static int counter(struct profile *p, const char *name, int64_t v)
 	return 0;
 }
 
-static int keep_mark(struct profile *p, uint32_t ti, uint64_t time, uint32_t type,
-		     uint32_t flags, const uint8_t *d, uint32_t len)
+static int keep_mark(struct profile *p, uint32_t ti, uint64_t time, const struct marker *mk)
 {
 	struct profile_mark *m;
 
-	if (grow_to(&p->mark_data, &p->mark_cap, p->mark_len + len, 1, 65536))
+	if (grow_to(&p->mark_data, &p->mark_cap, p->mark_len + mk->len, 1, 65536))
 		return -ENOMEM;
 	m = VEC_PUSH(p->marks, struct profile_mark);
 	if (!m)
 		return -ENOMEM;
-	*m = (struct profile_mark){ .time = time, .thread = ti, .type = type, .flags = flags,
-		.len = len, .off = p->mark_len };
-	memcpy(p->mark_data + p->mark_len, d, len);
-	p->mark_len += len;
+	*m = (struct profile_mark){ .time = time, .thread = ti, .type = mk->type,
+		.flags = mk->flags, .len = (uint32_t)mk->len, .off = p->mark_len };
+	if (mk->len)
+		memcpy(p->mark_data + p->mark_len, mk->data, mk->len);
+	p->mark_len += mk->len;
 	return 0;
 }
 
-/* A NUL-terminated name at d within n bytes, or NULL. */
-static const char *payload_name(const uint8_t *d, size_t n)
+/* Ranges and counters; with keep_marks, every other marker this reader can read. */
+static int add_marker(struct profile *p, uint32_t ti, uint64_t time, const struct replay_marker *rm)
 {
-	return n && memchr(d, '\0', n) ? (const char *)d : NULL;
-}
+	const struct marker *m = &rm->m;
 
-static int on_marker(struct profile *p, const struct perfread_sample *s, bool uevent)
-{
-	struct perfmark_uevent_hdr h = { .version = PERFMARK_UEVENT_VERSION,
-					 .type = PERFMARK_TYPE_STRING };
-	const uint8_t *d = s->raw;
-	const char *name;
-	uint32_t ti;
-	int64_t v;
-
-	if (!thread_at(p, s->pid, s->tid, s->time, &ti))
-		return -ENOMEM;
-	if (!s->raw)
-		return 0;
-	if (uevent) {
-		if (s->raw_size < sizeof(h))
-			return 0;
-		memcpy(&h, s->raw, sizeof(h));
-		d += sizeof(h);
-		if (h.version != PERFMARK_UEVENT_VERSION || h.size > s->raw_size - sizeof(h))
-			return 0;
-	} else {
-		h.size = (uint32_t)strnlen(s->raw, s->raw_size);
-	}
-	switch (h.type) {
+	switch (m->type) {
 	case PERFMARK_TYPE_RANGE_BEGIN:
-		name = payload_name(d, h.size);
-		return name ? range_begin(p, ti, name, s->time) : 0;
+		return m->text ? range_begin(p, ti, m, &rm->pair, time) : 0;
 	case PERFMARK_TYPE_RANGE_END:
-		name = payload_name(d, h.size);
-		if (name)
-			range_end(p, ti, name, s->time);
+		if (m->text)
+			range_end(p, &rm->pair, time);
 		return 0;
 	case PERFMARK_TYPE_COUNTER:
-		if (h.size < 9 || !(name = payload_name(d + 8, h.size - 8)))
+		if (!m->has_value || !m->text)
 			return 0;
-		memcpy(&v, d, 8);
-		if (counter(p, name, v) < 0)
+		if (counter(p, m->text, m->text_len, m->value) < 0)
 			return -ENOMEM;
-		break;
-	case PERFMARK_TYPE_JIT_CODE:
-		if (h.size >= 17 && (name = payload_name(d + 16, h.size - 16))) {
-			uint64_t a, sz;
-
-			memcpy(&a, d, 8);
-			memcpy(&sz, d + 8, 8);
-			symbolizer__add_jit(p->sym, s->pid, a, sz, name);
-		}
 		break;
 	default:
 		break;
 	}
-	return p->o.keep_marks ? keep_mark(p, ti, s->time, h.type, h.flags, d, h.size) : 0;
+	return p->o.keep_marks ? keep_mark(p, ti, time, m) : 0;
 }
 
-static bool is_marker(const struct perfread_sample *s, bool *uevent)
-{
-	const char *n = s->event ? s->event->name : NULL;
-
-	if (!n || strncmp(n, "perfmark:", 9))
-		return false;
-	*uevent = !strcmp(n, EV_UEVENT);
-	return *uevent || !strcmp(n, EV_PRINTF);
-}
-
-/* ---- records ------------------------------------------------------------------- */
-
-static int on_record(void *ctx, const struct perf_event_header *rec)
+static int on_marker(void *ctx, const struct perfread_sample *s, const struct replay_marker *rm)
 {
 	struct profile *p = ctx;
-	struct perfread_sample s;
-	uint32_t pid, tid;
-	bool uevent;
+	uint32_t ti;
 	int err = 0;
 
-	if (rec->type == PERF_RECORD_LOST || rec->type == PERF_RECORD_LOST_SAMPLES) {
-		size_t off = rec->type == PERF_RECORD_LOST ? 16 : 8;
-		uint64_t n;
-
-		if (rec->size >= off + 8) {
-			memcpy(&n, (const uint8_t *)rec + off, 8);
-			p->lost += n;
-		}
-		return 0;
-	}
-	if (rec->type != PERF_RECORD_SAMPLE) {
-		symbolizer__record(p->sym, rec);
-		if (rec->size < 16)
-			return 0;
-		memcpy(&pid, (const uint8_t *)rec + 8, 4);
-		memcpy(&tid, (const uint8_t *)rec + 12, 4);
-		if (rec->type == PERF_RECORD_COMM) {
-			uint32_t ti = idmap__get(&p->thread_ids, tid);
-
-			if (ti != TABLE_NONE)
-				VEC_AT(p->tstate, struct thread_state, ti)->comm_dirty = true;
-			if (rec->misc & PERF_RECORD_MISC_COMM_EXEC)
-				cache_forget(p, pid);
-		} else if (rec->type == PERF_RECORD_MMAP || rec->type == PERF_RECORD_MMAP2) {
-			cache_forget(p, pid);
-		}
-		return 0;
-	}
-	if (perfread__parse_sample(p->r, rec, &s) < 0)
-		return 0;   /* malformed sample: skipped, as perf does */
-	if (!p->start || s.time < p->start)
-		p->start = s.time;
-	if (s.time > p->end)
-		p->end = s.time;
-	if (is_marker(&s, &uevent))
-		err = on_marker(p, &s, uevent);
-	else if (is_analysed(p, s.event))
-		err = on_sample(p, &s);
+	note_time(p, s);
+	if (!thread_at(p, s->pid, s->tid, s->time, &ti))
+		return -ENOMEM;
+	if (s->raw && rm->m.state == MARKER_OK)
+		err = add_marker(p, ti, s->time, rm);
 	return err ? err : p->err;
 }
+
+/* ---- other records -------------------------------------------------------------- */
+
+static int on_lost(void *ctx, const struct perf_event_header *rec, uint64_t n)
+{
+	struct profile *p = ctx;
+
+	p->lost += n;
+	return 0;
+}
+
+/* After the symbolizer saw it: comms to look up again, address caches to forget. */
+static int on_sideband(void *ctx, const struct perf_event_header *rec)
+{
+	struct profile *p = ctx;
+	uint32_t pid, tid;
+
+	if (rec->size < 16)
+		return 0;
+	memcpy(&pid, (const uint8_t *)rec + 8, 4);
+	memcpy(&tid, (const uint8_t *)rec + 12, 4);
+	if (rec->type == PERF_RECORD_COMM) {
+		uint32_t ti = idmap__get(&p->thread_ids, tid);
+
+		if (ti != TABLE_NONE)
+			VEC_AT(p->tstate, struct thread_state, ti)->comm_dirty = true;
+		if (rec->misc & PERF_RECORD_MISC_COMM_EXEC)
+			profile_cache_forget(p, pid);
+	} else if (rec->type == PERF_RECORD_MMAP || rec->type == PERF_RECORD_MMAP2) {
+		profile_cache_forget(p, pid);
+	}
+	return 0;
+}
+
+/* ---- loading --------------------------------------------------------------------- */
 
 static void close_open_ranges(struct profile *p)
 {
@@ -558,92 +338,57 @@ static void close_open_ranges(struct profile *p)
 	}
 }
 
-static int read_all(struct profile *p)
+static int load(struct profile *p, int fd, char *err, size_t errlen)
 {
-	const struct perf_event_header *rec;
-	struct reorder *ro = NULL;
+	static const struct replay_ops ops = {
+		.sample = on_sample, .marker = on_marker, .lost = on_lost, .sideband = on_sideband,
+	};
+	struct profile_node *root = VEC_PUSH(p->nodes, struct profile_node);
 	int r;
 
-	r = reorder__new(&ro, p->r, on_record, p);
+	p->unknown = profile_intern(p, "[unknown]", strlen("[unknown]"));
+	if (!root || p->unknown == TABLE_NONE)
+		return fail(err, errlen, -ENOMEM, "out of memory");
+	*root = (struct profile_node){ .parent = TABLE_NONE, .frame = TABLE_NONE };
+	r = replay__open(&p->rp, fd, NULL);
 	if (r < 0)
-		return fail(p, r, "out of memory");
-	while ((r = perfread__next(p->r, &rec)) > 0) {
-		/* FINISHED_ROUND too: reorder sorts per round */
-		if (!perfread_for_samples(rec->type) && rec->type != PERFDATA_RECORD_FINISHED_ROUND)
-			continue;
-		r = reorder__add(ro, rec);
-		if (r < 0)
-			break;
-	}
-	if (r == 0)
-		r = reorder__finish(ro);
-	else if (r < 0 && perfread__error(p->r)[0] && strcmp(perfread__error(p->r), "no error"))
-		fail(p, r, "%s", perfread__error(p->r));
-	else if (r < 0)
-		fail(p, r, "%s", strerror(-r));
-	reorder__free(ro);
+		return fail(err, errlen, r, "%s", replay__error(p->rp));
+	p->sym = replay__symbolizer(p->rp);
+	r = replay__run(p->rp, &ops, p);
+	if (r < 0)
+		return fail(err, errlen, r, "%s", replay__error(p->rp));
 	close_open_ranges(p);
-	return r;
+	if (p->o.event && !p->sample_event)
+		return no_such_event(p, err, errlen);
+	return 0;
 }
 
 int profile__load(struct profile **out, int fd, const struct profile_opts *opts,
 		  char *err, size_t errlen)
 {
 	struct profile *p = calloc(1, sizeof(*p));
-	struct profile_node *root;
 	int r;
 
 	*out = NULL;
 	if (err && errlen)
 		err[0] = '\0';
-	if (!p) {
-		if (err && errlen)
-			snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	p->errbuf = err;
-	p->errlen = errlen;
+	if (!p)
+		return fail(err, errlen, -ENOMEM, "out of memory");
 	if (opts)
 		p->o = *opts;
-	root = VEC_PUSH(p->nodes, struct profile_node);
-	p->unknown = intern(p, "[unknown]");
-	if (!root || p->unknown == TABLE_NONE) {
-		r = fail(p, -ENOMEM, "out of memory");
-		goto fail;
-	}
-	*root = (struct profile_node){ .parent = TABLE_NONE, .frame = TABLE_NONE };
-	r = perfread__open(&p->r, fd);
+	r = load(p, fd, err, errlen);
 	if (r < 0) {
-		r = fail(p, r, "%s", p->r ? perfread__error(p->r) : strerror(-r));
-		goto fail;
+		profile__free(p);
+		return r;
 	}
-	r = symbolizer__new(&p->sym);
-	if (r < 0) {
-		r = fail(p, r, "%s", strerror(-r));
-		goto fail;
-	}
-	r = read_all(p);
-	if (r < 0)
-		goto fail;
-	if (p->o.event && !p->sample_event) {
-		r = no_such_event(p);
-		goto fail;
-	}
-	p->errbuf = NULL;
 	*out = p;
 	return 0;
-fail:
-	p->errbuf = NULL;
-	profile__free(p);
-	return r;
 }
 
 void profile__free(struct profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->tstate.n; i++)
-		free(VEC_AT(p->tstate, struct thread_state, i)->open);
 	free(p->mappings.v);
 	free(p->frames.v);
 	free(p->nodes.v);
@@ -662,8 +407,7 @@ void profile__free(struct profile *p)
 	idmap__free(&p->addr_cache);
 	idmap__free(&p->proc_gen);
 	strtab__free(&p->strs);
-	symbolizer__free(p->sym);
-	perfread__free(p->r);
+	replay__free(p->rp);
 	free(p);
 }
 

@@ -3,10 +3,11 @@
  * The analysis model of one recording, shared by `perfmark report`,
  * `flamegraph` and `export`.
  *
- * profile__load() reads a perf.data file or stream once, in time order
- * (records are re-sorted per FINISHED_ROUND as perf does: everything up to
- * the previous round's latest time is final), feeds the sideband to the
- * symbolizer, and keeps, per sampling event sample:
+ * profile__load() reads a perf.data file or stream once, in time order,
+ * through replay.h (records are re-sorted per FINISHED_ROUND as perf does:
+ * everything up to the previous round's latest time is final; the
+ * sideband feeds the symbolizer; markers are decoded and ranges paired as
+ * for `perfmark script`), and keeps, per sampling event sample:
  *
  *   a node of the call tree (comm -> outermost frame -> ... -> leaf frame),
  *   the innermost marker range open on the sample's thread (or none),
@@ -14,7 +15,8 @@
  *
  * Frames are interned per (function name, file); addresses are symbolized
  * once per (pid, address).  Marker ranges (types 1/2) become instances with
- * a parent (the range they nest in on the same thread); counters (type 3)
+ * a parent (the range they nest in on the same thread), numbered as
+ * lib/format/marker.h pairs them; counters (type 3)
  * are kept as values.  With keep_marks, every marker is kept for exporters.
  * Nothing is allocated per sample: all of it lives in growing arrays.
  */

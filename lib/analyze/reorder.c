@@ -26,7 +26,7 @@ struct reorder {
 	const struct perfread *r;
 	reorder_fn fn;
 	void *ctx;
-	struct ro_buf buf, spare;
+	struct ro_buf buf;         /* the records, in file order */
 	struct ro_entry *ents;
 	size_t n, cap;
 	uint64_t seq;
@@ -79,12 +79,23 @@ static int ent_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Hand out every buffered record with time <= limit; keep the rest. */
+static int off_cmp(const void *a, const void *b)
+{
+	const struct ro_entry *x = a, *y = b;
+
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/*
+ * Hand out every buffered record with time <= limit; keep the rest, moved
+ * to the front of the buffer in file order (each moves down or stays, so
+ * one buffer does: a second one to copy them into doubled the memory of a
+ * file whose rounds are large).
+ */
 static int flush(struct reorder *ro, uint64_t limit)
 {
-	size_t i, keep = 0;
-	struct ro_buf t;
-	int err = 0;
+	size_t i, keep, len = 0;
+	int err;
 
 	if (ro->n)
 		qsort(ro->ents, ro->n, sizeof(*ro->ents), ent_cmp);
@@ -93,19 +104,22 @@ static int flush(struct reorder *ro, uint64_t limit)
 		if (err < 0)
 			return err;
 	}
-	ro->spare.len = 0;
-	for (; i < ro->n; i++) {
-		const struct perf_event_header *h = (const void *)(ro->buf.bytes + ro->ents[i].off);
-		struct ro_entry e = ro->ents[i];
+	keep = ro->n - i;
+	if (keep && i)
+		memmove(ro->ents, ro->ents + i, keep * sizeof(*ro->ents));
+	if (keep)
+		qsort(ro->ents, keep, sizeof(*ro->ents), off_cmp);
+	for (size_t k = 0; k < keep; k++) {
+		const struct perf_event_header *h = (const void *)(ro->buf.bytes + ro->ents[k].off);
+		size_t size = ((size_t)h->size + 7) & ~(size_t)7;
 
-		if (buf_put(&ro->spare, h, h->size, &e.off) < 0)
-			return -ENOMEM;
-		ro->ents[keep++] = e;
+		if (ro->ents[k].off != len)
+			memmove(ro->buf.bytes + len, h, size);
+		ro->ents[k].off = len;
+		len += size;
 	}
 	ro->n = keep;
-	t = ro->buf;
-	ro->buf = ro->spare;
-	ro->spare = t;
+	ro->buf.len = len;
 	return 0;
 }
 
@@ -142,7 +156,6 @@ void reorder__free(struct reorder *ro)
 	if (!ro)
 		return;
 	free(ro->buf.bytes);
-	free(ro->spare.bytes);
 	free(ro->ents);
 	free(ro);
 }

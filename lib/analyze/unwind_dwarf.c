@@ -1,6 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * libdw's unwinder over perf's register and stack copies.  See unwind_dwarf.h.
+ *
+ * The files it reads are named by the recording (MMAP records): every one
+ * is opened by fsafe_open_regular() (fsafe.h: regular files only, never
+ * blocking; a FIFO named by a --call-graph dwarf sample's mapping hung
+ * report, flamegraph, export and script in open() before, issue 18 case 2).
+ * And libdwfl never reads a recorded process's files itself: each module it
+ * gets is the image lib/collect's table builder vets (unwind_table__image:
+ * the file's CFI within the same budgets, the FDEs libdw may run and
+ * nothing else), one memfd per file; no separate debuginfo is looked for.
+ * A file refused there is not reported: libdwfl unwinds its frames by the
+ * frame pointer (x86-64's fallback), and the refusals are counted.
  */
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
@@ -11,11 +22,15 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsafe.h"
 #include "perfread.h"
 #include "symbolize.h"
 #include "unwind_dwarf.h"
+#include "unwind_table.h"
 
 #define PROC_BUCKETS 256
 #define NR_DWARF_REGS 17         /* x86-64: rax..r15, then the return address column */
@@ -27,6 +42,7 @@ static const uint8_t perf_of_dwarf[16] = { 0, 3, 2, 1, 4, 5, 6, 7, 16, 17, 18, 1
 
 struct dw_proc {
 	struct dw_proc *next;
+	struct dwarf_unwinder *u;
 	uint32_t pid;
 	Dwfl *dwfl;
 	bool attached, stale;
@@ -41,13 +57,41 @@ struct dw_proc {
 	size_t n, max;
 };
 
+#define MAX_VETTED 1024
+#define VETTED_LOADS 8
+
+/* a file's CFI vetted for libdwfl (or refused) */
+struct vetted {
+	dev_t dev;
+	ino_t ino;
+	int64_t size, mtime;
+	int fd;                     /* a memfd holding the image; -1: none */
+	struct { uint64_t vaddr, off, filesz; } loads[VETTED_LOADS];   /* the file's PT_LOADs */
+	size_t nr_loads;
+};
+
 struct dwarf_unwinder {
 	struct dw_proc *procs[PROC_BUCKETS];
 	struct symbolizer *sym;     /* the maps the cached Dwfls were built from */
+	struct vetted *vetted;      /* MAX_VETTED at most */
+	size_t nr_vetted;
+	uint64_t refused[4];        /* by enum unwind_refusal */
 };
 
+_Static_assert(UNWIND_REFUSED_NR == 4, "dwarf_unwinder.refused: one counter per enum unwind_refusal");
+
+/* no separate debug files: libdwfl gets the vetted image and nothing else */
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc, (void)debuginfo_file_name;
+	return -1;
+}
+
 static const Dwfl_Callbacks offline_callbacks = {
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = no_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -102,25 +146,85 @@ static const Dwfl_Thread_Callbacks thread_callbacks = {
 /* --- modules, from the symbolizer's maps -------------------------------------- */
 
 /* runtime address - ELF address, for the mapping of file offset pgoff at start */
-static bool file_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t *bias)
+static bool file_bias(const struct vetted *v, uint64_t start, uint64_t pgoff, uint64_t *bias)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
-	bool found = false;
-	GElf_Phdr ph;
-	size_t n = 0;
+	for (size_t i = 0; i < v->nr_loads; i++)
+		if ((v->loads[i].off & ~4095ull) <= pgoff && pgoff < v->loads[i].off + v->loads[i].filesz) {
+			*bias = start - (v->loads[i].vaddr + pgoff - v->loads[i].off);
+			return true;
+		}
+	return false;
+}
 
-	if (e && !elf_getphdrnum(e, &n))
-		for (size_t i = 0; i < n && !found; i++)
-			if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD &&
-			    (ph.p_offset & ~4095ull) <= pgoff && pgoff < ph.p_offset + ph.p_filesz) {
-				*bias = start - (ph.p_vaddr + pgoff - ph.p_offset);
-				found = true;
-			}
+/* v from the file at fd: its loads and, within the budgets, its image in a memfd */
+static void vet(struct dwarf_unwinder *u, int fd, struct vetted *v)
+{
+	struct unwind_budget b = { .why = -1 };
+	Elf *e = NULL;
+	void *img = NULL;
+	size_t len = 0, n = 0;
+	GElf_Phdr ph;
+	int r;
+
+	v->fd = -1;
+	r = unwind_table__check_fd(fd);
+	if (r == -E2BIG)
+		b.why = UNWIND_REFUSED_SIZE;
+	/* read, not mapped: the file may be truncated under us */
+	if (!r && !(e = elf_begin(fd, ELF_C_READ, NULL)))
+		r = -EINVAL;
+	for (size_t i = 0; !r && !elf_getphdrnum(e, &n) && i < n && v->nr_loads < VETTED_LOADS; i++)
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			v->loads[v->nr_loads].vaddr = ph.p_vaddr;
+			v->loads[v->nr_loads].off = ph.p_offset;
+			v->loads[v->nr_loads++].filesz = ph.p_filesz;
+		}
+	if (!r)
+		r = unwind_table__image(e, &img, &len, &b);
 	elf_end(e);
-	if (fd >= 0)
+	if (r == -E2BIG && b.why >= 0 && b.why < UNWIND_REFUSED_NR)
+		u->refused[b.why]++;
+	if (!r && (v->fd = memfd_create("perfmark-cfi", MFD_CLOEXEC)) >= 0 &&
+	    write(v->fd, img, len) != (ssize_t)len) {
+		close(v->fd);
+		v->fd = -1;
+	}
+	free(img);
+}
+
+/*
+ * The vetted file at path (read once per file while it stays the same),
+ * NULL if it cannot be opened.  *tmp: the entry is not kept (the cache is
+ * full); the caller closes its fd.
+ */
+static struct vetted *vetted_get(struct dwarf_unwinder *u, const char *path, struct vetted *tmp)
+{
+	struct vetted *v;
+	struct stat sb;
+	int fd = fsafe_open_regular(path);
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &sb)) {
 		close(fd);
-	return found;
+		return NULL;
+	}
+	for (size_t i = 0; i < u->nr_vetted; i++) {
+		v = &u->vetted[i];
+		if (v->ino == sb.st_ino && v->dev == sb.st_dev && v->size == sb.st_size &&
+		    v->mtime == sb.st_mtim.tv_sec) {
+			close(fd);
+			return v;
+		}
+	}
+	if (!u->vetted)
+		u->vetted = calloc(MAX_VETTED, sizeof(*u->vetted));
+	v = u->vetted && u->nr_vetted < MAX_VETTED ? &u->vetted[u->nr_vetted++] : tmp;
+	*v = (struct vetted){ .dev = sb.st_dev, .ino = sb.st_ino, .size = sb.st_size,
+			      .mtime = sb.st_mtim.tv_sec };
+	vet(u, fd, v);
+	close(fd);
+	return v;
 }
 
 /*
@@ -131,10 +235,12 @@ static bool file_bias(const char *path, uint64_t start, uint64_t pgoff, uint64_t
 static bool report_module(struct dw_proc *p, uint64_t addr)
 {
 	struct symbolizer_loc loc;
+	struct vetted tmp, *v;
 	Dwfl_Module *m;
 	const char *name = NULL;
 	Dwarf_Addr start = 0;
 	uint64_t bias;
+	int fd;
 
 	symbolizer__lookup(p->sym, p->pid, addr, 0, &loc);
 	m = dwfl_addrmodule(p->dwfl, addr);
@@ -144,12 +250,23 @@ static bool report_module(struct dw_proc *p, uint64_t addr)
 			p->stale = true;
 		return !p->stale;
 	}
-	if (!loc.dso || loc.dso[0] != '/' || !loc.map_end ||
-	    !file_bias(loc.dso, loc.map_start, loc.map_pgoff, &bias))
+	if (!loc.dso || loc.dso[0] != '/' || !loc.map_end)
+		return false;
+	v = vetted_get(p->u, loc.dso, &tmp);
+	if (!v || v->fd < 0 || !file_bias(v, loc.map_start, loc.map_pgoff, &bias)) {
+		if (v == &tmp && v->fd >= 0)
+			close(v->fd);
+		return false;
+	}
+	/* libdwfl keeps (and closes) the fd it is given: a duplicate of the cached one */
+	fd = v == &tmp ? v->fd : fcntl(v->fd, F_DUPFD_CLOEXEC, 0);
+	if (fd < 0)
 		return false;
 	dwfl_report_begin_add(p->dwfl);
-	m = dwfl_report_elf(p->dwfl, loc.dso, loc.dso, -1, bias, true);
+	m = dwfl_report_elf(p->dwfl, loc.dso, loc.dso, fd, bias, true);
 	dwfl_report_end(p->dwfl, NULL, NULL);
+	if (!m)
+		close(fd);
 	return m != NULL;
 }
 
@@ -189,6 +306,7 @@ static struct dw_proc *proc_get(struct dwarf_unwinder *u, uint32_t pid)
 		if (!p)
 			return NULL;
 		p->pid = pid;
+		p->u = u;
 		p->next = *pp;
 		*pp = p;
 	}
@@ -280,10 +398,19 @@ int dwarf_unwinder__new(struct dwarf_unwinder **out)
 	return 0;
 }
 
+void dwarf_unwinder__refused(const struct dwarf_unwinder *u, uint64_t refused[4])
+{
+	memcpy(refused, u->refused, sizeof(u->refused));
+}
+
 void dwarf_unwinder__free(struct dwarf_unwinder *u)
 {
 	if (!u)
 		return;
 	flush_all(u);
+	for (size_t i = 0; i < u->nr_vetted; i++)
+		if (u->vetted[i].fd >= 0)
+			close(u->vetted[i].fd);
+	free(u->vetted);
 	free(u);
 }

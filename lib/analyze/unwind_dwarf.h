@@ -29,5 +29,10 @@ void dwarf_unwinder__free(struct dwarf_unwinder *u);
 size_t dwarf_unwinder__unwind(struct dwarf_unwinder *u, struct symbolizer *sym,
 			      const struct perf_event_attr *attr,
 			      const struct perfread_sample *s, uint64_t *pcs, size_t max);
+/*
+ * Files whose CFI was refused (over lib/collect/unwind_table.h's budgets;
+ * their frames are unwound by frame pointer), by enum unwind_refusal.
+ */
+void dwarf_unwinder__refused(const struct dwarf_unwinder *u, uint64_t refused[4]);
 
 #endif

@@ -95,6 +95,7 @@ struct collector_unwind_stats {
 	uint64_t tables, table_bytes;        /* ELF tables loaded, their rows' bytes */
 	uint64_t pool_bytes, cap;            /* BPF memory holding them, and its cap */
 	uint64_t built, evicted, failed, over_cap;
+	uint64_t refused, refused_why[4];    /* files whose CFI was over a budget: frame pointers there */
 	uint64_t procs, mappings;            /* processes and mappings installed */
 	uint64_t stacks, ended_early;        /* user stacks walked; not to the outermost frame */
 	uint64_t ends[5];                    /* by enum pm_uw_end (bpf/unwind_wire.h) */
@@ -106,7 +107,8 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 /*
  * The same as JSON ({"stacks":N,"ended_early":N,"ends":{"depth":N,...},
  * "frames_cfi":N,"frames_fp":N,"tables":N,"table_bytes":N,"pool_bytes":N,
- * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"procs":N,
+ * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"refused":N,
+ * "refused_why":{"size":N,"work":N,"rows":N,"rules":N},"procs":N,
  * "mappings":N}), read back, and as one line of text.
  */
 struct json_object;
@@ -124,6 +126,16 @@ uint64_t collector__sideband_since(const struct collector *c);
  * an earlier recorder had taken from the fast lane when it died
  */
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers);
+/*
+ * The markers' side effects, for the whole collector (shared): lines of
+ * /tmp/perf-PID.map written for JIT code markers, and those not written
+ * (the process had gone, its owner unknown; or refused: see jitmap.h)
+ */
+struct collector_marker_stats {
+	uint64_t jit_lines, jit_missed, jit_refused;
+	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
+};
+void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
 /* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);

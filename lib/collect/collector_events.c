@@ -40,7 +40,15 @@ void collector__sampling_attr(const struct collector *c, size_t idx, struct perf
 	a->size = sizeof(*a);
 	a->type = e->type;
 	a->config = e->config;
-	if (c->spec.period) {
+	a->config1 = e->config1;
+	a->config2 = e->config2;
+	/* :u / :k; the kernel drops the samples of the excluded side before the sampler runs */
+	a->exclude_user = e->exclude_user;
+	a->exclude_kernel = e->exclude_kernel;
+	a->exclude_hv = e->exclude_hv;
+	if (e->tracepoint) {
+		a->sample_period = 1;      /* every hit, as perf records them */
+	} else if (c->spec.period) {
 		a->sample_period = c->spec.period;
 	} else {
 		a->freq = 1;
@@ -107,13 +115,15 @@ int collector_open_events(struct collector *c, char *err, size_t errlen)
 	if (!c->links || !c->pfds)
 		return -ENOMEM;
 	for (i = 0; i < c->spec.nr_events; i++) {
+		if (c->ev[i].tracepoint)
+			continue;          /* collector_tp.c */
 		e = open_sampling(c, i, ncpus, err, errlen);
 		if (e && (e == -ENOENT || e == -EOPNOTSUPP || e == -ENODEV) &&
 		    c->ev[i].type == PERF_TYPE_HARDWARE &&
 		    c->ev[i].config == PERF_COUNT_HW_CPU_CYCLES) {
 			collector_notice(c, "%s is not supported here (no hardware PMU), falling back to cpu-clock",
 			       c->ev[i].name);
-			evspec_lookup("cpu-clock", &c->ev[i]);
+			evspec_rebase(&c->ev[i], "cpu-clock");   /* cycles:u -> cpu-clock:u */
 			e = open_sampling(c, i, ncpus, err, errlen);
 		}
 		if (e) {

@@ -8,6 +8,7 @@
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
+ *   collector_tp.c       the tracepoints' program, configs and events
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -21,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "collector.h"
+#include "perfmark_wire.h"
 
 #define DEFAULT_RINGBUF   (16u << 20)
 #define SIDEBAND_PAGES    64          /* per CPU */
@@ -40,7 +42,7 @@ struct collector {
 	int refs;
 	struct recspec spec;           /* in force (rate may be clamped) */
 	struct recspec req;            /* as asked, for sharing */
-	struct evspec ev[EVSPEC_MAX];  /* after fallback */
+	struct evspec ev[RECSPEC_MAX_EVENTS];  /* after fallback */
 	struct perfmark_bpf *skel;     /* NULL when adopted */
 	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, exec_fd, sideband_fd;
 	bool own_fds;                  /* adopted: the map fds are ours to close */
@@ -50,7 +52,7 @@ struct collector {
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	struct bpf_link **links;
-	int *pfds;                     /* sampling events, then uprobe events */
+	int *pfds;                     /* sampling events, then tracepoints' */
 	size_t nr_links, nr_pfds, nr_sampling_pfds;
 	char **pin_dirs;               /* where this collector is pinned */
 	size_t nr_pin_dirs;
@@ -70,6 +72,7 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
 };
 
 extern struct collector *collector_registry;
@@ -96,6 +99,12 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen);
 /* hands a ring record to the active subscribers */
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
 
+/* collector_tp.c: tracepoints */
+int collector_tp_setup(struct collector *c);                  /* before load */
+int collector_tp_attach(struct collector *c, char *err, size_t errlen);
+/* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
+uint64_t collector_tp_missed(const struct collector *c);
+
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);
 
@@ -115,6 +124,8 @@ void collector_markers_scan_all(struct collector *c);
 bool collector_markers_ring(struct collector *c, const void *data, size_t size);
 void collector_markers_sideband(struct collector *c, const struct perf_event_header *h);
 bool collector_markers_consume(struct collector *c);   /* true: more waits */
+/* a JIT code marker (either lane): its /tmp/perf-PID.map line (jitmap.h) */
+void collector_markers_jit(struct collector *c, const struct pm_marker *pm, size_t size);
 /* the fast lane's fd, readable when a drain is due before the next tick (-1: none) */
 int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);

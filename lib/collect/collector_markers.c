@@ -43,6 +43,7 @@
 #include "collector_int.h"
 #include "fastlane.h"
 #include "fastlane_int.h"
+#include "jitmap.h"
 #include "usdt.h"
 
 #ifndef PERFMARK_LIBDIR
@@ -67,6 +68,7 @@ struct pending_map {
 
 struct collector_markers {
 	struct fastlane *fl;
+	struct jitmap *jm;             /* /tmp/perf-PID.map lines */
 	struct probe_file *files;
 	size_t nr_files, cap_files;
 	struct pending_map pend[MAX_PENDING];
@@ -524,11 +526,38 @@ bool collector_markers_consume(struct collector *c)
 		return false;
 	if (mk->fl)
 		more = fastlane__consume(mk->fl);
+	/* this consume's JIT lines (the BPF ring's were read before): one write per process */
+	if (mk->jm)
+		jitmap__flush(mk->jm);
 	for (size_t i = 0; i < mk->nr_pend; i++)
 		attach_mapping(c, mk->pend[i].pid, mk->pend[i].start, mk->pend[i].end,
 			       mk->pend[i].dev, mk->pend[i].ino);
 	mk->nr_pend = 0;
 	return more;
+}
+
+void collector_markers_jit(struct collector *c, const struct pm_marker *pm, size_t size)
+{
+	if (c->mk && c->mk->jm)
+		jitmap__add(c->mk->jm, pm, size);
+}
+
+void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st)
+{
+	struct jitmap_stats js = { 0 };
+
+	if (c->mk && c->mk->jm)
+		jitmap__stats(c->mk->jm, &js);
+	st->jit_lines = js.lines;
+	st->jit_missed = js.missed;
+	st->jit_refused = js.refused;
+	st->fl_corrupt = 0;
+	if (c->mk && c->mk->fl) {
+		struct fastlane_stats fs;
+
+		fastlane__stats(c->mk->fl, &fs);
+		st->fl_corrupt = fs.corrupt;
+	}
 }
 
 /* markers an earlier recorder took from the fast lane and died with */
@@ -559,6 +588,14 @@ static void on_fast_marker(void *ctx, const void *rec, size_t size)
  * it, so a daemon that adopts the pins is the same consumer of every area
  * (token 0: a new one, written there).
  */
+/* jitmap.h: the owner the fast lane learnt when pid registered (it may have gone since) */
+static bool jit_owner(void *ctx, uint32_t pid, uint32_t *uid, uint32_t *gid)
+{
+	struct collector_markers *mk = ctx;
+
+	return mk->fl && fastlane__owner(mk->fl, pid, uid, gid);
+}
+
 static int markers_new(struct collector *c, uint64_t token)
 {
 	int e;
@@ -569,6 +606,8 @@ static int markers_new(struct collector *c, uint64_t token)
 	e = fastlane__new(&c->mk->fl, token, on_fast_marker, c);
 	if (!e && c->skel && c->skel->bss)
 		c->skel->bss->fl_token = fastlane__token(c->mk->fl);
+	if (!e)
+		e = jitmap__new(&c->mk->jm, jit_owner, c->mk);
 	return e;
 }
 
@@ -647,6 +686,7 @@ void collector_markers_free(struct collector *c)
 
 	if (!mk)
 		return;
+	jitmap__free(mk->jm);           /* its last lines may need the fast lane's owners */
 	fastlane__free(mk->fl);
 	for (size_t i = 0; i < mk->nr_links; i++) {
 		if (!mk->links[i]) {

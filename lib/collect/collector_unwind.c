@@ -16,9 +16,11 @@
 #include <string.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
+#include "tracepoint_wire.h"
 #include "unwind_wire.h"
 #include "collector_int.h"
 #include "jsonf.h"
@@ -30,6 +32,9 @@ static const char *const end_names[PM_UW_END_NR] = {
 	[PM_UW_END_NO_TABLE] = "no_table", [PM_UW_END_READ] = "unreadable",
 	[PM_UW_END_RULE] = "unsupported",
 };
+
+/* why files' CFI was refused (enum unwind_refusal), in JSON */
+static const char *const refused_names[4] = { "size", "work", "rows", "rules" };
 
 uint32_t collector_ustack_mode(const struct recspec *spec)
 {
@@ -53,6 +58,14 @@ int collector_unwind_setup(struct collector *c)
 	/* ehframe copies stacks of processes it has no tables for yet, to walk them here */
 	if (mode != PM_US_FP)
 		c->skel->rodata->ustack_size = mode == PM_US_DWARF ? spec->stack_size : UNWIND_COPY_STACK;
+	/*
+	 * ehframe: each exec stamped as it begins (Linux 6.10's sched_prepare_exec),
+	 * for the walk to tell an image user space installed from a newer one
+	 * (without it, only a pid used again is told).
+	 */
+	if (mode != PM_US_EHFRAME ||
+	    libbpf_find_vmlinux_btf_id("sched_prepare_exec", BPF_TRACE_RAW_TP) < 0)
+		bpf_program__set_autoload(c->skel->progs.uw_prepare_exec, false);
 	bpf_map__set_max_entries(c->skel->maps.uw_maps, mode == PM_US_EHFRAME ? UNWIND_MAX_MAPS : 1);
 	bpf_map__set_max_entries(c->skel->maps.uw_pids, mode == PM_US_EHFRAME ? UNWIND_MAX_PIDS : 1);
 	return 0;
@@ -72,7 +85,8 @@ int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int p
 		snprintf(err, errlen, "the unwinder's maps are missing");
 		return -ENOENT;
 	}
-	c->uw_rec = malloc(sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t));
+	c->uw_rec = malloc(sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t) +
+			   sizeof(struct pm_raw) + PM_TP_RAW_MAX);
 	e = c->uw_rec ? unwinder__get(&c->uw) : -ENOMEM;
 	if (!e)
 		e = unwinder__add_maps(c->uw, pools_fd, maps_fd, pids_fd);
@@ -105,17 +119,30 @@ static const void *walk_copy(struct collector *c, const struct pm_sample *ps, si
 	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
 	const struct pm_uregs *u = (const void *)((const char *)ps + off);
 	struct pm_sample *out = c->uw_rec;
-	size_t n;
+	const struct pm_raw *r = NULL;
+	size_t n, end, tail = 0;
 
 	if (!out || ps->nr_kstack > PM_MAX_STACK || *size < off + sizeof(*u) ||
 	    u->size > *size - off - sizeof(*u))
 		return ps;
+	/* a tracepoint's entry (PM_SF_RAW) follows the copy: it goes on after the frames */
+	end = off + sizeof(*u) + u->size;
+	if (ps->flags & PM_SF_RAW) {
+		r = (const void *)((const char *)ps + end);
+		if (*size - end < sizeof(*r) || r->size > PM_TP_RAW_MAX ||
+		    r->size > *size - end - sizeof(*r))
+			return ps;
+		tail = sizeof(*r) + r->size;
+	}
 	memcpy(out, ps, sizeof(*ps) + ps->nr_kstack * sizeof(uint64_t));
-	n = unwinder__walk(c->uw, ps->pid, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
+	n = unwinder__walk(c->uw, ps->pid, ps->time, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
 			   u->size, (uint64_t *)&out->stack[ps->nr_kstack], PM_MAX_STACK);
 	out->nr_ustack = (uint32_t)n;
 	out->flags &= ~PM_SF_UREGS;
 	*size = sizeof(*out) + (out->nr_kstack + n) * sizeof(uint64_t);
+	if (tail)
+		memcpy((char *)out + *size, r, tail);
+	*size += tail;
 	return out;
 }
 
@@ -125,7 +152,7 @@ const void *collector_unwind_ring(struct collector *c, const void *data, size_t 
 
 	if (!c->uw || *size < sizeof(*ps) || ps->rec_type != PM_REC_SAMPLE)
 		return data;
-	unwinder__sample(c->uw, ps->pid);
+	unwinder__sample(c->uw, ps->pid, ps->flags & PM_SF_UREGS);
 	return ps->flags & PM_SF_UREGS ? walk_copy(c, ps, size) : data;
 }
 
@@ -196,6 +223,10 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 	st->evicted = us.evicted;
 	st->failed = us.failed;
 	st->over_cap = us.over_cap;
+	for (size_t i = 0; i < 4; i++) {
+		st->refused_why[i] = us.refused[i];
+		st->refused += us.refused[i];
+	}
 	st->procs = us.procs;
 	st->mappings = us.mappings;
 	st->copied = us.walks;
@@ -214,12 +245,13 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
 
 #define UW_STATS_FIELDS(X) \
 	X(stacks) X(ended_early) X(frames_cfi) X(frames_fp) X(tables) X(table_bytes) \
-	X(pool_bytes) X(cap) X(built) X(evicted) X(failed) X(over_cap) X(procs) X(mappings) \
-	X(copied)
+	X(pool_bytes) X(cap) X(built) X(evicted) X(failed) X(over_cap) X(refused) X(procs) \
+	X(mappings) X(copied)
 
 struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st)
 {
 	struct json_object *o = json_object_new_object(), *ends = json_object_new_object();
+	struct json_object *why = json_object_new_object();
 
 #define PUT(f) json_object_object_add(o, #f, json_object_new_uint64(st->f));
 	UW_STATS_FIELDS(PUT)
@@ -227,12 +259,15 @@ struct json_object *collector_unwind_stats_json(const struct collector_unwind_st
 	for (size_t i = 0; i < PM_UW_END_NR; i++)
 		json_object_object_add(ends, end_names[i], json_object_new_uint64(st->ends[i]));
 	json_object_object_add(o, "ends", ends);
+	for (size_t i = 0; i < 4; i++)
+		json_object_object_add(why, refused_names[i], json_object_new_uint64(st->refused_why[i]));
+	json_object_object_add(o, "refused_why", why);
 	return o;
 }
 
 void collector_unwind_stats_from_json(struct json_object *o, struct collector_unwind_stats *st)
 {
-	struct json_object *ends = NULL;
+	struct json_object *ends = NULL, *why = NULL;
 
 	memset(st, 0, sizeof(*st));
 	if (!o)
@@ -243,17 +278,23 @@ void collector_unwind_stats_from_json(struct json_object *o, struct collector_un
 	if (json_object_object_get_ex(o, "ends", &ends))
 		for (size_t i = 0; i < PM_UW_END_NR; i++)
 			st->ends[i] = (uint64_t)jsonf_get_int(ends, end_names[i]);
+	if (json_object_object_get_ex(o, "refused_why", &why))
+		for (size_t i = 0; i < 4; i++)
+			st->refused_why[i] = (uint64_t)jsonf_get_int(why, refused_names[i]);
 }
 
 void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *buf, size_t len)
 {
+	/* refused: files over unwind_table.h's budgets, their code unwound by frame pointer */
 	snprintf(buf, len, "%" PRIu64 " user stacks (%" PRIu64 " copied and walked here), %" PRIu64
 		 " ended early (%" PRIu64
 		 " at the frame limit, %" PRIu64 " without a table, %" PRIu64 " unreadable, %" PRIu64
 		 " unsupported CFI); %" PRIu64 " tables, %.1f MiB in %.1f MiB of pools (cap %.0f MiB), %"
-		 PRIu64 " evicted",
+		 PRIu64 " evicted; %" PRIu64 " files' CFI refused (%" PRIu64 " too large, %" PRIu64
+		 " too much work, %" PRIu64 " too many rows, %" PRIu64 " hostile rules)",
 		 st->stacks, st->copied, st->ended_early, st->ends[PM_UW_END_DEPTH], st->ends[PM_UW_END_NO_TABLE],
 		 st->ends[PM_UW_END_READ], st->ends[PM_UW_END_RULE], st->tables,
 		 st->table_bytes / 1048576.0, st->pool_bytes / 1048576.0, st->cap / 1048576.0,
-		 st->evicted);
+		 st->evicted, st->refused, st->refused_why[0], st->refused_why[1], st->refused_why[2],
+		 st->refused_why[3]);
 }

@@ -4,59 +4,25 @@
  * Every parser is strict: the whole string must be consumed, no sign, no
  * surrounding blanks, no silent wrap-around.
  */
-#include "evspec.h"
+#include "errline.h"
+#include "evnames.h"
+#include "evspec_int.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <linux/perf_event.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-struct evspec_def {
-	const char *name;   /* canonical */
-	const char *alias;  /* or NULL */
-	uint32_t type;
-	uint64_t config;
-};
-
-static const struct evspec_def evspec_table[] = {
-	{ "cycles",        "cpu-cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
-	{ "instructions",  NULL,         PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
-	{ "cache-misses",  NULL,         PERF_TYPE_HARDWARE, PERF_COUNT_HW_CACHE_MISSES },
-	{ "branch-misses", NULL,         PERF_TYPE_HARDWARE, PERF_COUNT_HW_BRANCH_MISSES },
-	{ "cpu-clock",     NULL,         PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
-	{ "task-clock",    NULL,         PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK },
-	{ "page-faults",   "faults",     PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS },
-};
-
-__attribute__((format(printf, 3, 4)))
-static int evspec_fail(char *err, size_t errlen, const char *fmt, ...)
+/* a named event: any of the table's when counting, those record samples when not */
+static const struct evname *evspec_find(const char *name, size_t len, int use)
 {
-	va_list ap;
+	const struct evname *d = evname_find(name, len);
 
-	if (err && errlen > 0) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
+	return d && (use == EVSPEC_COUNTING || d->record) ? d : NULL;
 }
 
-static const struct evspec_def *evspec_find(const char *name, size_t len)
-{
-	for (size_t i = 0; i < sizeof(evspec_table) / sizeof(evspec_table[0]); i++) {
-		const struct evspec_def *d = &evspec_table[i];
-
-		if (strlen(d->name) == len && memcmp(d->name, name, len) == 0)
-			return d;
-		if (d->alias && strlen(d->alias) == len && memcmp(d->alias, name, len) == 0)
-			return d;
-	}
-	return NULL;
-}
-
-static void evspec_fill(const struct evspec_def *d, struct evspec *out)
+static void evspec_fill(const struct evname *d, struct evspec *out)
 {
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", d->name);
@@ -65,49 +31,173 @@ static void evspec_fill(const struct evspec_def *d, struct evspec *out)
 	out->hardware = d->type == PERF_TYPE_HARDWARE;
 }
 
-int evspec_lookup(const char *name, struct evspec *out)
+/*
+ * perf's u/k/h: naming any of them excludes the others ("u": user only).
+ * 0 or -EINVAL + err.
+ */
+static int evspec_modifiers(const char *m, size_t len, struct evspec *e, char *err, size_t errlen)
 {
-	const struct evspec_def *d;
+	bool u = false, k = false, h = false;
+	size_t i;
 
-	if (!name || !out)
-		return -EINVAL;
-	d = evspec_find(name, strlen(name));
-	if (!d)
-		return -EINVAL;
-	evspec_fill(d, out);
+	if (!len)
+		return errline(err, errlen, "empty modifier in '%s'", e->name);
+	for (i = 0; i < len; i++) {
+		bool *b = m[i] == 'u' ? &u : m[i] == 'k' ? &k : m[i] == 'h' ? &h : NULL;
+
+		if (!b || *b)
+			return errline(err, errlen, "unknown modifier '%.*s' in '%s' (u, k, h or a mix: uk)",
+				       (int)(len > 16 ? 16 : len), m, e->name);
+		*b = true;
+	}
+	e->exclude_user = !u;
+	e->exclude_kernel = !k;
+	e->exclude_hv = !h;
 	return 0;
 }
 
-int evspec_parse(const char *list, struct evspec *out, size_t max, char *err, size_t errlen)
+static bool has_glob(const char *s, size_t len)
+{
+	return memchr(s, '*', len) || memchr(s, '?', len);
+}
+
+/*
+ * One event of a list, s[0..len): into out[*n] (tracepoint globs: several).
+ * 0 or -EINVAL + err.
+ */
+static int evspec_one(const char *s, size_t len, int use, bool glob, struct evspec *out,
+		      size_t max, size_t *n, char *err, size_t errlen)
+{
+	const char *colon = memchr(s, ':', len), *slash = memchr(s, '/', len), *mod = NULL;
+	size_t blen = colon ? (size_t)(colon - s) : len, mlen = 0;
+	const struct evname *d;
+	struct evspec e;
+	int r;
+
+	if (len >= EVSPEC_NAME_MAX)
+		return errline(err, errlen, "event name too long: '%.64s...'", s);
+	if (slash) {
+		/* PMU/TERMS/ and its modifiers after the closing slash */
+		const char *close = memchr(slash + 1, '/', len - (size_t)(slash + 1 - s));
+
+		if (!close)
+			return errline(err, errlen, "missing '/' after the terms in '%.*s'", (int)len, s);
+		blen = (size_t)(close + 1 - s);
+		mod = close + 1;
+		mlen = len - blen;
+		if (mlen && *mod == ':')
+			mod++, mlen--;
+		r = evspec_pmu(s, blen, &e, err, errlen);
+		if (r < 0)
+			return r;
+	} else if ((d = evname_find(s, blen))) {
+		if (!evspec_find(s, blen, use))
+			return errline(err, errlen, "%s cannot be sampled (perfmark stat counts it)",
+				       d->name);
+		evspec_fill(d, &e);
+	} else if ((r = evspec_raw(s, blen, &e, err, errlen)) != 0) {
+		if (r < 0)
+			return r;
+	} else if (colon) {
+		const char *name = colon + 1, *end = memchr(name, ':', len - blen - 1);
+		size_t nlen = end ? (size_t)(end - name) : len - blen - 1;
+
+		if (end)
+			return errline(err, errlen, "modifiers are not taken on tracepoints: '%.*s'",
+				       (int)len, s);
+		if (!glob && (has_glob(s, blen) || has_glob(name, nlen)))
+			return errline(err, errlen, "a glob names several events: '%.*s'", (int)len, s);
+		return evspec_tracepoints(s, blen, name, nlen, glob, out, max, n, err, errlen);
+	} else {
+		return errline(err, errlen, "unknown event '%.*s'", (int)(len > 64 ? 64 : len), s);
+	}
+	if (colon && !slash) {
+		mod = colon + 1;
+		mlen = len - blen - 1;
+	}
+	if (mod && (mlen || !slash)) {
+		size_t at = strnlen(e.name, sizeof(e.name));
+
+		r = evspec_modifiers(mod, mlen, &e, err, errlen);
+		if (r)
+			return r;
+		/* perf's spelling, on the canonical name: cycles:u, r003c:k, cpu/event=0x3c/u */
+		if (at + 1 + mlen >= sizeof(e.name))
+			return errline(err, errlen, "event name too long: '%.64s...'", s);
+		if (!slash)
+			e.name[at++] = ':';
+		memcpy(e.name + at, mod, mlen);
+		e.name[at + mlen] = '\0';
+	}
+	if (*n >= max)
+		return errline(err, errlen, "too many events (at most %zu)", max);
+	out[(*n)++] = e;
+	return 0;
+}
+
+int evspec_parse(const char *list, int use, struct evspec *out, size_t max, char *err, size_t errlen)
 {
 	const char *p;
 	size_t n = 0;
 
 	if (!list || !*list)
-		return evspec_fail(err, errlen, "empty event list");
+		return errline(err, errlen, "empty event list");
 	if (!out && max > 0)
 		return -EINVAL;
 
-	p = list;
-	for (;;) {
-		const char *end = strchr(p, ',');
-		size_t len = end ? (size_t)(end - p) : strlen(p);
-		const struct evspec_def *d;
+	for (p = list;;) {
+		size_t len = 0;
+		bool in = false;      /* between PMU/ and its closing / */
+		int r;
 
+		for (; p[len] && (in || p[len] != ','); len++)
+			if (p[len] == '/')
+				in = !in;
 		if (len == 0)
-			return evspec_fail(err, errlen, "empty event name in '%s'", list);
-		d = evspec_find(p, len);
-		if (!d)
-			return evspec_fail(err, errlen, "unknown event '%.*s'",
-					   (int)(len > 64 ? 64 : len), p);
-		if (n >= max)
-			return evspec_fail(err, errlen, "too many events (at most %zu)", max);
-		evspec_fill(d, &out[n++]);
-		if (!end)
+			return errline(err, errlen, "empty event name in '%s'", list);
+		r = evspec_one(p, len, use, true, out, max, &n, err, errlen);
+		if (r)
+			return r;
+		if (!p[len])
 			break;
-		p = end + 1;
+		p += len + 1;
 	}
 	return (int)n;
+}
+
+int evspec_lookup(const char *name, struct evspec *out)
+{
+	size_t n = 0;
+
+	if (!name || !out || !*name)
+		return -EINVAL;
+	if (evspec_one(name, strlen(name), EVSPEC_SAMPLING, false, out, 1, &n, NULL, 0) || n != 1)
+		return -EINVAL;
+	return 0;
+}
+
+bool evspec_same(const struct evspec *a, const struct evspec *b)
+{
+	return a->type == b->type && a->config == b->config && a->config1 == b->config1 &&
+	       a->config2 == b->config2 && a->exclude_user == b->exclude_user &&
+	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv;
+}
+
+int evspec_rebase(struct evspec *e, const char *base)
+{
+	const struct evname *d = evname_find(base, strlen(base));
+	const char *mod = e->tracepoint || strchr(e->name, '/') ? NULL : strchr(e->name, ':');
+	struct evspec r;
+
+	if (!d)
+		return -EINVAL;
+	evspec_fill(d, &r);
+	snprintf(r.name, sizeof(r.name), "%s%s", d->name, mod ? mod : "");
+	r.exclude_user = e->exclude_user;
+	r.exclude_kernel = e->exclude_kernel;
+	r.exclude_hv = e->exclude_hv;
+	*e = r;
+	return 0;
 }
 
 /*
@@ -149,13 +239,13 @@ int evspec_parse_freq(const char *s, uint64_t *out, char *err, size_t errlen)
 	int r;
 
 	if (!s)
-		return evspec_fail(err, errlen, "missing frequency");
+		return errline(err, errlen, "missing frequency");
 	r = evspec_u64_full(s, &v);
 	if (r == -ERANGE || (r == 0 && (v < 1 || v > EVSPEC_FREQ_MAX)))
-		return evspec_fail(err, errlen, "frequency %.64s out of range (1..%llu)",
+		return errline(err, errlen, "frequency %.64s out of range (1..%llu)",
 				   s, (unsigned long long)EVSPEC_FREQ_MAX);
 	if (r < 0)
-		return evspec_fail(err, errlen, "bad frequency '%.64s'", s);
+		return errline(err, errlen, "bad frequency '%.64s'", s);
 	*out = v;
 	return 0;
 }
@@ -166,12 +256,12 @@ int evspec_parse_period(const char *s, uint64_t *out, char *err, size_t errlen)
 	int r;
 
 	if (!s)
-		return evspec_fail(err, errlen, "missing period");
+		return errline(err, errlen, "missing period");
 	r = evspec_u64_full(s, &v);
 	if (r == -ERANGE || (r == 0 && v < 1))
-		return evspec_fail(err, errlen, "period %.64s out of range", s);
+		return errline(err, errlen, "period %.64s out of range", s);
 	if (r < 0)
-		return evspec_fail(err, errlen, "bad period '%.64s'", s);
+		return errline(err, errlen, "bad period '%.64s'", s);
 	*out = v;
 	return 0;
 }
@@ -182,7 +272,7 @@ int evspec_parse_pids(const char *s, int *pids, size_t max, char *err, size_t er
 	size_t n = 0;
 
 	if (!s || !*s)
-		return evspec_fail(err, errlen, "empty pid list");
+		return errline(err, errlen, "empty pid list");
 	p = s;
 	for (;;) {
 		const char *end = strchr(p, ',');
@@ -192,15 +282,15 @@ int evspec_parse_pids(const char *s, int *pids, size_t max, char *err, size_t er
 		int r;
 
 		if (len == 0 || len >= sizeof(buf))
-			return evspec_fail(err, errlen, "bad pid '%.*s'",
+			return errline(err, errlen, "bad pid '%.*s'",
 					   (int)(len > 32 ? 32 : len), p);
 		memcpy(buf, p, len);
 		buf[len] = '\0';
 		r = evspec_u64_full(buf, &v);
 		if (r < 0 || v < 1 || v > EVSPEC_PID_MAX)
-			return evspec_fail(err, errlen, "bad pid '%s'", buf);
+			return errline(err, errlen, "bad pid '%s'", buf);
 		if (n >= max)
-			return evspec_fail(err, errlen, "too many pids (at most %zu)", max);
+			return errline(err, errlen, "too many pids (at most %zu)", max);
 		pids[n++] = (int)v;
 		if (!end)
 			break;
@@ -216,12 +306,12 @@ int evspec_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 	int r;
 
 	if (!s)
-		return evspec_fail(err, errlen, "missing size");
+		return errline(err, errlen, "missing size");
 	r = evspec_u64(s, &v, &end);
 	if (r == -ERANGE)
-		return evspec_fail(err, errlen, "size '%.64s' out of range", s);
+		return errline(err, errlen, "size '%.64s' out of range", s);
 	if (r < 0)
-		return evspec_fail(err, errlen, "bad size '%.64s'", s);
+		return errline(err, errlen, "bad size '%.64s'", s);
 	switch (*end) {
 	case '\0':
 	case 'B':
@@ -231,7 +321,7 @@ int evspec_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 	case 'g': case 'G': mul = 1ULL << 30; end++; break;
 	case 't': case 'T': mul = 1ULL << 40; end++; break;
 	default:
-		return evspec_fail(err, errlen, "bad size '%.64s'", s);
+		return errline(err, errlen, "bad size '%.64s'", s);
 	}
 	/* optional "B" or "iB" after a unit, "B" alone after a plain number */
 	if (mul > 1 && end[0] == 'i' && end[1] == 'B')
@@ -239,11 +329,11 @@ int evspec_parse_size(const char *s, uint64_t *out, char *err, size_t errlen)
 	else if (end[0] == 'B')
 		end++;
 	if (*end)
-		return evspec_fail(err, errlen, "bad size '%.64s'", s);
+		return errline(err, errlen, "bad size '%.64s'", s);
 	if (v == 0)
-		return evspec_fail(err, errlen, "size 0 out of range");
+		return errline(err, errlen, "size 0 out of range");
 	if (v > UINT64_MAX / mul)
-		return evspec_fail(err, errlen, "size '%.64s' out of range", s);
+		return errline(err, errlen, "size '%.64s' out of range", s);
 	*out = v * mul;
 	return 0;
 }

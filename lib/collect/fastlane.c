@@ -29,17 +29,10 @@
 
 #include <linux/magic.h>
 
+#include "clock.h"
 #include "fastlane.h"
 #include "fastlane_int.h"
 #include "synth.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* --- attaching to an area ------------------------------------------------ */
 
@@ -49,9 +42,8 @@ static uint64_t mono_ns(void)
  * O_PATH open has no side effects even on a device; only a sealed shmem
  * file of exactly this size is then opened for real.
  */
-static int map_fd(int fd, uint64_t size, void **out);
-
-static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd)
+static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd,
+		    uint64_t *born)
 {
 	char path[96];
 	struct stat sb;
@@ -78,7 +70,7 @@ static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int 
 		e = -errno;
 		goto out;
 	}
-	e = map_fd(fd, size, out);
+	e = fastlane_map_fd(fd, size, out, born);
 	if (e)
 		close(fd);
 	else
@@ -88,8 +80,42 @@ out:
 	return e;
 }
 
-/* fd, a shmem file sealed against shrinking, of exactly size bytes, mapped */
-static int map_fd(int fd, uint64_t size, void **out)
+/*
+ * When the file at fd was made, on CLOCK_MONOTONIC: its birth time (which
+ * its owner cannot set, unlike mtime and ctime) less the clocks' offset now.
+ * 0 when the filesystem does not say.
+ */
+static uint64_t birth_mono(int fd)
+{
+	struct statx sx;
+	struct timespec rt;
+	uint64_t born, now, real;
+
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) || !(sx.stx_mask & STATX_BTIME) ||
+	    sx.stx_btime.tv_sec < 0)
+		return 0;
+	/* both clocks at one moment: read again if we were preempted between them */
+	for (int i = 0; i < 3; i++) {
+		uint64_t before = clock_mono_ns();
+
+		if (clock_gettime(CLOCK_REALTIME, &rt))
+			return 0;
+		now = clock_mono_ns();
+		if (now - before < 100 * 1000)
+			break;
+	}
+	born = (uint64_t)sx.stx_btime.tv_sec * 1000000000ull + sx.stx_btime.tv_nsec;
+	real = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
+	if (born >= real)
+		return now;
+	return real - born < now ? now - (real - born) : 0;
+}
+
+/*
+ * fd, a shmem file sealed against shrinking, of exactly size bytes, mapped;
+ * *born: when it was made (birth_mono)
+ */
+int fastlane_map_fd(int fd, uint64_t size, void **out, uint64_t *born)
 {
 	int seals = fcntl(fd, F_GET_SEALS);
 	struct statfs sf;
@@ -105,6 +131,7 @@ static int map_fd(int fd, uint64_t size, void **out)
 	if (m == MAP_FAILED)
 		return -errno;
 	*out = m;
+	*born = birth_mono(fd);
 	return 0;
 }
 
@@ -129,167 +156,6 @@ static int check_geometry(struct area *a, const struct pm_fastreg *r)
 	return 0;
 }
 
-/* --- keeping areas beyond this process (fastlane.h) ------------------------- */
-
-struct kept_area {
-	int fd;                       /* -1 once taken or dropped */
-	char *name;
-	bool taken;
-};
-
-/*
- * How many areas the store holds, per user: one user's processes never take
- * all of it (FL_KEPT_MAX is FileDescriptorStoreMax= in perfmarkd.service;
- * root's have FL_KEPT_ROOT more than all other users' together).  Areas
- * beyond are read as before, only not kept.
- */
-#define FL_KEPT_MAX      4096
-#define FL_KEPT_ROOT     512
-#define FL_KEPT_PER_UID  256
-
-struct kept_uid {
-	uint32_t uid, n;
-};
-
-static struct {
-	pthread_mutex_t lock;
-	fastlane_keep_fn keep;
-	struct kept_area *v;
-	size_t n, taken, exited;
-	struct kept_uid *uids;        /* areas in the store, by user (n 0: a free entry) */
-	size_t nr_uids;
-	uint32_t members, root;       /* areas in the store: of non-root users, of root */
-} keeper = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-/* uid's count of areas in the store (NULL: no room for a new user's) */
-static struct kept_uid *kept_uid(uint32_t uid)
-{
-	struct kept_uid *free_one = NULL, *nu;
-
-	for (size_t i = 0; i < keeper.nr_uids; i++) {
-		if (keeper.uids[i].n && keeper.uids[i].uid == uid)
-			return &keeper.uids[i];
-		if (!keeper.uids[i].n && !free_one)
-			free_one = &keeper.uids[i];
-	}
-	if (free_one) {
-		free_one->uid = uid;
-		return free_one;
-	}
-	nu = realloc(keeper.uids, (keeper.nr_uids + 1) * sizeof(*nu));
-	if (!nu)
-		return NULL;
-	keeper.uids = nu;
-	nu[keeper.nr_uids] = (struct kept_uid){ .uid = uid };
-	return &nu[keeper.nr_uids++];
-}
-
-/* one more of uid's areas in the store, if its limits allow (keeper lock held) */
-static bool kept_count(uint32_t uid)
-{
-	struct kept_uid *u;
-
-	if (!uid) {
-		if (keeper.root + keeper.members >= FL_KEPT_MAX)
-			return false;
-		keeper.root++;
-		return true;
-	}
-	if (keeper.members >= FL_KEPT_MAX - FL_KEPT_ROOT || !(u = kept_uid(uid)) ||
-	    u->n >= FL_KEPT_PER_UID)
-		return false;
-	u->n++;
-	keeper.members++;
-	return true;
-}
-
-static void kept_uncount(uint32_t uid)
-{
-	struct kept_uid *u;
-
-	if (!uid) {
-		keeper.root -= keeper.root > 0;
-		return;
-	}
-	u = kept_uid(uid);
-	if (u && u->n) {
-		u->n--;
-		keeper.members--;
-	}
-}
-
-void fastlane_keeper(fastlane_keep_fn keep, const int *fds, char *const *names, size_t n)
-{
-	pthread_mutex_lock(&keeper.lock);
-	keeper.keep = keep;
-	keeper.v = n ? calloc(n, sizeof(*keeper.v)) : NULL;
-	for (size_t i = 0; keeper.v && i < n; i++) {
-		keeper.v[keeper.n].fd = fds[i];
-		keeper.v[keeper.n].name = strdup(names[i]);
-		if (keeper.v[keeper.n].name)
-			keeper.n++;
-	}
-	pthread_mutex_unlock(&keeper.lock);
-}
-
-void fastlane_keeper_done(size_t *taken, size_t *exited, size_t *dropped)
-{
-	pthread_mutex_lock(&keeper.lock);
-	*taken = keeper.taken;
-	*exited = keeper.exited;
-	*dropped = 0;
-	for (size_t i = 0; i < keeper.n; i++) {
-		struct kept_area *k = &keeper.v[i];
-
-		if (!k->taken) {
-			keeper.keep(-1, k->name);
-			(*dropped)++;
-		}
-		if (k->fd >= 0)
-			close(k->fd);
-		free(k->name);
-	}
-	free(keeper.v);
-	keeper.v = NULL;
-	keeper.n = 0;
-	pthread_mutex_unlock(&keeper.lock);
-}
-
-/* "pmfl-TOKEN-PID-LOCALPID-UID-NONCE", the fields in hex and decimal */
-static void kept_name(char *buf, size_t len, uint64_t token, const struct area *a)
-{
-	snprintf(buf, len, FASTLANE_KEPT_PREFIX "%016llx-%u-%u-%u-%016llx",
-		 (unsigned long long)token, a->pid, a->local_pid, a->uid,
-		 (unsigned long long)a->nonce);
-}
-
-/* hand the area's memfd to the keeper (lock held; once, on attaching) */
-static void keep_area(struct fastlane *fl, struct area *a)
-{
-	if (a->memfd < 0)
-		return;
-	pthread_mutex_lock(&keeper.lock);
-	if (keeper.keep && kept_count(a->uid)) {
-		kept_name(a->kept, sizeof(a->kept), fl->token, a);
-		keeper.keep(a->memfd, a->kept);
-	}
-	pthread_mutex_unlock(&keeper.lock);
-	close(a->memfd);
-	a->memfd = -1;
-}
-
-static void unkeep_area(struct area *a)
-{
-	if (!a->kept[0])
-		return;
-	pthread_mutex_lock(&keeper.lock);
-	if (keeper.keep)
-		keeper.keep(-1, a->kept);
-	kept_uncount(a->uid);
-	pthread_mutex_unlock(&keeper.lock);
-	a->kept[0] = '\0';
-}
-
 /*
  * Join the area as consumer k: the recorder holding register site k, which
  * is this collector (the site is ours for as long as our uprobe sits on it,
@@ -302,12 +168,23 @@ static void unkeep_area(struct area *a)
 static void join(struct fastlane *fl, struct area *a, int k, bool read)
 {
 	struct pm_fl_hdr *h = a->hdr;
+	uint64_t now = clock_mono_ns();
 	uint64_t old = __atomic_exchange_n(&h->consumer[k].token, fl->token, __ATOMIC_ACQ_REL);
 	bool backlog = old && (__atomic_load_n(&h->readers, __ATOMIC_ACQUIRE) & (1u << k));
 
 	/* joining again (let go as silent, or reading now): go on where we were */
 	bool again = a->has_tails && a->reading;
 
+	/*
+	 * The clamp's floor (fastlane_read.c).  We read from the heads as
+	 * they are after now, and a producer takes a record's time just
+	 * before it reserves the record's place (after seeing every site
+	 * joined): a record we read is no older than now, but for one whose
+	 * writer was between the two (it is clamped by that much).  A backlog
+	 * was written since the area was made.
+	 */
+	if (!again)
+		a->since = backlog ? a->born : now;
 	a->cons = k;
 	a->reading = read;
 	a->has_tails = true;
@@ -317,7 +194,7 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 		uint64_t t = again ? a->tails[s] :
 			     backlog ? __atomic_load_n(&sl->tail[k], __ATOMIC_ACQUIRE) : head;
 
-		if (t > head || head - t > a->ring_size)
+		if (t > head || head - t > a->ring_size || (t & 7))
 			t = head;               /* nothing sensible there: from now on */
 		a->tails[s] = t;
 		__atomic_store_n(&sl->tail[k], t, __ATOMIC_RELEASE);
@@ -330,7 +207,7 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 				fl->stats.lost += held;
 		}
 	}
-	__atomic_store_n(&h->consumer[k].heartbeat_ns, mono_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->consumer[k].heartbeat_ns, now, __ATOMIC_RELAXED);
 	if (read)
 		__atomic_fetch_or(&h->readers, 1u << k, __ATOMIC_ACQ_REL);
 	else
@@ -354,13 +231,13 @@ static void leave(struct fastlane *fl, struct area *a)
 	a->cons = -1;
 }
 
-static void area_free(struct fastlane *fl, struct area *a)
+void fastlane_area_free(struct fastlane *fl, struct area *a)
 {
 	if (!a)
 		return;
 	if (a->hdr && a->cons >= 0)
 		leave(fl, a);
-	unkeep_area(a);
+	fastlane_unkeep_area(a);
 	if (a->memfd >= 0)
 		close(a->memfd);
 	if (a->map)
@@ -381,7 +258,7 @@ static struct area *find_area(struct fastlane *fl, uint32_t pid, uint64_t nonce)
 }
 
 /* a freshly mapped area: its header checked, our tails made */
-static int area_setup(struct area *a, const struct pm_fastreg *r)
+int fastlane_area_setup(struct area *a, const struct pm_fastreg *r)
 {
 	int e;
 
@@ -394,7 +271,7 @@ static int area_setup(struct area *a, const struct pm_fastreg *r)
 }
 
 /* join again as the consumer whose word holds our token (-ENOENT: none does) */
-static int rejoin_area(struct fastlane *fl, struct area *a)
+int fastlane_rejoin_area(struct fastlane *fl, struct area *a)
 {
 	const struct pm_fl_hdr *h = a->hdr;
 
@@ -405,6 +282,16 @@ static int rejoin_area(struct fastlane *fl, struct area *a)
 		}
 	}
 	return -ENOENT;
+}
+
+/* the group of /proc/PID (its owner's, see jitmap.c), (uint32_t)-1 if it has gone */
+uint32_t fastlane_proc_gid(uint32_t pid)
+{
+	char path[32];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return stat(path, &sb) ? (uint32_t)-1 : (uint32_t)sb.st_gid;
 }
 
 /*
@@ -432,15 +319,16 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 		e = -errno;
 		goto fail;
 	}
-	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd);
+	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd, &a->born);
 	if (e)
 		goto fail;
-	e = area_setup(a, r);
+	a->gid = fastlane_proc_gid(r->pid);
+	e = fastlane_area_setup(a, r);
 	if (e)
 		goto fail;
 	a->reg_area = r->reg.area;
 	if (rejoin) {
-		e = rejoin_area(fl, a);
+		e = fastlane_rejoin_area(fl, a);
 		if (e)
 			goto fail;
 	} else {
@@ -449,7 +337,7 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 	*out = a;
 	return 0;
 fail:
-	area_free(fl, a);
+	fastlane_area_free(fl, a);
 	return e;
 }
 
@@ -481,7 +369,7 @@ void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t 
 		fl->stats.refused++;
 		goto out;
 	}
-	keep_area(fl, a);
+	fastlane_keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;
@@ -493,7 +381,7 @@ out:
 /* one live area found in pid's maps: ours from before a restart? */
 static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64_t end)
 {
-	struct pm_fastreg r = { .pid = pid, .time = mono_ns() };
+	struct pm_fastreg r = { .pid = pid, .time = clock_mono_ns() };
 	struct area *a;
 	pid_t tgid;
 
@@ -510,7 +398,7 @@ static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64
 	if (attach(fl, &r, &a, true))
 		return;
 	a->local_pid = a->hdr->pid;
-	keep_area(fl, a);
+	fastlane_keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;
@@ -547,135 +435,6 @@ void fastlane__rejoin(struct fastlane *fl, uint32_t pid)
 	}
 	if (d)
 		closedir(d);
-	pthread_cond_signal(&fl->wake);
-	pthread_mutex_unlock(&fl->lock);
-}
-
-/*
- * Where kept area a (its memfd: fd) is still mapped in a live process: its
- * address there, with a->pidfd watching that process; 0 when the process
- * has gone.  Matched by inode, so a reused pid never passes for it.
- */
-static uint64_t live_mapping(struct area *a, int fd)
-{
-	char path[96], line[512];
-	uint64_t at = 0;
-	struct stat kept, sb;
-	FILE *f;
-
-	if (fstat(fd, &kept))
-		return 0;
-	snprintf(path, sizeof(path), "/proc/%u/maps", a->pid);
-	f = fopen(path, "re");
-	while (f && !at && fgets(line, sizeof(line), f)) {
-		unsigned long long start, end;
-
-		if (!strstr(line, "/memfd:perfmark") || sscanf(line, "%llx-%llx", &start, &end) != 2)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", a->pid, start, end);
-		if (!stat(path, &sb) && sb.st_ino == kept.st_ino && sb.st_dev == kept.st_dev &&
-		    end - start == a->size)
-			at = start;
-	}
-	if (f)
-		fclose(f);
-	if (!at)
-		return 0;
-	/* the pidfd first, then the mapping once more: it is that process */
-	a->pidfd = (int)syscall(SYS_pidfd_open, a->pid, 0);
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", a->pid,
-		 (unsigned long long)at, (unsigned long long)(at + a->size));
-	if (a->pidfd < 0 || stat(path, &sb) || sb.st_ino != kept.st_ino || sb.st_dev != kept.st_dev)
-		return 0;
-	return at;
-}
-
-/* the fields of a kept area's name (kept_name), if it names one of fl's */
-static bool kept_ours(const struct fastlane *fl, const char *name, struct area *a)
-{
-	unsigned long long token, nonce;
-	int n = 0;
-
-	if (sscanf(name, FASTLANE_KEPT_PREFIX "%16llx-%u-%u-%u-%16llx%n", &token, &a->pid,
-		   &a->local_pid, &a->uid, &nonce, &n) != 5 || name[n] || token != fl->token)
-		return false;
-	a->nonce = nonce;
-	return true;
-}
-
-/*
- * Area a, kept under name with its memfd fd, read on as before the restart
- * (both locks held).  On failure it is dropped from the store.
- */
-static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *name)
-{
-	struct pm_fastreg r = { 0 };
-	struct stat sb;
-	int e = -EINVAL;
-
-	a->reg_time = mono_ns();
-	a->cons = -1;
-	a->pidfd = -1;
-	a->memfd = -1;
-	if (fstat(fd, &sb) || sb.st_size < PM_FL_HDR_SIZE || (uint64_t)sb.st_size > FL_MAX_AREA)
-		goto fail;
-	a->size = (uint64_t)sb.st_size;
-	e = map_fd(fd, a->size, &a->map);
-	if (e)
-		goto fail;
-	r.reg.nonce = a->nonce;
-	e = area_setup(a, &r);
-	if (e)
-		goto fail;
-	a->reg_area = live_mapping(a, fd);
-	if (!a->reg_area) {
-		/* it exited while no daemon ran: read what it left, then let go */
-		if (a->pidfd >= 0)
-			close(a->pidfd);
-		a->pidfd = -1;
-		a->gone = true;
-	}
-	e = rejoin_area(fl, a);
-	if (e)
-		goto fail;      /* the process let us go: nothing of ours is left in it */
-	if (a->gone)
-		keeper.exited++;
-	if (!kept_count(a->uid)) {
-		keeper.keep(-1, name);  /* the limits were lowered: read it, keep it no more */
-	} else {
-		snprintf(a->kept, sizeof(a->kept), "%s", name);
-	}
-	a->next = fl->areas;
-	fl->areas = a;
-	fl->stats.areas++;
-	keeper.taken++;
-	return 0;
-fail:
-	keeper.keep(-1, name);
-	area_free(fl, a);
-	return e;
-}
-
-void fastlane__adopt_kept(struct fastlane *fl)
-{
-	pthread_mutex_lock(&fl->lock);
-	pthread_mutex_lock(&keeper.lock);
-	for (size_t i = 0; i < keeper.n; i++) {
-		struct kept_area *k = &keeper.v[i];
-		struct area *a;
-
-		if (k->taken || !(a = calloc(1, sizeof(*a))))
-			continue;
-		if (!kept_ours(fl, k->name, a)) {
-			free(a);
-			continue;
-		}
-		k->taken = true;
-		adopt_one(fl, a, k->fd, k->name);
-		close(k->fd);           /* the store keeps its own */
-		k->fd = -1;
-	}
-	pthread_mutex_unlock(&keeper.lock);
 	pthread_cond_signal(&fl->wake);
 	pthread_mutex_unlock(&fl->lock);
 }
@@ -727,7 +486,7 @@ static void *pump_main(void *arg)
 		wait_ns = fastlane_pass(fl, wait_ns, true);
 		if (fl->spilled >= FL_SPILL_WAKE && !fl->woke)
 			wake_drain(fl);
-		t = mono_ns() + wait_ns;
+		t = clock_mono_ns() + wait_ns;
 		until.tv_sec = (time_t)(t / 1000000000ull);
 		until.tv_nsec = (long)(t % 1000000000ull);
 		pthread_cond_timedwait(&fl->wake, &fl->lock, &until);
@@ -756,7 +515,7 @@ int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn del
 	}
 	while (!fl->token)
 		if (getrandom(&fl->token, sizeof(fl->token), 0) != sizeof(fl->token))
-			fl->token = mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)fl;
+			fl->token = clock_mono_ns() ^ ((uint64_t)getpid() << 40) ^ (uintptr_t)fl;
 	pthread_mutex_init(&fl->lock, NULL);
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -799,11 +558,11 @@ void fastlane__free(struct fastlane *fl)
 	pthread_join(fl->pump, NULL);
 	for (a = fl->areas; a; a = next) {
 		next = a->next;
-		area_free(fl, a);
+		fastlane_area_free(fl, a);
 	}
 	for (a = fl->dead; a; a = next) {
 		next = a->next;
-		area_free(fl, a);
+		fastlane_area_free(fl, a);
 	}
 	free_segs(fl->head);
 	free_segs(fl->spare);
@@ -829,6 +588,29 @@ void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st)
 	pthread_mutex_lock(&fl->lock);
 	*st = fl->stats;
 	pthread_mutex_unlock(&fl->lock);
+}
+
+bool fastlane__owner(struct fastlane *fl, uint32_t pid, uint32_t *uid, uint32_t *gid)
+{
+	const struct area *found = NULL;
+
+	pthread_mutex_lock(&fl->lock);
+	/* a live area first: a reused pid's, not the one of a process gone */
+	for (const struct area *a = fl->areas; a && !found; a = a->next)
+		if (a->pid == pid && a->gid != (uint32_t)-1 && !a->gone)
+			found = a;
+	for (const struct area *a = fl->areas; a && !found; a = a->next)
+		if (a->pid == pid && a->gid != (uint32_t)-1)
+			found = a;
+	for (const struct area *a = fl->dead; a && !found; a = a->next)
+		if (a->pid == pid && a->gid != (uint32_t)-1)
+			found = a;
+	if (found) {
+		*uid = found->uid;
+		*gid = found->gid;
+	}
+	pthread_mutex_unlock(&fl->lock);
+	return found != NULL;
 }
 
 /*
@@ -911,6 +693,7 @@ bool fastlane__consume(struct fastlane *fl)
 {
 	struct area *dead = NULL, *a, **pp, *next;
 	struct fl_seg *list = NULL, *last = NULL;
+	struct fastlane_counts counts = { 0 };
 	size_t taken = 0;
 	bool more;
 
@@ -941,9 +724,11 @@ bool fastlane__consume(struct fastlane *fl)
 		wake_drain(fl);         /* the rest at the next drain, after the BPF ring */
 	pthread_mutex_unlock(&fl->lock);
 
-	fastlane_deliver(fl, list);
+	fastlane_deliver(fl, list, &counts);
 
 	pthread_mutex_lock(&fl->lock);
+	fl->stats.clamped += counts.clamped;
+	fl->stats.lost += counts.dropped;
 	recycle(fl, list);
 	/* areas let go whose last chunks are out: freed */
 	for (pp = &fl->dead; (a = *pp);) {
@@ -958,7 +743,7 @@ bool fastlane__consume(struct fastlane *fl)
 	pthread_mutex_unlock(&fl->lock);
 	for (; dead; dead = next) {
 		next = dead->next;
-		area_free(fl, dead);
+		fastlane_area_free(fl, dead);
 	}
 	return more;
 }

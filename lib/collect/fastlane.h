@@ -38,7 +38,9 @@ struct fastlane_stats {
 	uint64_t refused;        /* registrations refused (bad area, no consumer slot) */
 	uint64_t corrupt;        /* rings given up because their contents made no sense */
 	uint64_t evicted;        /* areas that let us go (we were silent too long) */
-	uint64_t lost;           /* markers an earlier recorder took and died with */
+	uint64_t lost;           /* markers an earlier recorder took and died with, or
+				    that changed under our copy (not delivered) */
+	uint64_t clamped;        /* marker times outside what we saw, clamped into it */
 };
 
 /*
@@ -95,5 +97,11 @@ int fastlane__fd(const struct fastlane *fl);
  */
 bool fastlane__consume(struct fastlane *fl);
 void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);
+/*
+ * The owner of pid's area (still read, or let go with records not yet
+ * delivered), as found when it registered and the process was verified
+ * alive: the uid its markers are recorded under and its /proc group.
+ */
+bool fastlane__owner(struct fastlane *fl, uint32_t pid, uint32_t *uid, uint32_t *gid);
 
 #endif

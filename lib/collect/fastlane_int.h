@@ -3,6 +3,7 @@
  * Inside the fast lane's recorder side (users have fastlane.h):
  *
  *   fastlane.c        attaching to areas, life cycle, consume
+ *   fastlane_keep.c   keeping areas beyond this process, adopting them again
  *   fastlane_read.c   the pass over the rings (pump thread and consume) and
  *                     the delivery of what it copied
  */
@@ -37,6 +38,14 @@ struct area {
 	uint32_t local_pid;           /* the process's own getpid() */
 	uint64_t nonce, reg_time;
 	uint64_t reg_area;            /* its address in the process */
+	/*
+	 * The earliest time its records can honestly carry (the clamp's
+	 * floor, fastlane_read.c): when we joined, or, reading on from an
+	 * earlier holder's tails, when the area was made (its memfd's birth,
+	 * which the process cannot move).
+	 */
+	uint64_t since, born;
+	uint32_t gid;                 /* /proc/PID's group at attach, (uint32_t)-1: unknown */
 	int pidfd;                    /* readable once the process has exited */
 	void *map;
 	struct pm_fl_hdr *hdr;        /* == map */
@@ -71,6 +80,7 @@ struct fl_seg {
 struct fl_chunk {
 	struct area *area;
 	uint64_t pos;                 /* ring position of the first byte */
+	uint64_t lo, hi;              /* the times its records may carry (clamped into) */
 	uint32_t bytes;
 	uint32_t slot;
 	uint32_t recs;                /* markers in it: counted in the slot's held[cons] */
@@ -101,9 +111,24 @@ static inline struct pm_fl_slot *area_slot(const struct area *a, uint32_t s)
 	return (struct pm_fl_slot *)(void *)((char *)a->map + a->hdr_size + (size_t)s * a->slot_size);
 }
 
+/* fastlane.c, for fastlane_keep.c */
+int fastlane_map_fd(int fd, uint64_t size, void **out, uint64_t *born);
+int fastlane_area_setup(struct area *a, const struct pm_fastreg *r);
+int fastlane_rejoin_area(struct fastlane *fl, struct area *a);
+void fastlane_area_free(struct fastlane *fl, struct area *a);
+uint32_t fastlane_proc_gid(uint32_t pid);
+/* fastlane_keep.c: the area's memfd to the keeper, once, on attaching (lock held); and back */
+void fastlane_keep_area(struct fastlane *fl, struct area *a);
+void fastlane_unkeep_area(struct area *a);
+
 /* fastlane_read.c; pass with the lock held, returns the next wait for the pump */
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t last_wait_ns, bool pressure);
+/* what a delivery found, added to the stats under the lock */
+struct fastlane_counts {
+	uint64_t clamped;             /* times clamped (stream_next) */
+	uint64_t dropped;             /* records a copy lost to the producer's writes */
+};
 /* the chunks of the segments in list, as PM_REC_MARKER records (lock not held) */
-void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list);
+void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fastlane_counts *counts);
 
 #endif

@@ -13,16 +13,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "fastlane_int.h"
 #include "heap.h"
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define unlikely(x) __builtin_expect(!!(x), 0)
 
 /*
  * Room for a chunk of bytes at the spill's tail (lock held): the tail
@@ -73,6 +68,13 @@ static bool still_joined(const struct fastlane *fl, const struct area *a)
  * The span of complete records from our tail in slot s: its end position,
  * or UINT64_MAX when the ring makes no sense.  recs: the markers in it
  * (fillers not counted) before the ring's end, and after it.
+ *
+ * RULE (issue 18 case 10): every position and length is bounded by the
+ * slot it lives in.  Positions are multiples of 8 (tail and head are
+ * checked by copy_ring, lengths here), so the 8-byte word read at a
+ * position lies wholly inside the ring: a head set to 4 bytes before the
+ * ring's end once made the first read straddle into the next slot, or run
+ * past the mapping for the last one.
  */
 static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, uint64_t tail,
 			     uint64_t head, uint32_t recs[2])
@@ -92,7 +94,7 @@ static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, 
 			break;                  /* not complete yet */
 		n = len & PM_FL_LEN_MASK;
 		if (len & PM_FL_F_PAD) {
-			if (n != rs - off)
+			if (n != rs - off)      /* off < rs, 8-aligned: n >= 8, a multiple of 8 */
 				return UINT64_MAX;
 		} else if (n < sizeof(struct pm_fl_rec) || (n & 7) ||
 			   n > pm_fl_rec_bytes(PM_FL_MAX_PAYLOAD) || off + n > rs) {
@@ -118,14 +120,15 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 {
 	struct pm_fl_slot *sl = area_slot(a, s);
 	const char *ring = (const char *)sl + PM_FL_CTL_SIZE;
-	uint64_t tail = a->tails[s], head, end, start = tail;
+	uint64_t tail = a->tails[s], head, end, start = tail, seen;
 	uint32_t rs = a->ring_size, recs[2];
 	unsigned part = 0;
 
 	head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
 	if (head == tail || (pressure && head - tail < rs / 4))
 		return 0;
-	if (head < tail || head - tail > rs) {
+	/* producers reserve multiples of 8: anything else is not a position */
+	if (head < tail || head - tail > rs || ((head | tail) & 7)) {
 		a->corrupt = true;
 		return 0;
 	}
@@ -134,6 +137,8 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		a->corrupt = true;
 		return 0;
 	}
+	/* every record up to end was complete before now: none can be younger */
+	seen = clock_mono_ns();
 	/* at most two chunks (head - tail <= rs): up to the ring's end, and on from 0 */
 	while (tail < end && part < 2) {
 		uint32_t off = (uint32_t)(tail & (rs - 1));
@@ -144,6 +149,8 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 			break;          /* full: leave it, the ring fills and the trap lane takes over */
 		ch->area = a;
 		ch->pos = tail;
+		ch->hi = seen;
+		ch->lo = a->since < seen ? a->since : seen;
 		ch->bytes = bytes;
 		ch->slot = s;
 		ch->cons = a->cons;
@@ -165,7 +172,7 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t wait_ns, bool pressure)
 {
-	uint64_t now = mono_ns(), most = 0;   /* largest share of a ring copied, /1024 */
+	uint64_t now = clock_mono_ns(), most = 0;   /* largest share of a ring copied, /1024 */
 
 	for (struct area *a = fl->areas; a; a = a->next) {
 		uint32_t used;
@@ -267,15 +274,18 @@ static uint32_t map_tid(struct area *a, uint32_t local, bool *reloaded)
 	return a->pid;
 }
 
-/* one marker of area a as a PM_REC_MARKER record, to the collector */
+/*
+ * One marker of area a as a PM_REC_MARKER record, to the collector, at
+ * time (its own, clamped: see stream_next).
+ */
 static void emit(struct fastlane *fl, struct area *a, const struct pm_fl_rec *r, uint32_t len,
-		 bool *reloaded, struct pm_marker *m)
+		 uint64_t time, bool clamped, bool *reloaded, struct pm_marker *m)
 {
 	m->rec_type = PM_REC_MARKER;
 	m->cpu = r->cpu;
 	m->pid = a->pid;
 	m->tid = map_tid(a, r->tid, reloaded);
-	m->time = r->time;
+	m->time = time;
 	m->type = r->type;
 	m->size = r->size;
 	m->orig_size = r->orig_size;
@@ -283,7 +293,7 @@ static void emit(struct fastlane *fl, struct area *a, const struct pm_fl_rec *r,
 		   (len & PM_FL_F_FAULT ? PM_F_FAULT : 0);
 	m->ip = r->ip;
 	m->uid = a->uid;
-	m->pad = 0;
+	m->ext = clamped ? PM_X_CLAMPED : 0;
 	memcpy(m->data, r->data, r->size);
 	fl->deliver(fl->ctx, m, sizeof(*m) + r->size);
 	fl->stats.markers++;
@@ -315,9 +325,12 @@ struct stream {
 	uint64_t pos, left;
 	const struct pm_fl_rec *cur;  /* NULL: no more */
 	uint32_t len;
+	uint64_t time;                /* cur's time, clamped into [ch->lo, ch->hi] */
+	bool clamped;                 /* ... and it had to be */
 	bool reloaded;
 	const struct fl_chunk *ch;    /* the chunk being read */
 	uint32_t emitted, unheld;     /* its records handed on: not yet unheld, unheld */
+	struct fastlane_counts *counts;
 };
 
 /* n fewer records held in *held (never below 0: the word is in shared memory) */
@@ -342,8 +355,12 @@ static void stream_unhold(struct stream *s, bool done)
 
 	if (!ch)
 		return;
-	if (done)
+	if (done) {
 		n = ch->recs > s->unheld ? ch->recs - s->unheld : 0;
+		/* what the copy held less than the ring had when checked: not handed on */
+		if (n > s->emitted)
+			s->counts->dropped += n - s->emitted;
+	}
 	if (n && ch->cons >= 0 && ch->cons < PM_FL_MAX_CONSUMERS && ch->slot < ch->area->nr_slots)
 		unhold(&area_slot(ch->area, ch->slot)->held[ch->cons], n);
 	s->unheld += n;
@@ -355,6 +372,16 @@ static void stream_unhold(struct stream *s, bool done)
 /*
  * The next marker (fillers skipped), checked again on our private copy.
  * The one before it, if any, has been handed on.
+ *
+ * RULE (issue 18 case 4): what a traced process writes is data, never
+ * control.  Its times are clamped into what we saw: no earlier than when
+ * we joined the area (or it was made, for a backlog an earlier recorder
+ * left), no later than when the pass found the record complete; each one
+ * clamped is counted (and flagged PM_X_CLAMPED for the sessions).  A time
+ * of now + 10^15 used to hold the record in every session's reorder window
+ * until the recording ended (root's recorder grew without bound) and put
+ * it past everyone else's markers on the timeline.  Lengths and sizes are
+ * bounded by the chunk (the slot's copy) they live in.
  */
 static void stream_next(struct stream *s)
 {
@@ -376,8 +403,16 @@ static void stream_next(struct stream *s)
 			s->pos += n;
 			s->left -= n;
 			if (!(len & PM_FL_F_PAD)) {
+				uint64_t t = r->time;
+
+				s->clamped = t < s->ch->lo || t > s->ch->hi;
+				if (unlikely(s->clamped)) {
+					t = t < s->ch->lo ? s->ch->lo : s->ch->hi;
+					s->counts->clamped++;
+				}
 				s->cur = r;
 				s->len = len;
+				s->time = t;
 				return;
 			}
 		}
@@ -400,7 +435,7 @@ static void stream_next(struct stream *s)
 static bool earlier(const void *ctx, uint32_t x, uint32_t y)
 {
 	const struct stream *st = ctx;
-	uint64_t a = st[x].cur->time, b = st[y].cur->time;
+	uint64_t a = st[x].time, b = st[y].time;
 
 	return a < b || (a == b && x < y);
 }
@@ -411,7 +446,7 @@ static bool earlier(const void *ctx, uint32_t x, uint32_t y)
  * window gets the consume's markers as one sorted run (a thread's own
  * order kept), not thousands of short runs to sort again.
  */
-void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
+void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fastlane_counts *counts)
 {
 	union {
 		struct pm_marker m;
@@ -436,7 +471,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 		for (off = 0; off < sg->len; n++) {
 			const struct fl_chunk *ch = (const void *)(sg->data + off);
 			struct chunk_ref one = { ch->area, ch->slot, n, ch };
-			struct stream s1 = { .ref = &one, .end = &one + 1 };
+			struct stream s1 = { .ref = &one, .end = &one + 1, .counts = counts };
 
 			off += sizeof(*ch) + ch->bytes;
 			if (refs && st && h) {
@@ -445,7 +480,8 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 			}
 			/* no memory to merge: chunk by chunk, as copied */
 			for (stream_next(&s1); s1.cur; stream_next(&s1))
-				emit(fl, ch->area, s1.cur, s1.len, &s1.reloaded, &rec.m);
+				emit(fl, ch->area, s1.cur, s1.len, s1.time, s1.clamped, &s1.reloaded,
+				     &rec.m);
 		}
 	}
 	if (!refs || !st || !h)
@@ -456,7 +492,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 
 		while (j < n && refs[j].area == refs[i].area && refs[j].slot == refs[i].slot)
 			j++;
-		st[ns] = (struct stream){ .ref = &refs[i], .end = &refs[j] };
+		st[ns] = (struct stream){ .ref = &refs[i], .end = &refs[j], .counts = counts };
 		stream_next(&st[ns]);
 		if (st[ns].cur)
 			h[nh++] = (uint32_t)ns;
@@ -466,7 +502,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list)
 	while (nh) {
 		struct stream *s = &st[h[0]];
 
-		emit(fl, s->ref[-1].area, s->cur, s->len, &s->reloaded, &rec.m);
+		emit(fl, s->ref[-1].area, s->cur, s->len, s->time, s->clamped, &s->reloaded, &rec.m);
 		stream_next(s);
 		if (!s->cur)
 			h[0] = h[--nh];

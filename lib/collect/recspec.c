@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errline.h"
 #include "jsonf.h"
 #include "recspec.h"
 
@@ -19,42 +20,47 @@ void recspec_init(struct recspec *r)
 	r->target = RECSPEC_TARGET_ALL;
 }
 
-static int fail(char *err, size_t errlen, const char *msg)
-{
-	snprintf(err, errlen, "%s", msg);
-	return -EINVAL;
-}
-
 int recspec_validate(const struct recspec *r, char *err, size_t errlen)
 {
 	size_t i;
 
-	if (r->nr_events > EVSPEC_MAX)
-		return fail(err, errlen, "too many events");
+	if (r->nr_events > RECSPEC_MAX_EVENTS)
+		return errline(err, errlen, "too many events (at most %d)", RECSPEC_MAX_EVENTS);
+	if (recspec_nr_sampling(r) > RECSPEC_MAX_SAMPLING)
+		return errline(err, errlen, "too many sampling events (at most %d)", RECSPEC_MAX_SAMPLING);
+	if (r->nr_filters > RECSPEC_MAX_FILTERS)
+		return errline(err, errlen, "too many filters (at most %d)", RECSPEC_MAX_FILTERS);
+	for (i = 0; i < r->nr_filters; i++)
+		if (!memchr(r->filters[i], '\0', RECSPEC_FILTER_MAX))
+			return errline(err, errlen, "filter too long");
+	for (i = 0; i < r->nr_events; i++)
+		if (r->filter[i] && (r->filter[i] > r->nr_filters || !r->events[i].tracepoint))
+			return errline(err, errlen, "a filter for %s, which is not a tracepoint",
+				       r->events[i].name);
 	if (!r->period && (r->freq < 1 || r->freq > EVSPEC_FREQ_MAX))
-		return fail(err, errlen, "frequency out of range (1..100000)");
+		return errline(err, errlen, "frequency out of range (1..100000)");
 	if (r->period > UINT64_MAX >> 1)
-		return fail(err, errlen, "period out of range");
+		return errline(err, errlen, "period out of range");
 	if (r->call_graph > RECSPEC_CG_EHFRAME)
-		return fail(err, errlen, "unknown call-graph mode");
+		return errline(err, errlen, "unknown call-graph mode");
 	if (r->call_graph == RECSPEC_CG_DWARF &&
 	    (r->stack_size < 8 || r->stack_size > RECSPEC_STACK_MAX || r->stack_size % 8))
-		return fail(err, errlen, "dwarf stack size out of range (8..65528, a multiple of 8)");
+		return errline(err, errlen, "dwarf stack size out of range (8..65528, a multiple of 8)");
 	if (r->target != RECSPEC_TARGET_ALL && r->target != RECSPEC_TARGET_PIDS)
-		return fail(err, errlen, "unknown target");
+		return errline(err, errlen, "unknown target");
 	if (r->nr_pids > RECSPEC_MAX_PIDS)
-		return fail(err, errlen, "too many pids (at most 64)");
+		return errline(err, errlen, "too many pids (at most 64)");
 	if (r->target == RECSPEC_TARGET_ALL && r->nr_pids)
-		return fail(err, errlen, "give either a system-wide target or pids, not both");
+		return errline(err, errlen, "give either a system-wide target or pids, not both");
 	for (i = 0; i < r->nr_pids; i++)
 		if (r->pids[i] < 1 || r->pids[i] > EVSPEC_PID_MAX)
-			return fail(err, errlen, "bad pid in 'pids'");
+			return errline(err, errlen, "bad pid in 'pids'");
 	if (r->zstd_level < 0 || r->zstd_level > RECSPEC_ZSTD_MAX)
-		return fail(err, errlen, "compression level out of range (1..22)");
+		return errline(err, errlen, "compression level out of range (1..22)");
 	if (r->ringbuf_size && (r->ringbuf_size < RECSPEC_RINGBUF_MIN ||
 				r->ringbuf_size > RECSPEC_RINGBUF_MAX ||
 				(r->ringbuf_size & (r->ringbuf_size - 1))))
-		return fail(err, errlen, "ring buffer size must be a power of two from 4096 to 1G");
+		return errline(err, errlen, "ring buffer size must be a power of two from 4096 to 1G");
 	return 0;
 }
 
@@ -114,34 +120,98 @@ const char *recspec_event_name(const struct recspec *r, size_t i)
 	return r->nr_events ? r->events[i].name : "cycles";
 }
 
-struct json_object *recspec_to_json(const struct recspec *r)
+size_t recspec_nr_sampling(const struct recspec *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_events && i < RECSPEC_MAX_EVENTS; i++)
+		n += !r->events[i].tracepoint;
+	return n;
+}
+
+const char *recspec_filter(const struct recspec *r, size_t i)
+{
+	if (i >= r->nr_events || i >= RECSPEC_MAX_EVENTS || !r->filter[i] ||
+	    r->filter[i] > r->nr_filters || r->filter[i] > RECSPEC_MAX_FILTERS)
+		return NULL;
+	return r->filters[r->filter[i] - 1];
+}
+
+int recspec_set_filter(struct recspec *r, size_t first, size_t n, const char *expr,
+		       char *err, size_t errlen)
+{
+	size_t i, len = strlen(expr), k;
+
+	if (!n || first + n > r->nr_events)
+		return errline(err, errlen, "--filter needs a tracepoint before it (-e SUBSYS:NAME --filter EXPR)");
+	for (i = first; i < first + n; i++)
+		if (!r->events[i].tracepoint)
+			return errline(err, errlen, "--filter applies to tracepoints, not to %s",
+				       r->events[i].name);
+	if (len >= RECSPEC_FILTER_MAX)
+		return errline(err, errlen, "filter too long (at most %d bytes)", RECSPEC_FILTER_MAX - 1);
+	if (!len || strspn(expr, " \t") == len)
+		return errline(err, errlen, "empty filter");
+	for (k = 0; k < r->nr_filters; k++)
+		if (!strcmp(r->filters[k], expr))
+			break;
+	if (k == r->nr_filters) {
+		if (k == RECSPEC_MAX_FILTERS)
+			return errline(err, errlen, "too many filters (at most %d)", RECSPEC_MAX_FILTERS);
+		memcpy(r->filters[k], expr, len + 1);
+		r->nr_filters++;
+	}
+	for (i = first; i < first + n; i++)
+		r->filter[i] = (uint8_t)(k + 1);
+	return 0;
+}
+
+struct json_object *recspec_to_json(const struct recspec *r, bool all)
 {
 	struct json_object *o = json_object_new_object(), *a;
+	struct recspec def;
 	char buf[32];
 	size_t i;
 
 	if (!o)
 		return NULL;
-	a = json_object_new_array();
-	for (i = 0; i < r->nr_events; i++)
-		json_object_array_add(a, json_object_new_string(r->events[i].name));
-	json_object_object_add(o, "events", a);
+	recspec_init(&def);
+	if (all || r->nr_events) {
+		a = json_object_new_array();
+		for (i = 0; i < r->nr_events; i++)
+			json_object_array_add(a, json_object_new_string(r->events[i].name));
+		json_object_object_add(o, "events", a);
+	}
 	if (r->period)
 		json_object_object_add(o, "period", json_object_new_int64((int64_t)r->period));
-	else
+	else if (all || r->freq != def.freq)
 		json_object_object_add(o, "freq", json_object_new_int64((int64_t)r->freq));
-	json_object_object_add(o, "call_graph",
-			       json_object_new_string(recspec_call_graph_name(r, buf, sizeof(buf))));
-	json_object_object_add(o, "markers", json_object_new_boolean(r->markers));
-	json_object_object_add(o, "target", json_object_new_string(
-		r->target == RECSPEC_TARGET_ALL ? "all" : "pids"));
-	a = json_object_new_array();
-	for (i = 0; i < r->nr_pids; i++)
-		json_object_array_add(a, json_object_new_int(r->pids[i]));
-	json_object_object_add(o, "pids", a);
-	json_object_object_add(o, "zstd", json_object_new_int(r->zstd_level));
+	if (all || r->call_graph != def.call_graph)
+		json_object_object_add(o, "call_graph",
+				       json_object_new_string(recspec_call_graph_name(r, buf, sizeof(buf))));
+	if (all || r->markers != def.markers)
+		json_object_object_add(o, "markers", json_object_new_boolean(r->markers));
+	if (all || r->target != def.target)
+		json_object_object_add(o, "target", json_object_new_string(
+			r->target == RECSPEC_TARGET_ALL ? "all" : "pids"));
+	if (all || r->nr_pids) {
+		a = json_object_new_array();
+		for (i = 0; i < r->nr_pids; i++)
+			json_object_array_add(a, json_object_new_int(r->pids[i]));
+		json_object_object_add(o, "pids", a);
+	}
+	if (all || r->zstd_level)
+		json_object_object_add(o, "zstd", json_object_new_int(r->zstd_level));
 	if (r->ringbuf_size)
 		json_object_object_add(o, "ringbuf", json_object_new_int64((int64_t)r->ringbuf_size));
+	if (r->nr_filters) {
+		a = json_object_new_object();
+		for (i = 0; i < r->nr_events; i++)
+			if (recspec_filter(r, i))
+				json_object_object_add(a, r->events[i].name,
+						       json_object_new_string(recspec_filter(r, i)));
+		json_object_object_add(o, "filters", a);
+	}
 	return o;
 }
 
@@ -149,19 +219,44 @@ static int events_from_json(struct json_object *o, struct recspec *r, char *err,
 {
 	struct json_object *a, *x;
 	size_t i;
-	int e = jsonf_array(o, "events", &a, EVSPEC_MAX, err, errlen);
+	int e = jsonf_array(o, "events", &a, RECSPEC_MAX_EVENTS, err, errlen);
 
 	for (i = 0; !e && a && i < json_object_array_length(a); i++) {
 		x = json_object_array_get_idx(a, i);
 		if (!json_object_is_type(x, json_type_string) ||
 		    evspec_lookup(json_object_get_string(x), &r->events[i])) {
-			snprintf(err, errlen, "unknown event '%.32s'",
+			snprintf(err, errlen, "unknown event '%.64s'",
 				 json_object_is_type(x, json_type_string) ? json_object_get_string(x) : "?");
 			return -EINVAL;
 		}
 		r->nr_events = i + 1;
 	}
 	return e;
+}
+
+/* "filters": {EVENT: EXPR}, each EVENT one of "events" */
+static int filters_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	struct json_object *f;
+	size_t i;
+	int e = jsonf_object(o, "filters", &f, err, errlen);
+
+	if (e || !f)
+		return e;
+	json_object_object_foreach(f, name, v) {
+		for (i = 0; i < r->nr_events; i++)
+			if (!strcmp(r->events[i].name, name))
+				break;
+		if (i == r->nr_events)
+			return errline(err, errlen, "a filter for '%.64s', which is not among the events",
+				       name);
+		if (!json_object_is_type(v, json_type_string))
+			return errline(err, errlen, "the filter of '%.64s' must be a string", name);
+		e = recspec_set_filter(r, i, 1, json_object_get_string(v), err, errlen);
+		if (e)
+			return e;
+	}
+	return 0;
 }
 
 static int pids_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
@@ -174,7 +269,7 @@ static int pids_from_json(struct json_object *o, struct recspec *r, char *err, s
 		x = json_object_array_get_idx(a, i);
 		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) < 1 ||
 		    json_object_get_int64(x) > EVSPEC_PID_MAX)
-			return fail(err, errlen, "bad pid in 'pids'");
+			return errline(err, errlen, "bad pid in 'pids'");
 		r->pids[i] = (int)json_object_get_int64(x);
 		r->nr_pids = i + 1;
 	}
@@ -198,7 +293,11 @@ static int call_graph_from_json(struct json_object *o, struct recspec *r, char *
 	return e;
 }
 
-int recspec_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+/* every key recspec_to_json writes, and those earlier perfmark wrote */
+const char recspec_json_keys[] =
+	"events,freq,period,call_graph,callchain,markers,target,pids,zstd,ringbuf,filters";
+
+int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, size_t errlen)
 {
 	uint64_t zstd = 0;
 	const char *t;
@@ -206,7 +305,7 @@ int recspec_from_json(struct json_object *o, struct recspec *r, char *err, size_
 
 	recspec_init(r);
 	if (!o || !json_object_is_type(o, json_type_object))
-		return fail(err, errlen, "the recording options must be an object");
+		return errline(err, errlen, "the recording options must be an object");
 	if ((e = events_from_json(o, r, err, errlen)) ||
 	    (e = jsonf_u64(o, "freq", &r->freq, 1, EVSPEC_FREQ_MAX, err, errlen)) ||
 	    (e = jsonf_u64(o, "period", &r->period, 1, UINT64_MAX >> 1, err, errlen)) ||
@@ -215,12 +314,20 @@ int recspec_from_json(struct json_object *o, struct recspec *r, char *err, size_
 	    (e = jsonf_u64(o, "zstd", &zstd, 0, RECSPEC_ZSTD_MAX, err, errlen)) ||
 	    (e = jsonf_u64(o, "ringbuf", &r->ringbuf_size, 0, RECSPEC_RINGBUF_MAX, err, errlen)) ||
 	    (e = jsonf_str(o, "target", &t, err, errlen)) ||
-	    (e = pids_from_json(o, r, err, errlen)))
+	    (e = pids_from_json(o, r, err, errlen)) ||
+	    (e = filters_from_json(o, r, err, errlen)))
 		return e;
 	r->zstd_level = (int)zstd;
 	if (t && strcmp(t, "all") && strcmp(t, "pids"))
-		return fail(err, errlen, "'target' must be \"all\" or \"pids\"");
+		return errline(err, errlen, "'target' must be \"all\" or \"pids\"");
 	if (t && !strcmp(t, "pids"))
 		r->target = RECSPEC_TARGET_PIDS;
 	return recspec_validate(r, err, errlen);
+}
+
+int recspec_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	int e = jsonf_known_keys(o, recspec_json_keys, "option", err, errlen);
+
+	return e ? e : recspec_from_json_in(o, r, err, errlen);
 }

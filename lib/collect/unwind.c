@@ -9,6 +9,14 @@
  * wanted (a target).  Until then its mappings are only listed, so a fork
  * that execs right away costs nothing.  A mapping's table is resolved when
  * it is installed (unwind_resolve()), while the process still lives.
+ *
+ * The sideband is read one CPU's buffer after the other: a process's FORK,
+ * COMM exec and MMAP2s come in any order (a shell forks on one CPU, its
+ * child execs and maps its libraries on another).  Each record applies by
+ * its time (unwind_int.h, struct uw_proc), and the BPF side trusts an
+ * installed process only for the image it was installed for (struct
+ * pm_uw_pid): an exec or a new process under the pid that user space has
+ * not read yet gets its stacks copied.
  */
 #include <errno.h>
 #include <libelf.h>
@@ -21,8 +29,10 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "evspec.h"
 #include "grow.h"
+#include "perfdata.h"
 #include "synth.h"
 #include "unwind_int.h"
 
@@ -30,16 +40,19 @@ static struct unwinder *the_unwinder;
 
 /* --- BPF side: every change goes to every collector's maps ---------------------- */
 
-/* the BPF side unwinds pid's stacks itself (on) or copies them for us (off) */
-static void set_installed(struct unwinder *u, uint32_t pid, bool on)
+/*
+ * The BPF side unwinds p's stacks itself (on: with the mappings of p's image
+ * since p->born) or copies them for us (off).
+ */
+static void set_installed(struct unwinder *u, const struct uw_proc *p, bool on)
 {
-	uint8_t one = 1;
+	struct pm_uw_pid v = { .since = p->born };
 
 	for (size_t k = 0; k < u->nr_sets; k++) {
 		if (on)
-			bpf_map_update_elem(u->sets[k].pids_fd, &pid, &one, BPF_ANY);
+			bpf_map_update_elem(u->sets[k].pids_fd, &p->pid, &v, BPF_ANY);
 		else
-			bpf_map_delete_elem(u->sets[k].pids_fd, &pid);
+			bpf_map_delete_elem(u->sets[k].pids_fd, &p->pid);
 	}
 }
 
@@ -80,20 +93,43 @@ static int set_range(struct unwinder *u, const struct uw_set *only, uint32_t pid
 static int install_mapping(struct unwinder *u, const struct uw_set *only, uint32_t pid,
 			   const struct uw_mapping *m)
 {
-	const struct uw_table *t = &u->tables[m->slot];
-	struct pm_uw_map v = {
-		.pool = t->pool,
-		.first = t->first,
-		.nr_rows = t->nr_rows,
-		.gen = t->gen,
-		.bias = m->bias,
-		.start = m->start,
-		.end = m->end,
-	};
+	struct pm_uw_map v = { .bias = m->bias, .start = m->start, .end = m->end };
 
+	/* without a table too: the BPF walk tells a mapping it has none for from one not read yet */
+	if (m->slot >= 0) {
+		const struct uw_table *t = &u->tables[m->slot];
+
+		v.pool = t->pool;
+		v.first = t->first;
+		v.nr_rows = t->nr_rows;
+		v.gen = t->gen;
+	}
 	return set_range(u, only, pid, m->start, m->end, &v);
 }
 /* --- processes ------------------------------------------------------------------- */
+
+/*
+ * Records apply by their time (the sample_id trailer's; 0: unknown, in the
+ * order read).  A record at t is older than state of time ref ...
+ */
+static bool older(uint64_t t, uint64_t ref)
+{
+	return t && t < ref;
+}
+
+/* ... or no newer: the same record again (every collector's sideband has it) */
+static bool not_newer(uint64_t t, uint64_t ref)
+{
+	return t && t <= ref;
+}
+
+/* the time of a sideband record (TID|TIME|CPU|IDENTIFIER trailer); 0 if none */
+static uint64_t record_time(const struct perf_event_header *h)
+{
+	struct perfdata_sample_id sid;
+
+	return perfdata_decode_sample_id(h, h->size, &sid) ? 0 : sid.time;
+}
 
 static struct uw_proc *proc_find(struct unwinder *u, uint32_t pid, bool create)
 {
@@ -105,6 +141,7 @@ static struct uw_proc *proc_find(struct unwinder *u, uint32_t pid, bool create)
 	if (!create || !(p = calloc(1, sizeof(*p))))
 		return NULL;
 	p->pid = pid;
+	p->partial = true;          /* nothing known of what it mapped before */
 	p->next = *pp;
 	*pp = p;
 	u->st.procs++;
@@ -117,6 +154,8 @@ static void unuse(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
 		return;
 	set_range(u, NULL, pid, m->start, m->end, NULL);
 	m->installed = false;
+	if (m->slot < 0)
+		return;
 	u->st.mappings--;
 	if (--u->tables[m->slot].refs == 0)
 		u->tables[m->slot].last_use = ++u->clock;
@@ -145,26 +184,17 @@ static void use(struct unwinder *u, struct uw_proc *p, struct uw_mapping *m)
 	if (m->installed)
 		return;
 	prepare(u, p->pid, m);
-	if (m->slot < 0)
-		return;
 	install_mapping(u, NULL, p->pid, m);
 	m->installed = true;
+	if (m->slot < 0)
+		return;
 	u->st.mappings++;
 	u->tables[m->slot].refs++;
 }
 
-static void activate(struct unwinder *u, struct uw_proc *p)
-{
-	p->active = true;
-	for (size_t i = 0; i < p->nr; i++)
-		use(u, p, &p->maps[i]);
-	set_installed(u, p->pid, true);
-}
-
-/* an exec: until its new mappings are in, the BPF side copies its stacks */
 static void proc_clear(struct unwinder *u, struct uw_proc *p)
 {
-	set_installed(u, p->pid, false);
+	set_installed(u, p, false);
 	for (size_t i = 0; i < p->nr; i++)
 		unuse(u, p->pid, &p->maps[i]);
 	p->nr = 0;
@@ -174,13 +204,15 @@ static void proc_clear(struct unwinder *u, struct uw_proc *p)
  * The process exited: its entries go, but its mappings stay listed a drain
  * longer, for the walks of its last copied stacks (unwinder__tick frees it).
  */
-static void proc_exit(struct unwinder *u, struct uw_proc *p)
+static void proc_exit(struct unwinder *u, struct uw_proc *p, uint64_t t)
 {
-	set_installed(u, p->pid, false);
+	if (p->active)
+		set_installed(u, p, false);
 	for (size_t i = 0; i < p->nr; i++)
 		unuse(u, p->pid, &p->maps[i]);
 	p->exited = true;
 	p->active = false;
+	p->exit_time = t;
 	p->exit_tick = u->tick;
 }
 
@@ -200,11 +232,59 @@ static void proc_free(struct unwinder *u, uint32_t pid)
 	}
 }
 
-/* a new executable mapping replaces what it overlaps */
+/*
+ * The process pid at time t (created if asked): one that exited before t
+ * is gone, the pid is somebody else's.  NULL for a record of the exited
+ * one, read after its EXIT.
+ */
+static struct uw_proc *proc_at(struct unwinder *u, uint32_t pid, uint64_t t, bool create)
+{
+	struct uw_proc *p = proc_find(u, pid, false);
+
+	if (p && p->exited) {
+		if (not_newer(t, p->exit_time))
+			return NULL;
+		proc_free(u, pid);
+	}
+	return proc_find(u, pid, create);
+}
+
+/*
+ * p began a new image at t (a fork or an exec; t 0: now): its mappings of
+ * before go, those recorded since (read before the FORK or COMM) stay.
+ */
+static void proc_begin(struct unwinder *u, struct uw_proc *p, uint64_t t, bool partial)
+{
+	size_t i, j;
+
+	if (p->active)
+		set_installed(u, p, false);
+	for (i = j = 0; i < p->nr; i++) {
+		if (t && p->maps[i].time >= t)
+			p->maps[j++] = p->maps[i];
+		else
+			unuse(u, p->pid, &p->maps[i]);
+	}
+	p->nr = j;
+	p->born = t;
+	p->exact = true;
+	p->partial = partial;
+	if (p->active && p->nr)
+		set_installed(u, p, true);
+}
+
+/*
+ * A new executable mapping replaces what it overlaps; NULL if it is older
+ * than what it overlaps (or the same record again).
+ */
 static struct uw_mapping *proc_add(struct unwinder *u, struct uw_proc *p, const struct uw_mapping *m)
 {
 	size_t i, j;
 
+	for (i = 0; i < p->nr; i++)
+		if (p->maps[i].start < m->end && m->start < p->maps[i].end &&
+		    not_newer(m->time, p->maps[i].time))
+			return NULL;
 	for (i = j = 0; i < p->nr; i++) {
 		if (p->maps[i].start < m->end && m->start < p->maps[i].end)
 			unuse(u, p->pid, &p->maps[i]);
@@ -216,6 +296,24 @@ static struct uw_mapping *proc_add(struct unwinder *u, struct uw_proc *p, const 
 		return NULL;
 	p->maps[p->nr] = *m;
 	return &p->maps[p->nr++];
+}
+
+/* a forked child has what its parent had mapped at the fork, unless it mapped newer since */
+static void proc_inherit(struct unwinder *u, struct uw_proc *child, const struct uw_proc *parent,
+			 uint64_t t)
+{
+	for (size_t i = 0; i < parent->nr; i++) {
+		struct uw_mapping m = parent->maps[i], *nm;
+
+		if (older(t, m.time))
+			continue;           /* mapped after the fork */
+		m.installed = false;
+		nm = proc_add(u, child, &m);
+		if (nm && child->active)
+			use(u, child, nm);
+	}
+	if (child->active && child->nr)
+		set_installed(u, child, true);
 }
 
 /* perf's MMAP2 body after the header (the uapi documents it in a comment) */
@@ -230,6 +328,8 @@ struct mmap2_body {
 	char filename[];
 };
 
+static void activate(struct unwinder *u, struct uw_proc *p);
+
 static void on_mmap2(struct unwinder *u, const struct perf_event_header *h, int how)
 {
 	const struct mmap2_body *b = (const void *)(h + 1);
@@ -241,25 +341,25 @@ static void on_mmap2(struct unwinder *u, const struct perf_event_header *h, int 
 	if (h->size < sizeof(*h) + sizeof(*b) + 1 || !(b->prot & PROT_EXEC) || !b->len)
 		return;
 	m.vdso = !strncmp(b->filename, "[vdso]", room);
-	if (b->filename[0] != '/' && !m.vdso)
-		return;                 /* anonymous (JIT): the frame-pointer fallback */
+	/* anonymous (JIT): the frame-pointer fallback; every file's is installed, table or not */
+	if ((b->filename[0] == '[' && !m.vdso) || !strncmp(b->filename, "//anon", room))
+		return;
 	m.start = b->addr;
 	m.end = b->addr + b->len;
 	m.pgoff = b->pgoff;
+	m.time = record_time(h);
 	if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
 		m.maj = b->maj;
 		m.min = b->min;
 		m.ino = b->ino;
 	}
-	p = proc_find(u, b->pid, false);
-	if (p && p->exited)             /* the pid is somebody else's now */
-		proc_free(u, b->pid);
-	p = proc_find(u, b->pid, true);
-	if (!p || !(nm = proc_add(u, p, &m)))
+	p = proc_at(u, b->pid, m.time, true);
+	/* an image's mapping read after a newer image began is of no use */
+	if (!p || older(m.time, p->born) || !(nm = proc_add(u, p, &m)))
 		return;
 	if (p->active) {
 		use(u, p, nm);
-		set_installed(u, p->pid, true);
+		set_installed(u, p, true);
 	} else if (how == UNWIND_INSTALL) {
 		activate(u, p);
 	} else if (how == UNWIND_RESOLVE) {
@@ -276,26 +376,72 @@ static int synth_mmap(void *ctx, const void *rec, size_t len)
 	return 0;
 }
 
-void unwinder__sample(struct unwinder *u, uint32_t pid)
+/*
+ * p's mappings as /proc shows them now (p is not installed): its image
+ * since now.  If it is gone, what the sideband told stays.
+ */
+static void read_proc(struct unwinder *u, struct uw_proc *p)
 {
-	struct synth_opts so = { .uid_filter = (uint32_t)-1 };
+	struct synth_opts so = { .uid_filter = (uint32_t)-1, .time = clock_mono_ns() };
+	struct uw_proc was = *p;
+
+	p->maps = NULL;
+	p->nr = p->cap = 0;
+	p->born = so.time;
+	synth_process((pid_t)p->pid, &so, synth_mmap, u);
+	if (!p->nr) {
+		free(p->maps);
+		p->maps = was.maps;
+		p->nr = was.nr;
+		p->cap = was.cap;
+		p->born = was.born;
+		return;
+	}
+	free(was.maps);
+	p->partial = false;
+	p->exact = false;
+}
+
+static void activate(struct unwinder *u, struct uw_proc *p)
+{
+	if (p->partial)
+		read_proc(u, p);
+	p->active = true;
+	p->lost_seen = u->lost;
+	for (size_t i = 0; i < p->nr; i++)
+		use(u, p, &p->maps[i]);
+	set_installed(u, p, true);
+}
+
+void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied)
+{
 	struct uw_proc *p = proc_find(u, pid, false);
 
+	/*
+	 * Installed, and its stack copied all the same: a mapping the BPF side
+	 * has not got.  If sideband records were lost since, it never will from
+	 * the sideband: read /proc again (once a loss).
+	 */
+	if (p && p->active && copied && p->lost_seen != u->lost) {
+		set_installed(u, p, false);
+		for (size_t i = 0; i < p->nr; i++)
+			unuse(u, p->pid, &p->maps[i]);
+		p->partial = true;
+		activate(u, p);
+		return;
+	}
 	if (p && (p->active || p->exited))
 		return;
-	if (!p) {                   /* there before we were: its mappings from /proc */
-		p = proc_find(u, pid, true);
-		if (!p)
-			return;
-		synth_process((pid_t)pid, &so, synth_mmap, u);
-	}
+	if (!p && !(p = proc_find(u, pid, true)))
+		return;
 	activate(u, p);
 }
 
 void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, int how)
 {
 	const uint32_t *b = (const uint32_t *)(h + 1);
-	struct uw_proc *parent, *child;
+	uint64_t t = record_time(h);
+	struct uw_proc *p, *parent;
 
 	if (h->size < sizeof(*h) + 16)
 		return;
@@ -304,24 +450,34 @@ void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, i
 		on_mmap2(u, h, how);
 		break;
 	case PERF_RECORD_COMM:              /* pid, tid, comm: an exec replaces the image */
-		if ((h->misc & PERF_RECORD_MISC_COMM_EXEC) && (child = proc_find(u, b[0], false)))
-			proc_clear(u, child);
+		if (!(h->misc & PERF_RECORD_MISC_COMM_EXEC))
+			break;
+		p = proc_at(u, b[0], t, true);
+		if (p && !not_newer(t, p->born))
+			proc_begin(u, p, t, false);
 		break;
 	case PERF_RECORD_FORK:              /* pid, ppid, tid, ptid */
-		if (b[0] == b[1] || !(parent = proc_find(u, b[1], false)))
+		if (b[0] == b[1])
+			break;                  /* a thread */
+		p = proc_at(u, b[0], t, true);
+		if (!p || not_newer(t, p->born))
 			break;
-		proc_free(u, b[0]);         /* a reused pid */
-		child = proc_find(u, b[0], true);
-		if (!child || !parent->nr || !(child->maps = malloc(parent->nr * sizeof(*child->maps))))
-			break;
-		memcpy(child->maps, parent->maps, parent->nr * sizeof(*child->maps));
-		child->nr = child->cap = parent->nr;
-		for (size_t i = 0; i < child->nr; i++)
-			child->maps[i].installed = false;
+		/* the parent's mappings at the fork, if it is known as it was then */
+		parent = proc_find(u, b[1], false);
+		if (parent && older(t, parent->born))
+			parent = NULL;
+		proc_begin(u, p, t, !parent || parent->partial);
+		if (parent)
+			proc_inherit(u, p, parent, t);
 		break;
-	case PERF_RECORD_EXIT:
-		if (b[0] == b[2] && (child = proc_find(u, b[0], false)))
-			proc_exit(u, child);
+	case PERF_RECORD_LOST:
+		u->lost++;
+		break;
+	case PERF_RECORD_EXIT:              /* pid, ppid, tid, ptid */
+		if (b[0] != b[2] || !(p = proc_find(u, b[0], false)) || p->exited ||
+		    older(t, p->born))
+			break;
+		proc_exit(u, p, t);
 		break;
 	}
 }
@@ -360,7 +516,7 @@ static const struct pm_uw_row *proc_row(struct unwinder *u, const struct uw_proc
 	return NULL;
 }
 
-size_t unwinder__walk(struct unwinder *u, uint32_t pid, const uint64_t *regs,
+size_t unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
 		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max)
 {
 	struct unwind_regs r = { .pc = regs[8], .sp = regs[7], .bp = regs[6], .regs = regs,
@@ -370,6 +526,10 @@ size_t unwinder__walk(struct unwinder *u, uint32_t pid, const uint64_t *regs,
 	const struct pm_uw_row *row;
 	size_t n = 0;
 	int end = 0;
+
+	/* a stack of the image before (an exec read since): none of its tables are known */
+	if (p && p->exact && older(time, p->born))
+		p = NULL;
 
 	while (!end && n < max) {
 		pcs[n++] = r.pc;
@@ -483,12 +643,12 @@ int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_f
 	struct uw_set *s;
 	int *fds;
 	uint32_t *keys, n = u->nr_pools;
-	uint8_t one = 1;
 
 	if (u->nr_sets == MAX_SETS)
 		return -ENOSPC;
 	/* maps pinned by a perfmark whose tables had another layout */
-	if (map_value_size(maps_fd) != sizeof(struct pm_uw_map) || !pools_fit(u, pools_fd))
+	if (map_value_size(maps_fd) != sizeof(struct pm_uw_map) ||
+	    map_value_size(pids_fd) != sizeof(struct pm_uw_pid) || !pools_fit(u, pools_fd))
 		return -EPROTO;
 	clear_map(maps_fd, sizeof(struct pm_uw_map_key));
 	clear_map(pids_fd, sizeof(uint32_t));
@@ -512,11 +672,13 @@ int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_f
 		bpf_map_delete_elem(pools_fd, &i);
 	for (size_t b = 0; b < PROC_BUCKETS; b++)
 		for (struct uw_proc *p = u->procs[b]; p; p = p->next) {
+			struct pm_uw_pid v = { .since = p->born };
+
 			for (size_t i = 0; i < p->nr; i++)
 				if (p->maps[i].installed)
 					install_mapping(u, s, p->pid, &p->maps[i]);
 			if (p->active)
-				bpf_map_update_elem(pids_fd, &p->pid, &one, BPF_ANY);
+				bpf_map_update_elem(pids_fd, &p->pid, &v, BPF_ANY);
 		}
 	return 0;
 }
@@ -529,12 +691,6 @@ void unwinder__remove_maps(struct unwinder *u, int pools_fd)
 		u->sets[i] = u->sets[--u->nr_sets];
 		return;
 	}
-}
-
-void unwinder__set_cap(struct unwinder *u, uint64_t bytes)
-{
-	u->cap = bytes;
-	u->st.cap = bytes;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)

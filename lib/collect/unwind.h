@@ -12,7 +12,7 @@
  * needs their room (least recently used first).
  *
  * Fed by the collector: the sideband (MMAP2 of executable mappings, COMM
- * exec, FORK, EXIT) and each sample's pid; a process seen for the first
+ * exec, FORK, EXIT, LOST) and each sample's pid; a process seen for the first
  * time has its mappings read from /proc/PID/maps.  Files are opened through
  * /proc/PID/map_files, never by a path the traced process could change.
  */
@@ -37,6 +37,7 @@ struct unwind_stats {
 	uint64_t pool_bytes, cap;            /* BPF memory holding them, its cap */
 	uint64_t built, evicted, failed;     /* since start: built, evicted, not loadable */
 	uint64_t over_cap;                   /* mappings left without a table (cap) */
+	uint64_t refused[4];                 /* files whose CFI was over a budget, by enum unwind_refusal */
 	uint64_t procs, mappings;            /* processes and mappings installed now */
 	uint64_t walks;                      /* stack copies walked here (unwinder__walk) */
 	uint64_t walk_ends[5];               /* how they ended, by enum pm_uw_end */
@@ -54,7 +55,7 @@ void unwinder__put(struct unwinder *u);
 int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_fd);
 void unwinder__remove_maps(struct unwinder *u, int pools_fd);
 /*
- * A sideband record (others than MMAP2, COMM, FORK, EXIT are ignored).
+ * A sideband record (others than MMAP2, COMM, FORK, EXIT, LOST are ignored).
  * For an MMAP2, how much to do for a process not installed yet:
  */
 enum {
@@ -65,16 +66,19 @@ enum {
 void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, int how);
 /* After each read of the ring: processes that exited a drain ago are forgotten. */
 void unwinder__tick(struct unwinder *u);
-/* A sample of pid: the first one of a process loads its mappings. */
-void unwinder__sample(struct unwinder *u, uint32_t pid);
 /*
- * Walk a stack the BPF side copied (regs: perf's 20 user registers, stack:
- * size bytes from regs[SP] up) with pid's tables, by the BPF rules; the
- * pcs, leaf first.  Call unwinder__sample(pid) first.
+ * A sample of pid (copied: its stack, for us to walk): the first one of a
+ * process loads its mappings.
  */
-size_t unwinder__walk(struct unwinder *u, uint32_t pid, const uint64_t *regs,
+void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied);
+/*
+ * Walk a stack the BPF side copied at time (regs: perf's 20 user registers,
+ * stack: size bytes from regs[SP] up) with pid's tables, by the BPF rules;
+ * the pcs, leaf first.  A stack from before pid's image began (an exec read
+ * since) gets the frame pointers only.  Call unwinder__sample(pid) first.
+ */
+size_t unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
 		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max);
-void unwinder__set_cap(struct unwinder *u, uint64_t bytes);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 
 #endif

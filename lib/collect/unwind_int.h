@@ -20,6 +20,7 @@
 #define MAX_TABLES   4096
 #define POOL_MIN_ROWS (128u << 10)   /* 1 MiB */
 #define MAX_LOADS    8
+#define MAX_REFUSED  64       /* files remembered as refused, so they are not read again */
 #define KEY_LEN      48
 #define NO_TABLE     (-1)     /* not resolved yet */
 #define BAD_TABLE    (-2)     /* resolved: none (no file, no CFI, over the cap) */
@@ -42,6 +43,13 @@ struct uw_table {
 	size_t nr_loads;
 };
 
+/* a file whose CFI was over a budget */
+struct uw_refused {
+	dev_t dev;
+	ino_t ino;
+	int64_t size, mtime;
+};
+
 struct uw_pool {
 	int fd;                    /* BPF array of rows */
 	uint32_t cap;              /* rows */
@@ -55,14 +63,28 @@ struct uw_mapping {
 	int32_t slot;              /* NO_TABLE, BAD_TABLE or a table ... */
 	uint32_t gen;              /* ... as long as the slot's gen is this */
 	uint64_t bias;
+	uint64_t time;             /* of its record: no older record replaces it */
 	bool vdso, installed;
 };
 
+/*
+ * A process as its records made it, each applied by its time, not in the
+ * order read: a CPU's sideband buffer is read whole before the next one's,
+ * so a process's FORK, COMM exec and MMAP2s, written on several CPUs, come
+ * in any order.  An older record never undoes what a newer one did.
+ */
 struct uw_proc {
 	struct uw_proc *next;
 	uint32_t pid;
 	bool active;
 	bool exited;               /* kept a drain longer: its last samples may follow */
+	bool partial;              /* mappings from before born may be missing: /proc is read
+				    * when it is installed */
+	bool exact;                /* born is when its image began (a FORK or COMM exec
+				    * record), not when /proc was read */
+	uint64_t born;             /* its image since (the BPF side's pm_uw_pid.since); 0: unknown */
+	uint64_t lost_seen;        /* the sideband's losses when it was installed */
+	uint64_t exit_time;
 	uint64_t exit_tick;
 	struct uw_mapping *maps;
 	size_t nr, cap;
@@ -81,7 +103,10 @@ struct unwinder {
 	struct uw_set sets[MAX_SETS];
 	size_t nr_sets;
 	uint64_t cap, clock, tick;
+	uint64_t lost;             /* sideband LOST records: mappings may be missing */
 	uint32_t gen;
+	struct uw_refused refused[MAX_REFUSED];   /* a ring */
+	uint32_t next_refused;
 	struct unwind_stats st;
 };
 

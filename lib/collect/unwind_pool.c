@@ -224,16 +224,51 @@ static void elf_loads(Elf *elf, struct uw_table *t)
 	}
 }
 
+/*
+ * Files refused for their CFI (unwind_table.h's budgets) are counted once
+ * and remembered, so a hostile file mapped by many processes is not read
+ * again for each.
+ */
+static bool was_refused(const struct unwinder *u, const struct stat *sb)
+{
+	for (uint32_t i = 0; i < MAX_REFUSED; i++) {
+		const struct uw_refused *r = &u->refused[i];
+
+		if (r->ino == sb->st_ino && r->dev == sb->st_dev && r->size == sb->st_size &&
+		    r->mtime == sb->st_mtim.tv_sec && r->ino)
+			return true;
+	}
+	return false;
+}
+
+_Static_assert(sizeof(((struct unwind_stats *)0)->refused) == UNWIND_REFUSED_NR * sizeof(uint64_t),
+	       "unwind_stats.refused: one counter per enum unwind_refusal");
+
+static int32_t refuse(struct unwinder *u, const struct stat *sb, int why)
+{
+	if (why >= 0 && why < UNWIND_REFUSED_NR)
+		u->st.refused[why]++;
+	if (sb->st_ino)
+		u->refused[u->next_refused++ % MAX_REFUSED] = (struct uw_refused){
+			sb->st_dev, sb->st_ino, sb->st_size, sb->st_mtim.tv_sec };
+	return BAD_TABLE;
+}
+
 /* A table for this ELF in a slot: cached, or built and loaded.  BAD_TABLE if none. */
 static int32_t table_for_elf(struct unwinder *u, Elf *elf, const struct stat *sb)
 {
 	struct unwind_table *t = NULL;
+	struct unwind_budget bud;
 	char key[KEY_LEN];
 	struct uw_table *ut;
 	uint32_t pool, first;
 	int32_t slot;
+	int e;
 
-	if (unwind_table__build(elf, &t)) {
+	e = unwind_table__build(elf, &t, &bud);
+	if (e == -E2BIG)
+		return refuse(u, sb, bud.why);
+	if (e) {
 		u->st.failed++;
 		return BAD_TABLE;
 	}
@@ -348,8 +383,13 @@ int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
 		return BAD_TABLE;
 	}
 	slot = find_file(u, &sb);
-	if (slot < 0) {
-		elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (slot < 0 && was_refused(u, &sb)) {
+		slot = BAD_TABLE;
+	} else if (slot < 0 && unwind_table__check_fd(fd) == -E2BIG) {
+		slot = refuse(u, &sb, UNWIND_REFUSED_SIZE);
+	} else if (slot < 0) {
+		/* read, not mapped: the file's owner may truncate it (a SIGBUS) or change it */
+		elf = elf_begin(fd, ELF_C_READ, NULL);
 		slot = elf ? table_for_elf(u, elf, &sb) : BAD_TABLE;
 		elf_end(elf);
 	}

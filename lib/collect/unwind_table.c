@@ -3,10 +3,9 @@
  * ELF call frame information -> unwind table rows.  See unwind_table.h.
  *
  * libdw has no public iterator over FDEs, so the FDE list comes from
- * dwarf_next_cfi() (the raw entries) plus the one thing it leaves to its
- * caller: decoding an FDE's initial location and range with the pointer
- * encoding its CIE's 'R' augmentation names.  Everything else (running the
- * CFA programs, the ABI's default rules) is libdw's dwarf_cfi_addrframe().
+ * cfi_image.c (dwarf_next_cfi() over the raw entries, the pointer encoding
+ * of each FDE's range, the budgets); running the CFA programs and the ABI's
+ * default rules are libdw's dwarf_cfi_addrframe(), on cfi_image's copy.
  */
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -15,192 +14,21 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "unwind_table.h"
+#include "cfi_image.h"
 #include "grow.h"
+#include "unwind_table.h"
 
 #define REG_RBP 6
 #define REG_RSP 7
 #define REG_RIP 16
 
-/* DW_EH_PE_* pointer encodings (LSB: .eh_frame) */
-#define PE_OMIT     0xff
-#define PE_FMT_MASK 0x0f
-#define PE_APP_MASK 0x70
-#define PE_ABSPTR   0x00
-#define PE_ULEB128  0x01
-#define PE_UDATA2   0x02
-#define PE_UDATA4   0x03
-#define PE_UDATA8   0x04
-#define PE_SLEB128  0x09
-#define PE_SDATA2   0x0a
-#define PE_SDATA4   0x0b
-#define PE_SDATA8   0x0c
-#define PE_PCREL    0x10
-
-struct fde_range {
-	uint64_t lo, hi;
-};
-
 struct builder {
-	Elf_Data *data;          /* the CFI section's bytes */
-	uint64_t sh_addr;        /* its address, for pc-relative encodings */
-	bool eh;                 /* .eh_frame (else .debug_frame) */
-	unsigned char ident[EI_NIDENT];
-	Dwarf_CFI *cfi;
-	struct fde_range *fdes;
-	size_t nr_fdes, cap_fdes;
+	struct cfi_image im;
 	struct unwind_table *t;
 	size_t cap_rows;
 };
-
-/* --- pointer encodings ------------------------------------------------------- */
-
-static bool read_leb(const uint8_t **p, const uint8_t *end, bool sign, uint64_t *out)
-{
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (*p >= end || shift >= 64)
-			return false;
-		b = *(*p)++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (sign && shift < 64 && (b & 0x40))
-		v |= ~0ull << shift;
-	*out = v;
-	return true;
-}
-
-/* little-endian fixed-size value (x86-64 only) */
-static bool read_fixed(const uint8_t **p, const uint8_t *end, size_t n, bool sign, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(end - *p) < n)
-		return false;
-	for (size_t i = 0; i < n; i++)
-		v |= (uint64_t)(*p)[i] << (8 * i);
-	if (sign && n < 8 && (v >> (8 * n - 1)) & 1)
-		v |= ~0ull << (8 * n);
-	*p += n;
-	*out = v;
-	return true;
-}
-
-/*
- * One encoded value at *p; field_addr is the field's own address (for
- * pc-relative values).  Only the forms compilers emit for FDEs are taken.
- */
-static bool read_encoded(uint8_t enc, const uint8_t **p, const uint8_t *end,
-			 uint64_t field_addr, bool with_app, uint64_t *out)
-{
-	static const struct { uint8_t fmt, size; bool sign; } fixed[] = {
-		{ PE_ABSPTR, 8, false }, { PE_UDATA2, 2, false }, { PE_UDATA4, 4, false },
-		{ PE_UDATA8, 8, false }, { PE_SDATA2, 2, true }, { PE_SDATA4, 4, true },
-		{ PE_SDATA8, 8, true },
-	};
-	uint8_t fmt = enc & PE_FMT_MASK, app = enc & PE_APP_MASK;
-	bool ok = false;
-	size_t i;
-
-	if (enc == PE_OMIT || (enc & 0x80))   /* omitted, or indirect: not for FDEs */
-		return false;
-	if (fmt == PE_ULEB128 || fmt == PE_SLEB128) {
-		ok = read_leb(p, end, fmt == PE_SLEB128, out);
-	} else {
-		for (i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
-			if (fixed[i].fmt == fmt)
-				ok = read_fixed(p, end, fixed[i].size, fixed[i].sign, out);
-	}
-	if (!ok || !with_app)
-		return ok;
-	if (app == PE_PCREL)
-		*out += field_addr;
-	else if (app != 0)
-		return false;
-	return true;
-}
-
-/* size of an encoded value (to skip a personality pointer), 0 if unknown */
-static size_t encoded_size(uint8_t enc, const uint8_t *p, const uint8_t *end)
-{
-	const uint8_t *q = p;
-	uint64_t v;
-
-	if (!read_encoded(enc & 0x7f, &q, end, 0, false, &v))
-		return 0;
-	return (size_t)(q - p);
-}
-
-/* The FDE address encoding named by a CIE; false if it cannot be told. */
-static bool cie_fde_encoding(const Dwarf_CIE *cie, uint8_t *enc)
-{
-	const char *a = cie->augmentation;
-	const uint8_t *p = cie->augmentation_data;
-	const uint8_t *end = p + cie->augmentation_data_size;
-	size_t n;
-
-	*enc = PE_ABSPTR;
-	if (!a || !*a)
-		return true;
-	if (*a != 'z' || !p)
-		return false;
-	for (a++; *a; a++) {
-		switch (*a) {
-		case 'R':
-			if (p >= end)
-				return false;
-			*enc = *p;
-			return true;
-		case 'L':
-			p++;
-			break;
-		case 'P':
-			if (p >= end)
-				return false;
-			n = encoded_size(p[0], p + 1, end);
-			if (!n)
-				return false;
-			p += 1 + n;
-			break;
-		case 'S':
-		case 'B':
-			break;
-		default:
-			return false;
-		}
-	}
-	return true;   /* no 'R': absolute pointers */
-}
-
-/* [lo, hi) of the FDE whose encoded location starts at fde->start */
-static bool fde_range(struct builder *b, const Dwarf_FDE *fde, struct fde_range *r)
-{
-	Dwarf_CFI_Entry cie;
-	Dwarf_Off next;
-	const uint8_t *p = fde->start, *end = fde->end;
-	const uint8_t *base = b->data->d_buf;
-	uint64_t lo, len;
-	uint8_t enc;
-
-	if (dwarf_next_cfi(b->ident, b->data, b->eh, fde->CIE_pointer, &next, &cie) != 0 ||
-	    !dwarf_cfi_cie_p(&cie) || !cie_fde_encoding(&cie.cie, &enc))
-		return false;
-	if (p < base || p > base + b->data->d_size)
-		return false;
-	if (!read_encoded(enc, &p, end, b->sh_addr + (uint64_t)(p - base), true, &lo) ||
-	    !read_encoded(enc, &p, end, 0, false, &len))
-		return false;
-	if (!len || lo > UINT32_MAX || len > UINT32_MAX - lo)
-		return false;
-	r->lo = lo;
-	r->hi = lo + len;
-	return true;
-}
 
 /* --- rules ------------------------------------------------------------------- */
 
@@ -339,173 +167,118 @@ static int push_row(struct builder *b, uint64_t pc, uint32_t rule)
 	return 0;
 }
 
-/* rows of one FDE, [r->lo, r->hi), each as libdw's interpreter sees it */
-static int fde_rows(struct builder *b, const struct fde_range *r)
+/*
+ * Rows of one FDE, [f->lo, f->hi), each as libdw's interpreter sees it: a
+ * call per row, from the FDE's start (cfi_scan() counts exactly these).
+ */
+static int fde_rows(struct builder *b, const struct cfi_fde *f)
 {
-	uint64_t a = r->lo;
+	uint64_t a = f->lo;
 	size_t n = 0;
 	int e;
 
-	while (a < r->hi) {
-		Dwarf_Frame *f = NULL;
+	while (a < f->hi) {
+		Dwarf_Frame *fr = NULL;
 		Dwarf_Addr start, end;
 		bool signal = false;
 		uint32_t rule;
+		int r = -1;
 
-		if (n++ == UNWIND_TABLE_MAX_FDE_ROWS ||
-		    dwarf_cfi_addrframe(b->cfi, a, &f) != 0 ||
-		    dwarf_frame_info(f, &start, &end, &signal) < 0 || start > a || end <= a) {
-			free(f);
+		if (n++ < UNWIND_TABLE_MAX_FDE_ROWS) {
+			b->t->calls++;
+			r = dwarf_cfi_addrframe(b->im.cfi, a, &fr);
+		}
+		if (r != 0 || dwarf_frame_info(fr, &start, &end, &signal) < 0 || start > a || end <= a) {
+			free(fr);
 			b->t->bad_fdes++;
 			return push_row(b, a, PM_UW_RULE(PM_UW_UNSUPPORTED, 0, 0));
 		}
-		rule = classify(f, signal);
-		free(f);
+		rule = classify(fr, signal);
+		free(fr);
 		if (PM_UW_TYPE(rule) == PM_UW_UNSUPPORTED)
 			b->t->unsupported++;
 		e = push_row(b, a, rule);
 		if (e)
 			return e;
-		a = end < r->hi ? end : r->hi;
+		a = end < f->hi ? end : f->hi;
 	}
-	return 0;
-}
-
-static int range_cmp(const void *x, const void *y)
-{
-	const struct fde_range *a = x, *b = y;
-
-	return a->lo < b->lo ? -1 : a->lo > b->lo;
-}
-
-static int collect_fdes(struct builder *b)
-{
-	Dwarf_Off off = 0, next;
-	Dwarf_CFI_Entry ent;
-	size_t seen = 0;
-	int r;
-
-	while ((r = dwarf_next_cfi(b->ident, b->data, b->eh, off, &next, &ent)) >= 0) {
-		if (r == 1 || next <= off)
-			break;
-		off = next;
-		if (dwarf_cfi_cie_p(&ent))
-			continue;
-		if (++seen > UNWIND_TABLE_MAX_FDES)
-			break;
-		if (grow_to(&b->fdes, &b->cap_fdes, b->nr_fdes + 1, sizeof(*b->fdes), 256))
-			return -ENOMEM;
-		if (fde_range(b, &ent.fde, &b->fdes[b->nr_fdes]))
-			b->nr_fdes++;
-		else
-			b->t->bad_fdes++;
-	}
-	if (b->nr_fdes)
-		qsort(b->fdes, b->nr_fdes, sizeof(*b->fdes), range_cmp);
 	return 0;
 }
 
 static int build_rows(struct builder *b)
 {
 	uint64_t prev_end = 0;
-	size_t i;
 	int e;
 
-	for (i = 0; i < b->nr_fdes; i++) {
-		const struct fde_range *r = &b->fdes[i];
+	for (size_t i = 0; i < b->im.nr_fdes; i++) {
+		const struct cfi_fde *f = &b->im.fdes[i];
 
-		if (i && r->lo < prev_end) {            /* overlaps the one before */
-			b->t->bad_fdes++;
-			continue;
-		}
-		if (i && r->lo > prev_end) {
+		if (i && f->lo > prev_end) {
 			e = push_row(b, prev_end, PM_UW_RULE(PM_UW_NONE, 0, 0));
 			if (e)
 				return e;
 		}
-		e = fde_rows(b, r);
+		e = fde_rows(b, f);
 		if (e)
 			return e;
 		b->t->nr_fdes++;
-		prev_end = r->hi;
+		prev_end = f->hi;
 	}
 	if (!b->t->nr_rows)
 		return -ENOENT;
 	return push_row(b, prev_end, PM_UW_RULE(PM_UW_NONE, 0, 0));
 }
 
-/* --- the CFI section ---------------------------------------------------------- */
-
-static Elf_Scn *find_section(Elf *elf, const char *want, GElf_Shdr *sh)
+/* an ELF file this builder reads: 64-bit little-endian */
+static bool elf_ok(Elf *elf)
 {
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
+	char *ident = elf ? elf_getident(elf, NULL) : NULL;
 
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		const char *name;
-
-		if (!gelf_getshdr(scn, sh) || sh->sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh->sh_name);
-		if (name && !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
+	return ident && elf_kind(elf) == ELF_K_ELF && ident[EI_CLASS] == ELFCLASS64 &&
+	       ident[EI_DATA] == ELFDATA2LSB;
 }
 
-static int open_cfi(struct builder *b, Elf *elf, Dwarf **dw)
+int unwind_table__image(Elf *elf, void **img, size_t *len, struct unwind_budget *b)
 {
-	GElf_Shdr sh;
-	Elf_Scn *scn = find_section(elf, ".eh_frame", &sh);
+	struct cfi_image im;
+	int e;
 
-	b->eh = scn != NULL;
-	if (scn) {
-		b->cfi = dwarf_getcfi_elf(elf);
-		b->t->source = ".eh_frame";
-	} else {
-		scn = find_section(elf, ".debug_frame", &sh);
-		if (!scn)
-			return -ENOENT;
-		if ((sh.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
-			return -ENOENT;
-		*dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);
-		b->cfi = *dw ? dwarf_getcfi(*dw) : NULL;
-		b->t->source = ".debug_frame";
-	}
-	b->data = elf_getdata(scn, NULL);
-	if (!b->cfi || !b->data || !b->data->d_buf || !b->data->d_size)
-		return -ENOENT;
-	b->sh_addr = sh.sh_addr;
-	return 0;
+	memset(b, 0, sizeof(*b));
+	b->why = -1;
+	if (!elf_ok(elf))
+		return -EINVAL;
+	e = cfi_image__open(&im, elf, b);
+	if (!e)
+		e = cfi_image__take(&im, img, len);
+	cfi_image__close(&im);
+	return e;
 }
 
-int unwind_table__build(Elf *elf, struct unwind_table **out)
+int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *bud)
 {
+	struct unwind_budget local;
 	struct builder b = { 0 };
-	Dwarf *dw = NULL;
-	char *ident;
 	int e;
 
 	*out = NULL;
-	ident = elf ? elf_getident(elf, NULL) : NULL;
-	if (!ident || elf_kind(elf) != ELF_K_ELF || ident[EI_CLASS] != ELFCLASS64 ||
-	    ident[EI_DATA] != ELFDATA2LSB)
+	if (!bud)
+		bud = &local;
+	memset(bud, 0, sizeof(*bud));
+	bud->why = -1;
+	if (!elf_ok(elf))
 		return -EINVAL;
-	memcpy(b.ident, ident, EI_NIDENT);
 	b.t = calloc(1, sizeof(*b.t));
 	if (!b.t)
 		return -ENOMEM;
-	e = open_cfi(&b, elf, &dw);
-	if (!e)
-		e = collect_fdes(&b);
-	if (!e)
+	e = cfi_image__open(&b.im, elf, bud);
+	if (!e) {
+		b.t->source = b.im.source;
+		b.t->bad_fdes = b.im.bad_fdes;
 		e = build_rows(&b);
-	if (b.eh && b.cfi)
-		dwarf_cfi_end(b.cfi);
-	dwarf_end(dw);
-	free(b.fdes);
+	}
+	if (e == -E2BIG && bud->why < 0)      /* past the rows: the scan's bound is exact */
+		bud->why = UNWIND_REFUSED_ROWS;
+	cfi_image__close(&b.im);
 	if (e) {
 		unwind_table__free(b.t);
 		return e;
@@ -514,16 +287,41 @@ int unwind_table__build(Elf *elf, struct unwind_table **out)
 	return 0;
 }
 
-int unwind_table__build_fd(int fd, struct unwind_table **out)
+int unwind_table__check_fd(int fd)
+{
+	Elf64_Ehdr eh;
+
+	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return -EINVAL;
+	/* libelf allocates a few hundred bytes per section header at elf_begin() */
+	if ((eh.e_shoff && (eh.e_shnum == 0 || eh.e_shstrndx == SHN_XINDEX)) ||
+	    eh.e_shnum > UNWIND_ELF_MAX_SECTIONS || eh.e_phnum > UNWIND_ELF_MAX_SEGMENTS)
+		return -E2BIG;
+	return 0;
+}
+
+int unwind_table__build_fd(int fd, struct unwind_table **out, struct unwind_budget *b)
 {
 	Elf *elf;
 	int e;
 
+	*out = NULL;
+	if (b) {
+		memset(b, 0, sizeof(*b));
+		b->why = -1;
+	}
+	e = unwind_table__check_fd(fd);
+	if (e == -E2BIG && b)
+		b->why = UNWIND_REFUSED_SIZE;
+	if (e)
+		return e;
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* read, not mapped: a file truncated under a mapping would be a SIGBUS */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -EINVAL;
-	e = unwind_table__build(elf, out);
+	e = unwind_table__build(elf, out, b);
 	elf_end(elf);
 	return e;
 }

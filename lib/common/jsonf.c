@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "jsonf.h"
 
@@ -89,6 +90,43 @@ int jsonf_object(struct json_object *o, const char *key, struct json_object **ob
 	if (*obj && !json_object_is_type(*obj, json_type_object)) {
 		*obj = NULL;
 		return bad(err, errlen, key, "an object");
+	}
+	return 0;
+}
+
+static bool listed(const char *key, const char *known)
+{
+	size_t n = strlen(key);
+
+	for (const char *p = known; *p; ) {
+		const char *end = strchr(p, ',');
+		size_t len = end ? (size_t)(end - p) : strlen(p);
+
+		if (len == n && !memcmp(p, key, n))
+			return true;
+		p += len + (end ? 1 : 0);
+	}
+	return false;
+}
+
+int jsonf_known_keys(struct json_object *o, const char *known, const char *what,
+		     char *err, size_t errlen)
+{
+	if (!o || !json_object_is_type(o, json_type_object))
+		return 0;
+	json_object_object_foreach(o, key, val) {
+		char shown[65];
+		size_t i;
+
+		(void)val;
+		if (listed(key, known))
+			continue;
+		/* the client's bytes, bounded and with nothing a terminal acts on */
+		for (i = 0; key[i] && i < sizeof(shown) - 1; i++)
+			shown[i] = (unsigned char)key[i] < 0x20 || key[i] == 0x7f ? '?' : key[i];
+		shown[i] = '\0';
+		snprintf(err, errlen, "perfmarkd does not know %s '%s'", what, shown);
+		return -EINVAL;
 	}
 	return 0;
 }

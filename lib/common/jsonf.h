@@ -29,6 +29,15 @@ int jsonf_array(struct json_object *o, const char *key, struct json_object **arr
 int jsonf_object(struct json_object *o, const char *key, struct json_object **obj,
 		 char *err, size_t errlen);
 
+/*
+ * The protocol's rule: a request an older perfmarkd cannot honour in full is
+ * refused, not half done.  0 when every key of o is in known ("a,b,c"),
+ * else -EINVAL with "perfmarkd does not know WHAT 'KEY'" in err (the key cut
+ * at 64 bytes, control characters shown as '?').
+ */
+int jsonf_known_keys(struct json_object *o, const char *known, const char *what,
+		     char *err, size_t errlen);
+
 const char *jsonf_get_str(struct json_object *o, const char *key);   /* NULL */
 long long jsonf_get_int(struct json_object *o, const char *key);     /* 0 */
 bool jsonf_get_bool(struct json_object *o, const char *key);         /* false */

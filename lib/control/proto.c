@@ -8,30 +8,18 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "jsonf.h"
 #include "proto.h"
 
-static const char *const cmd_names[] = {
-	[PROTO_CMD_CREATE] = "create",
-	[PROTO_CMD_LIST] = "list",
-	[PROTO_CMD_SHOW] = "show",
-	[PROTO_CMD_SNAPSHOT] = "snapshot",
-	[PROTO_CMD_ATTACH] = "attach",
-	[PROTO_CMD_STOP] = "stop",
-	[PROTO_CMD_START] = "start",
-	[PROTO_CMD_DELETE] = "delete",
-	[PROTO_CMD_PING] = "ping",
-	[PROTO_CMD_RECORD] = "record",
-	[PROTO_CMD_RECORD_START] = "record-start",
-	[PROTO_CMD_RECORD_STATS] = "record-stats",
-	[PROTO_CMD_RECORD_STOP] = "record-stop",
+static const struct proto_cmd_info cmds[PROTO_NR_CMDS] = {
+#define PROTO_CMD_ROW(id, fn, name, flags, keys) [PROTO_CMD_##id] = { name, flags, keys },
+	PROTO_COMMANDS(PROTO_CMD_ROW)
+#undef PROTO_CMD_ROW
 };
-#define NR_CMDS (sizeof(cmd_names) / sizeof(cmd_names[0]))
 
-bool proto_cmd_anonymous(enum proto_cmd cmd)
+const struct proto_cmd_info *proto_cmd_info(enum proto_cmd cmd)
 {
-	return cmd == PROTO_CMD_LIST || cmd == PROTO_CMD_PING || cmd == PROTO_CMD_RECORD ||
-	       cmd == PROTO_CMD_RECORD_START || cmd == PROTO_CMD_RECORD_STATS ||
-	       cmd == PROTO_CMD_RECORD_STOP;
+	return &cmds[cmd];
 }
 
 bool proto_name_valid(const char *name)
@@ -109,8 +97,10 @@ int proto_parse_frame(const void *buf, size_t len, size_t *used,
 int proto_request_parse(struct json_object *msg, struct proto_request *req,
 			char *err, size_t errlen)
 {
+	const struct proto_cmd_info *ci;
 	struct json_object *v, *c, *n;
 	const char *cmd, *name;
+	char known[128], key[32];
 	size_t i;
 
 	memset(req, 0, sizeof(*req));
@@ -129,23 +119,36 @@ int proto_request_parse(struct json_object *msg, struct proto_request *req,
 		return -EINVAL;
 	}
 	cmd = json_object_get_string(c);
-	for (i = 0; i < NR_CMDS; i++)
-		if (!strcmp(cmd, cmd_names[i]))
+	for (i = 0; i < PROTO_NR_CMDS; i++)
+		if (!strcmp(cmd, cmds[i].name))
 			break;
-	if (i == NR_CMDS) {
+	if (i == PROTO_NR_CMDS) {
 		snprintf(err, errlen, "unknown command '%.32s'", cmd);
 		return -EINVAL;
 	}
 	req->cmd = (enum proto_cmd)i;
-	if (req->cmd == PROTO_CMD_RECORD) {
-		if (!json_object_object_get_ex(msg, "opts", &req->def) ||
+	ci = &cmds[i];
+	snprintf(known, sizeof(known), "v,cmd%s%s%s", ci->flags & PROTO_NAMED ? ",name" : "",
+		 ci->keys[0] ? "," : "", ci->keys);
+	if (jsonf_known_keys(msg, known, "request key", err, errlen)) {
+		size_t n = strlen(err);
+
+		snprintf(err + n, errlen - n, " (in '%s')", ci->name);
+		return -EINVAL;
+	}
+	if (ci->flags & PROTO_DOC) {
+		/* the first of its keys: "def", "opts" */
+		size_t n = strcspn(ci->keys, ",");
+
+		snprintf(key, sizeof(key), "%.*s", (int)n, ci->keys);
+		if (!json_object_object_get_ex(msg, key, &req->def) ||
 		    !json_object_is_type(req->def, json_type_object)) {
-			snprintf(err, errlen, "record: no options");
+			snprintf(err, errlen, "%s: no %s", ci->name,
+				 req->cmd == PROTO_CMD_CREATE ? "session definition" : "options");
 			return -EINVAL;
 		}
-		return 0;
 	}
-	if (proto_cmd_anonymous(req->cmd))
+	if (!(ci->flags & PROTO_NAMED))
 		return 0;
 	if (!json_object_object_get_ex(msg, "name", &n) || !json_object_is_type(n, json_type_string)) {
 		snprintf(err, errlen, "%s: a session name is required", cmd);
@@ -158,13 +161,6 @@ int proto_request_parse(struct json_object *msg, struct proto_request *req,
 		return -EINVAL;
 	}
 	snprintf(req->name, sizeof(req->name), "%s", name);
-	if (req->cmd == PROTO_CMD_CREATE) {
-		if (!json_object_object_get_ex(msg, "def", &req->def) ||
-		    !json_object_is_type(req->def, json_type_object)) {
-			snprintf(err, errlen, "create: no session definition");
-			return -EINVAL;
-		}
-	}
 	return 0;
 }
 

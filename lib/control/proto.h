@@ -45,32 +45,59 @@ struct json_object;
 #define PROTO_MAX_FDS 2
 #define PROTO_NAME_MAX 64
 
+/*
+ * The commands, one row each: the id, the daemon's handler (handle_<fn> in
+ * daemon/clients.c, which it must define), the name on the wire, flags, and
+ * the keys its request may carry beyond "v" and "cmd" ("name" comes with
+ * PROTO_NAMED), comma-separated.  A request with any other key is refused
+ * naming it: an older perfmarkd never drops what a newer client asked for.
+ * A new command is a row here and its handler.
+ *   PROTO_NAMED  the request names a session ("name", checked)
+ *   PROTO_NEW    ... one that need not exist yet (create)
+ *   PROTO_DOC    its first key holds the command's document, an object,
+ *                required (create's "def", record's "opts")
+ */
+#define PROTO_NAMED 1u
+#define PROTO_NEW   2u
+#define PROTO_DOC   4u
+#define PROTO_COMMANDS(X) \
+	X(CREATE,       create,       "create",       PROTO_NAMED | PROTO_NEW | PROTO_DOC, "def") \
+	X(LIST,         list,         "list",         0,                  "") \
+	X(SHOW,         show,         "show",         PROTO_NAMED,        "") \
+	X(SNAPSHOT,     snapshot,     "snapshot",     PROTO_NAMED,        "") \
+	X(ATTACH,       attach,       "attach",       PROTO_NAMED,        "") \
+	X(STOP,         stop,         "stop",         PROTO_NAMED,        "") \
+	X(START,        start,        "start",        PROTO_NAMED,        "") \
+	X(DELETE,       delete,       "delete",       PROTO_NAMED,        "") \
+	X(PING,         ping,         "ping",         0,                  "") \
+	X(RECORD,       record,       "record",       PROTO_DOC,          "opts,argv") \
+	X(RECORD_START, record_start, "record-start", 0,                  "pipe,pid") \
+	X(RECORD_STATS, record_stats, "record-stats", 0,                  "") \
+	X(RECORD_STOP,  record_stop,  "record-stop",  0,                  "")
+
 enum proto_cmd {
-	PROTO_CMD_CREATE,
-	PROTO_CMD_LIST,
-	PROTO_CMD_SHOW,
-	PROTO_CMD_SNAPSHOT,
-	PROTO_CMD_ATTACH,
-	PROTO_CMD_STOP,
-	PROTO_CMD_START,
-	PROTO_CMD_DELETE,
-	PROTO_CMD_PING,
-	PROTO_CMD_RECORD,
-	PROTO_CMD_RECORD_START,
-	PROTO_CMD_RECORD_STATS,
-	PROTO_CMD_RECORD_STOP,
+#define PROTO_CMD_ENUM(id, fn, name, flags, keys) PROTO_CMD_##id,
+	PROTO_COMMANDS(PROTO_CMD_ENUM)
+#undef PROTO_CMD_ENUM
+	PROTO_NR_CMDS
 };
+
+struct proto_cmd_info {
+	const char *name;
+	unsigned flags;
+	const char *keys;
+};
+
+/* the row of cmd (cmd < PROTO_NR_CMDS) */
+const struct proto_cmd_info *proto_cmd_info(enum proto_cmd cmd);
 
 struct proto_request {
 	enum proto_cmd cmd;
 	int version;                         /* the client's */
-	char name[PROTO_NAME_MAX + 1];       /* "" for list/ping */
-	struct json_object *def;             /* create: borrowed from the message;
-					      * record: its "opts" */
+	char name[PROTO_NAME_MAX + 1];       /* "" without PROTO_NAMED */
+	struct json_object *def;             /* PROTO_DOC: the document, borrowed
+					      * from the message */
 };
-
-/* commands that name no session */
-bool proto_cmd_anonymous(enum proto_cmd cmd);
 
 /* [A-Za-z0-9_.-]{1,64}, not starting with '.' */
 bool proto_name_valid(const char *name);
@@ -95,7 +122,11 @@ int proto_record_start_opts(struct json_object *msg, bool *pipe, int *pid, char 
  */
 int proto_parse_frame(const void *buf, size_t len, size_t *used,
 		      struct json_object **msg, char *err, size_t errlen);
-/* Check a request object: version, command, name.  0 or -EINVAL with err. */
+/*
+ * Check a request object: version, command, its keys, name, document (and
+ * the keys of that: create's session definition, record's recording
+ * options).  0 or -EINVAL with err naming what is wrong.
+ */
 int proto_request_parse(struct json_object *msg, struct proto_request *req,
 			char *err, size_t errlen);
 

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "errline.h"
 #include "jsonf.h"
 #include "sessdef.h"
 
@@ -16,17 +17,18 @@ void sessdef_init(struct sessdef *d)
 	d->ring_size = SESSDEF_RING_DEFAULT;
 }
 
-static int fail(char *err, size_t errlen, const char *msg)
-{
-	snprintf(err, errlen, "%s", msg);
-	return -EINVAL;
-}
+/* the keys of the document (sessdef.h), and of the sink object, as a client may send them */
+#define DEF_KEYS   "name,spec,sink,owner,resolved,seq,stopped,error,message"
+#define SINK_KEYS  "type,size,dir,rotate_size,rotate_secs,keep"
+/* earlier perfmark: the recspec's and the sink's keys beside them */
+#define FLAT_SINK_KEYS "ring_size,dir,rotate_size,rotate_secs,keep"
 
 /*
  * "sink": {"type":..., ...}; earlier perfmark wrote "sink":"ring"|"file"
  * with "ring_size", "dir", "rotate_*" and "keep" beside it.
  */
-static int sink_from_json(struct json_object *o, struct sessdef *d, char *err, size_t errlen)
+static int sink_from_json(struct json_object *o, struct sessdef *d, bool trusted,
+			  char *err, size_t errlen)
 {
 	struct json_object *so = NULL, *x;
 	const char *type = NULL, *dir, *size_key = "size";
@@ -38,11 +40,12 @@ static int sink_from_json(struct json_object *o, struct sessdef *d, char *err, s
 		size_key = "ring_size";
 		type = json_object_get_string(x);
 	} else if ((e = jsonf_object(o, "sink", &so, err, errlen)) ||
+		   (!trusted && (e = jsonf_known_keys(so, SINK_KEYS, "sink setting", err, errlen))) ||
 		   (e = jsonf_str(so, "type", &type, err, errlen))) {
 		return e;
 	}
 	if (type && strcmp(type, "ring") && strcmp(type, "file"))
-		return fail(err, errlen, "the sink's type must be \"ring\" or \"file\"");
+		return errline(err, errlen, "the sink's type must be \"ring\" or \"file\"");
 	d->sink = type && !strcmp(type, "file") ? SESSDEF_SINK_FILE : SESSDEF_SINK_RING;
 	if ((e = jsonf_u64(so, size_key, &d->ring_size, SESSDEF_RING_MIN, SESSDEF_RING_MAX, err, errlen)) ||
 	    (e = jsonf_u64(so, "rotate_size", &d->rotate_size, 0, UINT64_MAX >> 1, err, errlen)) ||
@@ -52,16 +55,16 @@ static int sink_from_json(struct json_object *o, struct sessdef *d, char *err, s
 		return e;
 	d->keep = (uint32_t)keep;
 	if (d->rotate_size && d->rotate_size < SESSDEF_ROTATE_MIN)
-		return fail(err, errlen, "rotation size must be at least 64K");
+		return errline(err, errlen, "rotation size must be at least 64K");
 	if (dir) {
 		if (dir[0] != '/' || strlen(dir) >= sizeof(d->dir))
-			return fail(err, errlen, "output directory must be an absolute path");
+			return errline(err, errlen, "output directory must be an absolute path");
 		snprintf(d->dir, sizeof(d->dir), "%s", dir);
 	}
 	if (d->sink == SESSDEF_SINK_FILE && !d->dir[0])
-		return fail(err, errlen, "a file sink needs an output directory");
+		return errline(err, errlen, "a file sink needs an output directory");
 	if (d->sink == SESSDEF_SINK_RING && (d->rotate_size || d->rotate_secs || d->keep))
-		return fail(err, errlen, "--rotate and --keep need --output DIR");
+		return errline(err, errlen, "--rotate and --keep need --output DIR");
 	return 0;
 }
 
@@ -75,14 +78,14 @@ static int state_from_json(struct json_object *o, struct sessdef *d, char *err, 
 	int e;
 
 	if ((e = jsonf_u64(o, "owner", &v, 0, UINT32_MAX, err, errlen)) ||
-	    (e = jsonf_array(o, "resolved", &arr, EVSPEC_MAX, err, errlen)))
+	    (e = jsonf_array(o, "resolved", &arr, RECSPEC_MAX_EVENTS, err, errlen)))
 		return e;
 	d->owner = (uint32_t)v;
 	for (i = 0; arr && i < json_object_array_length(arr); i++) {
 		x = json_object_array_get_idx(arr, i);
 		if (!json_object_is_type(x, json_type_string) ||
 		    evspec_lookup(json_object_get_string(x), &tmp))
-			return fail(err, errlen, "bad resolved event");
+			return errline(err, errlen, "bad resolved event");
 		snprintf(d->resolved[i], sizeof(d->resolved[i]), "%s", tmp.name);
 		d->nr_resolved = i + 1;
 	}
@@ -96,30 +99,43 @@ static int state_from_json(struct json_object *o, struct sessdef *d, char *err, 
 	return 0;
 }
 
+/* earlier perfmark's flat document: every key of it */
+static const char *flat_keys(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s,%s,%s", DEF_KEYS, FLAT_SINK_KEYS, recspec_json_keys);
+	return buf;
+}
+
 int sessdef_from_json(struct json_object *o, struct sessdef *d, bool trusted,
 		      char *err, size_t errlen)
 {
 	struct json_object *spec;
+	char flat[512];
 	const char *name;
 	int e;
 
 	sessdef_init(d);
 	if (!json_object_is_type(o, json_type_object))
-		return fail(err, errlen, "definition must be an object");
+		return errline(err, errlen, "definition must be an object");
 	if ((e = jsonf_str(o, "name", &name, err, errlen)) ||
 	    (e = jsonf_object(o, "spec", &spec, err, errlen)))
 		return e;
+	/* a client's document: what this daemon does not know is refused, not dropped */
+	if (!trusted && (e = jsonf_known_keys(o, spec ? DEF_KEYS : flat_keys(flat, sizeof(flat)),
+					      spec ? "session setting" : "option", err, errlen)))
+		return e;
 	if (name) {
 		if (!proto_name_valid(name))
-			return fail(err, errlen, "invalid session name");
+			return errline(err, errlen, "invalid session name");
 		snprintf(d->name, sizeof(d->name), "%s", name);
 	}
 	/* earlier perfmark: the recspec's keys at the top level */
-	if ((e = recspec_from_json(spec ? spec : o, &d->spec, err, errlen)) ||
-	    (e = sink_from_json(o, d, err, errlen)))
+	if ((e = spec ? recspec_from_json(spec, &d->spec, err, errlen) :
+			recspec_from_json_in(o, &d->spec, err, errlen)) ||
+	    (e = sink_from_json(o, d, trusted, err, errlen)))
 		return e;
 	if (d->spec.target == RECSPEC_TARGET_PIDS && !d->spec.nr_pids)
-		return fail(err, errlen, "target \"pids\" needs at least one pid");
+		return errline(err, errlen, "target \"pids\" needs at least one pid");
 	return trusted ? state_from_json(o, d, err, errlen) : 0;
 }
 
@@ -128,13 +144,14 @@ static void add_u64(struct json_object *o, const char *key, uint64_t v)
 	json_object_object_add(o, key, json_object_new_int64((int64_t)v));
 }
 
-static struct json_object *sink_to_json(const struct sessdef *d)
+static struct json_object *sink_to_json(const struct sessdef *d, bool all)
 {
 	struct json_object *o = json_object_new_object();
 
 	if (d->sink == SESSDEF_SINK_RING) {
 		json_object_object_add(o, "type", json_object_new_string("ring"));
-		add_u64(o, "size", d->ring_size);
+		if (all || d->ring_size != SESSDEF_RING_DEFAULT)
+			add_u64(o, "size", d->ring_size);
 		return o;
 	}
 	json_object_object_add(o, "type", json_object_new_string("file"));
@@ -157,8 +174,9 @@ struct json_object *sessdef_to_json(const struct sessdef *d, bool with_state)
 		return NULL;
 	if (d->name[0])
 		json_object_object_add(o, "name", json_object_new_string(d->name));
-	json_object_object_add(o, "spec", recspec_to_json(&d->spec));
-	json_object_object_add(o, "sink", sink_to_json(d));
+	/* without the state: a client's request, only what differs from the defaults */
+	json_object_object_add(o, "spec", recspec_to_json(&d->spec, with_state));
+	json_object_object_add(o, "sink", sink_to_json(d, with_state));
 	if (!with_state)
 		return o;
 	add_u64(o, "owner", d->owner);

@@ -50,7 +50,7 @@ struct sessdef {
 	uint32_t keep;                     /* 0: keep all */
 	/* kept by the daemon */
 	uint32_t owner;                    /* uid */
-	char resolved[EVSPEC_MAX][32];     /* as opened (after fallback), for adoption */
+	char resolved[RECSPEC_MAX_EVENTS][EVSPEC_NAME_MAX];     /* as opened (after fallback), for adoption */
 	size_t nr_resolved;
 	uint64_t seq;                      /* file sink: next file number */
 	bool stopped;                      /* by `stop` */
@@ -61,12 +61,19 @@ struct sessdef {
 /* The defaults: recspec_init's, in a 64 MiB ring. */
 void sessdef_init(struct sessdef *d);
 /*
- * From a create request (trusted false: the daemon's keys are ignored) or
- * a stored file (trusted): every field validated.  0 or -EINVAL with err.
+ * From a create request (trusted false: the daemon's keys are ignored, a
+ * key it does not know is refused, naming it) or a stored file or a reply
+ * (trusted: the live keys of show and list pass): every field validated.
+ * The recording options refuse unknown keys either way (recspec.h).
+ * 0 or -EINVAL with err.
  */
 int sessdef_from_json(struct json_object *o, struct sessdef *d, bool trusted,
 		      char *err, size_t errlen);
-/* New object (caller puts it); with_state adds the daemon's keys. */
+/*
+ * New object (caller puts it).  with_state: every key and the daemon's
+ * (stored, shown); without: a client's request, only what differs from the
+ * defaults (recspec_to_json).
+ */
 struct json_object *sessdef_to_json(const struct sessdef *d, bool with_state);
 
 #endif

@@ -5,21 +5,17 @@
  * each journaled to the sink as soon as it is encoded.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/fsuid.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "perfmark_wire.h"
+#include "tracepoint_wire.h"
 #include "unwind_wire.h"
 #include "perfdata.h"
 #include "window.h"
 #include "session-int.h"
 #include "sinks.h"
-#include "synth.h"
 #include "uevent.h"
 
 /* marker flags go from the BPF record into the file as they are */
@@ -28,9 +24,22 @@ _Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PE
 
 /* --- staging: the reorder window, and the journal ------------------------- */
 
+/*
+ * At the window's cap (window.h), the oldest half of what it holds is
+ * written at once, as a round of its own, and the room asked again: each
+ * pass writes at least one record, so this ends.
+ */
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time)
 {
-	s->staged = window__alloc(s->ro, len, time);
+	int e;
+
+	while (!(s->staged = window__alloc(s->ro, len, time)) && window__full(s->ro) && s->sink &&
+	       !s->err) {
+		e = window__overflow(s->ro, session_out_record, s);
+		e = e < 0 ? e : sink__round(s->sink);
+		if (e)
+			s->err = e;
+	}
 	s->staged_len = len;
 	s->staged_time = time;
 	return s->staged;
@@ -60,11 +69,35 @@ static void dwarf_fields(const struct pm_sample *ps, size_t size, struct perfdat
 	ds->stack_size = (uint32_t)u->size;
 }
 
+/*
+ * A tracepoint hit's entry (PM_SF_RAW): after the frames and, with
+ * PM_SF_UREGS, the registers and stack copy.  NULL when it is not whole.
+ */
+static const struct pm_raw *raw_entry(const struct pm_sample *ps, size_t size)
+{
+	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
+	const struct pm_uregs *u = (const void *)((const char *)ps + off);
+	const struct pm_raw *r;
+
+	if (ps->flags & PM_SF_UREGS) {
+		if (size < off + sizeof(*u) || u->size > size - off - sizeof(*u))
+			return NULL;
+		off += sizeof(*u) + u->size;
+	}
+	r = (const void *)((const char *)ps + off);
+	if (size < off + sizeof(*r) || r->size > size - off - sizeof(*r) || r->size < 8 ||
+	    r->size > PM_TP_RAW_MAX)
+		return NULL;
+	return r;
+}
+
 int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 {
 	uint64_t *ips = (uint64_t *)s->chain_buf;
 	struct perfdata_sample ds = { 0 };
 	uint32_t nk = ps->nr_kstack, nu = ps->nr_ustack, n = 0, i;
+	uint64_t type = s->sample_type;
+	const struct pm_raw *raw;
 	size_t len;
 	void *rec;
 
@@ -72,6 +105,17 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 	    nk > PM_MAX_STACK || nu > PM_MAX_STACK ||
 	    size < sizeof(*ps) + (nk + nu) * sizeof(uint64_t))
 		return 0;
+	/* a tracepoint's hit carries its entry: only for a tracepoint's attr, and only whole */
+	if (!!(ps->flags & PM_SF_RAW) != s->ev[ps->event].tracepoint)
+		return 0;
+	if (ps->flags & PM_SF_RAW) {
+		raw = raw_entry(ps, size);
+		if (!raw)
+			return 0;
+		ds.raw = raw->data;
+		ds.raw_size = raw->size;
+		type |= PERF_SAMPLE_RAW;
+	}
 	/*
 	 * RULE (issue 8 case 4): kernel addresses reach a session only where
 	 * perf would show them to its owner.  Where it would not, this is
@@ -99,24 +143,24 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 				ips[n++] = ps->stack[nk + i];
 		}
 		/* dwarf: perf's chain holds the kernel part only (exclude_callchain_user) */
-		if (!n && !(s->sample_type & SAMPLE_TYPE_DWARF)) {
+		if (!n && !(type & SAMPLE_TYPE_DWARF)) {
 			ips[n++] = ps->user_mode ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
 			ips[n++] = ps->ip;
 		}
 		ds.nr_ips = n;
 		ds.ips = ips;
 	}
-	if (s->sample_type & SAMPLE_TYPE_DWARF)
+	if (type & SAMPLE_TYPE_DWARF)
 		dwarf_fields(ps, size, &ds);
-	len = perfdata_sample_size(s->sample_type, &ds);
+	len = perfdata_sample_size(type, &ds);
 	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
 		ds.stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
-		len = perfdata_sample_size(s->sample_type, &ds);
+		len = perfdata_sample_size(type, &ds);
 	}
 	rec = stage_alloc(s, len, ds.time);
 	if (!rec)
 		return -ENOMEM;
-	perfdata_encode_sample(rec, s->sample_type, &ds);
+	perfdata_encode_sample(rec, type, &ds);
 	s->stats.samples++;
 	return stage_done(s);
 }
@@ -126,60 +170,6 @@ static bool is_clean_string(const struct pm_marker *m)
 {
 	return m->type == PERFMARK_TYPE_STRING && !m->flags && m->size &&
 	       m->data[m->size - 1] == '\0' && memchr(m->data, '\0', m->size) == m->data + m->size - 1;
-}
-
-/*
- * A JIT code marker names a code region: append it to /tmp/perf-PID.map,
- * where stock perf looks up symbols of anonymous executable memory.
- *
- * RULE (issue 8 case 3): a path a traced process controls is opened with
- * that process's rights, never root's, and never in a way that can block.
- * /tmp/perf-PID.map is opened under the process owner's fsuid/fsgid with
- * O_NOFOLLOW|O_NONBLOCK|O_NOCTTY and used only when it is a regular file
- * with one link, owned by that user; a process that is not plainly one
- * user's (setuid, non-dumpable) gets no map.  Before, a FIFO there left
- * the daemon blocked in open() and every client timed out.
- */
-static void jit_perf_map(const struct pm_marker *pm)
-{
-	struct {
-		uint64_t addr, size;
-	} h;
-	char path[64], line[PM_MAX_PAYLOAD + 64], proc[32];
-	const char *name;
-	struct stat sb, pb;
-	uint32_t uid;
-	pid_t tgid;
-	size_t nlen;
-	int fd, n, ouid, ogid;
-
-	if (pm->size < sizeof(h) + 1 || (pm->flags & PM_F_FAULT))
-		return;
-	memcpy(&h, pm->data, sizeof(h));
-	name = (const char *)pm->data + sizeof(h);
-	nlen = strnlen(name, pm->size - sizeof(h));
-	snprintf(proc, sizeof(proc), "/proc/%u", pm->pid);
-	if (stat(proc, &pb) || synth_task_owner((pid_t)pm->pid, &uid, &tgid) ||
-	    uid == PM_UID_PRIVILEGED)
-		return;
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pm->pid);
-	ogid = setfsgid(pb.st_gid);
-	ouid = setfsuid(uid);
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-		  O_CLOEXEC, 0644);
-	setfsuid(ouid);
-	setfsgid(ogid);
-	if (fd < 0)
-		return;
-	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || sb.st_nlink != 1 || sb.st_uid != uid) {
-		close(fd);
-		return;
-	}
-	n = snprintf(line, sizeof(line), "%llx %llx %.*s\n", (unsigned long long)h.addr,
-		     (unsigned long long)h.size, (int)nlen, name);
-	if (n > 0)
-		(void)!write(fd, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
-	close(fd);
 }
 
 int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
@@ -199,8 +189,6 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 	ds.regs = NULL;
 	ds.stack_size = 0;
 	ds.stack = NULL;
-	if (pm->type == PERFMARK_TYPE_JIT_CODE)
-		jit_perf_map(pm);
 	ds.ip = pm->ip;
 	ds.pid = pm->pid;
 	ds.tid = pm->tid;
@@ -231,6 +219,8 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 		return -ENOMEM;
 	perfdata_encode_sample(rec, MARKER_SAMPLE_TYPE, &ds);
 	s->stats.markers++;
+	if (pm->ext & PM_X_CLAMPED)
+		s->stats.clamped++;
 	return stage_done(s);
 }
 

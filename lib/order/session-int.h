@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "session.h"
+#include "tpconfig.h"      /* the tracepoints' permission rule */
 
 struct pm_sample;
 struct pm_marker;
@@ -37,7 +38,7 @@ struct session {
 	struct session_opts o;
 	struct collector *c;
 	struct collector_sub sub;
-	struct evspec ev[EVSPEC_MAX];  /* after fallback */
+	struct evspec ev[RECSPEC_MAX_EVENTS];  /* after fallback */
 	size_t nr_ev;
 	uint64_t sample_type;
 	struct sink *sink;             /* o.sink, or our own perfdata sink */
@@ -66,6 +67,8 @@ struct session {
 bool pidset_has(const struct pidset *p, uint32_t pid);
 int pidset_add(struct pidset *p, uint32_t pid);
 
+/* session.c: a record the window lets go, to the sink */
+int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len);
 /* encode.c: room in the reorder window; the record just staged goes to the journal */
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time);
 int stage_done(struct session *s);

@@ -31,6 +31,7 @@
 #include "clock.h"
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
+#include "uevent.h"
 #include "collector.h"
 #include "perfdata.h"
 #include "window.h"
@@ -38,7 +39,6 @@
 #include "grow.h"
 #include "sinks.h"
 #include "synth.h"
-
 
 uint64_t session__clock(void)
 {
@@ -355,6 +355,25 @@ static void on_ring(void *ctx, const void *data, size_t size)
 
 /* --- life cycle ------------------------------------------------------------ */
 
+/*
+ * The reorder window's cap (window.h): WINDOW_MAX_BYTES, or
+ * $PERFMARK_REORDER_MAX_MB (4 to 65536; anything else is ignored).
+ */
+static uint64_t reorder_cap(void)
+{
+	const char *v = getenv("PERFMARK_REORDER_MAX_MB");
+	char *end;
+	unsigned long mb;
+
+	if (!v || !*v)
+		return WINDOW_MAX_BYTES;
+	errno = 0;
+	mb = strtoul(v, &end, 10);
+	if (errno || *end || mb < 4 || mb > 65536)
+		return WINDOW_MAX_BYTES;
+	return (uint64_t)mb << 20;
+}
+
 static struct session *session_alloc(const struct session_opts *opts)
 {
 	struct session *s = calloc(1, sizeof(*s));
@@ -374,6 +393,7 @@ static struct session *session_alloc(const struct session_opts *opts)
 		free(s);
 		return NULL;
 	}
+	window__set_cap(s->ro, reorder_cap());
 	for (i = 0; i < opts->spec.nr_pids; i++)
 		pidset_add(&s->pids, opts->spec.pids[i]);
 	s->sub.on_ring = on_ring;
@@ -412,9 +432,10 @@ int session__new(struct session **out, const struct session_opts *opts,
 
 	*out = NULL;
 	err[0] = '\0';
-	s = session_alloc(opts);
+	e = tpconfig_allowed(&opts->spec, opts->uid_filter, err, errlen);
+	s = e ? NULL : session_alloc(opts);
 	if (!s)
-		return -ENOMEM;
+		return e ? e : -ENOMEM;
 	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
@@ -518,7 +539,7 @@ void session__set_sink(struct session *s, struct sink *k)
 size_t session__events(const struct session *s, struct perfdata_event *evs,
 		       uint64_t *ids, size_t max)
 {
-	static const char *const marker_names[2] = { "perfmark:printf", "perfmark:uevent" };
+	static const char *const marker_names[2] = { PERFMARK_EV_PRINTF, PERFMARK_EV_UEVENT };
 	size_t n = 0, i;
 
 	for (i = 0; i < s->nr_ev && n < max; i++, n++) {
@@ -527,7 +548,7 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 		memset(&evs[n], 0, sizeof(evs[n]));
 		collector__sampling_attr(s->c, i, a);
 		a->disabled = 0;
-		a->sample_type = s->sample_type;
+		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;
@@ -561,8 +582,8 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 /* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
 static int build_sink(struct session *s)
 {
-	struct perfdata_event evs[EVSPEC_MAX + 2];
-	uint64_t ids[EVSPEC_MAX + 2];
+	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
+	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
 	struct sink_opts ko = {
 		.kind = SINK_PERFDATA,
 		.events = evs,
@@ -574,7 +595,7 @@ static int build_sink(struct session *s)
 	};
 	int e;
 
-	ko.nr_events = session__events(s, evs, ids, EVSPEC_MAX + 2);
+	ko.nr_events = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
 	e = sink__new(&s->sink, &ko, NULL);
 	s->own_sink = !e;
 	return e;
@@ -619,7 +640,7 @@ int session__fds(const struct session *s, int *fds, size_t max)
 	return collector__fds(s->c, fds, max);
 }
 
-static int out_record(void *ctx, uint64_t time, const void *rec, size_t len)
+int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len)
 {
 	struct session *s = ctx;
 
@@ -629,7 +650,7 @@ static int out_record(void *ctx, uint64_t time, const void *rec, size_t len)
 /* The staged records up to cutoff go to the sink in time order, as one round. */
 static int flush_staged(struct session *s, uint64_t cutoff)
 {
-	int e = window__flush(s->ro, cutoff, out_record, s);
+	int e = window__flush(s->ro, cutoff, session_out_record, s);
 
 	return e < 0 ? e : sink__round(s->sink);
 }
@@ -745,14 +766,24 @@ void session__stats(const struct session *s, struct session_stats *st)
 	window__stats(s->ro, &rs);
 	st->late = rs.late;
 	st->late_unordered = rs.late_unordered;
+	st->overflow = rs.overflow;
+	st->window_bytes = rs.bytes;
 	st->lost_samples = s->lost_samples_seen;
 	st->lost_markers = s->lost_markers_seen;
 	if (s->sink)
 		sink__stats(s->sink, &ks);
 	st->bytes = ks.bytes;
 	st->raw_bytes = ks.raw_bytes;
-	if (s->c)
+	if (s->c) {
+		struct collector_marker_stats ms;
+
 		collector__unwind_stats(s->c, &st->unwind);
+		collector__marker_stats(s->c, &ms);
+		st->jit_lines = ms.jit_lines;
+		st->jit_missed = ms.jit_missed;
+		st->jit_refused = ms.jit_refused;
+		st->fl_corrupt = ms.fl_corrupt;
+	}
 }
 
 const char *session__event_name(const struct session *s, size_t i)

@@ -67,6 +67,12 @@ struct session_stats {
 	uint64_t sideband;
 	uint64_t late;             /* arrived after the window had passed their time */
 	uint64_t late_unordered;   /* ... so late that perf 6.1 cannot order them */
+	uint64_t overflow;         /* written before their reorder delay: the window was full */
+	uint64_t window_bytes;     /* the reorder window's memory now */
+	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
+	/* /tmp/perf-PID.map lines for JIT code markers, of the collector (shared) */
+	uint64_t jit_lines, jit_missed, jit_refused;
+	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
 };

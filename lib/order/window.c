@@ -48,12 +48,35 @@ struct window {
 	uint64_t flushed;          /* the highest cutoff so far */
 	uint64_t max1, max2;       /* max time written through the last round, the one before */
 	uint64_t late, late_unordered;
+	uint64_t cap;              /* bytes of blocks and index held, at most (window.h) */
+	uint64_t overflow;
+	bool full;                 /* the last alloc was refused for the cap */
 };
 
 int window__new(struct window **out)
 {
 	*out = calloc(1, sizeof(**out));
-	return *out ? 0 : -ENOMEM;
+	if (!*out)
+		return -ENOMEM;
+	(*out)->cap = WINDOW_MAX_BYTES;
+	return 0;
+}
+
+void window__set_cap(struct window *o, uint64_t bytes)
+{
+	o->cap = bytes < WINDOW_MIN_BYTES ? WINDOW_MIN_BYTES : bytes;
+}
+
+/* memory held: blocks in use (the one being filled too) and both index arrays */
+static uint64_t held_bytes(const struct window *o)
+{
+	return (uint64_t)(o->nr_blocks - o->nr_free) * BLOCK_SIZE +
+	       (uint64_t)o->cap_idx * 2 * sizeof(struct staged);
+}
+
+bool window__full(const struct window *o)
+{
+	return o->full;
 }
 
 static struct block *block_of(const char *rec)
@@ -120,10 +143,22 @@ void *window__alloc(struct window *o, uint32_t len, uint64_t time)
 	struct staged *e;
 	size_t cap = o->cap_idx;
 	uint32_t need = (len + 7) & ~7u;
+	uint64_t more = 0;
 	char *rec;
 
-	if (len > WINDOW_MAX_REC ||
-	    grow_to(&o->idx, &cap, o->n + 1, sizeof(*o->idx), 16384) ||
+	o->full = false;
+	if (len > WINDOW_MAX_REC)
+		return NULL;
+	/* what this record adds: a block, the index doubled (none while it is empty) */
+	if (!o->cur || o->cur->used + need > BLOCK_SIZE)
+		more += BLOCK_SIZE;
+	if (o->n + 1 > o->cap_idx)
+		more += (uint64_t)(o->cap_idx ? o->cap_idx : 16384) * 2 * sizeof(*o->idx);
+	if (more && o->n && held_bytes(o) + more > o->cap) {
+		o->full = true;
+		return NULL;
+	}
+	if (grow_to(&o->idx, &cap, o->n + 1, sizeof(*o->idx), 16384) ||
 	    grow_to(&o->tmp, &o->cap_idx, o->n + 1, sizeof(*o->tmp), 16384))
 		return NULL;
 	if (!o->cur || o->cur->used + need > BLOCK_SIZE) {
@@ -332,6 +367,25 @@ int window__flush(struct window *o, uint64_t cutoff, window_out_fn out, void *ct
 	return e ? e : i > 0;
 }
 
+int window__overflow(struct window *o, window_out_fn out, void *ctx)
+{
+	uint64_t total = 0, bytes = 0;
+	size_t i, before = o->n;
+	int e;
+
+	if (!o->n)
+		return 0;
+	if (o->n > 1)
+		sort_staged(o);
+	for (i = 0; i < o->n; i++)
+		total += o->idx[i].len;
+	for (i = 0; i < o->n && bytes < (total + 1) / 2; i++)
+		bytes += o->idx[i].len;
+	e = window__flush(o, o->idx[i - 1].time, out, ctx);
+	o->overflow += before - o->n;
+	return e;
+}
+
 uint64_t window__flushed(const struct window *o)
 {
 	return o->flushed;
@@ -342,4 +396,6 @@ void window__stats(const struct window *o, struct window_stats *st)
 	st->held = o->n;
 	st->late = o->late;
 	st->late_unordered = o->late_unordered;
+	st->overflow = o->overflow;
+	st->bytes = held_bytes(o);
 }

@@ -57,6 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "internal.h"
 
 #define DEFAULT_SLOTS       64
@@ -114,14 +115,6 @@ static struct {
 } cfg;
 
 extern void *__libc_stack_end;
-
-static inline uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static inline struct pm_fl_slot *slot_at(const struct pm_proc *p, uint32_t idx)
 {
@@ -286,7 +279,7 @@ static __attribute__((noinline, cold)) int setup(uint32_t sites)
 
 	if (!p || __atomic_load_n(&p->area, __ATOMIC_ACQUIRE))
 		return 1;
-	now = mono_ns();
+	now = clock_mono_ns();
 	if (p->failed_ns && now - p->failed_ns < REGISTER_RETRY_MAX)
 		return 1;
 	/* one maker; a signal handler or thread arriving meanwhile takes the trap */
@@ -309,7 +302,7 @@ static __attribute__((noinline, cold)) int setup(uint32_t sites)
  */
 static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_t sites)
 {
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 
 	if ((sites & ~p->sites_seen) || now - p->reg_ns > 2 * REGISTER_RETRY_MAX) {
 		p->reg_wait_ns = REGISTER_RETRY_NS;
@@ -567,7 +560,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 	struct pm_fl_slot *sl = slot_at(p, idx);
 	char *ring = (char *)sl + PM_FL_CTL_SIZE;
 	uint32_t rs = p->ring_size, n = m->size, flags = 0, rlen;
-	uint64_t now = mono_ns(), pos, off, total;
+	uint64_t now = clock_mono_ns(), pos, off, total;
 	struct pm_fl_rec *r;
 	int cpu;
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Events, their id index, and record decoding by sample_type: evlist.h */
 #include "evlist.h"
+#include "evnames.h"
 #include "pdbuf.h"
 #include "grow.h"
 
@@ -87,17 +88,9 @@ static int id_grow(struct evlist *l, size_t more)
 
 static const char *default_name(const struct perf_event_attr *a)
 {
-	static const char *const hw[] = { "cycles", "instructions", "cache-references",
-		"cache-misses", "branches", "branch-misses", "bus-cycles" };
-	static const char *const sw[] = { "cpu-clock", "task-clock", "page-faults",
-		"context-switches", "cpu-migrations", "minor-faults", "major-faults",
-		"alignment-faults", "emulation-faults", "dummy", "bpf-output" };
+	const char *n = evname_of(a->type, a->config);
 
-	if (a->type == PERF_TYPE_HARDWARE && a->config < sizeof(hw) / sizeof(hw[0]))
-		return hw[a->config];
-	if (a->type == PERF_TYPE_SOFTWARE && a->config < sizeof(sw) / sizeof(sw[0]))
-		return sw[a->config];
-	return "unknown";
+	return n ? n : "unknown";
 }
 
 int evlist__add(struct evlist *l, const void *attr, size_t attr_size, const char *name,
@@ -134,11 +127,6 @@ int evlist__add(struct evlist *l, const void *attr, size_t attr_size, const char
 size_t evlist__nr(const struct evlist *l)
 {
 	return l->n;
-}
-
-uint64_t evlist__nr_ids(const struct evlist *l)
-{
-	return l->nids;
 }
 
 struct perfread_event *evlist__event(const struct evlist *l, size_t i)

@@ -39,7 +39,6 @@ void evlist__free(struct evlist *l);
 int evlist__add(struct evlist *l, const void *attr, size_t attr_size, const char *name,
 		const void *ids, uint32_t nr_ids);
 size_t evlist__nr(const struct evlist *l);
-uint64_t evlist__nr_ids(const struct evlist *l);
 struct perfread_event *evlist__event(const struct evlist *l, size_t i);
 struct perfread_event *evlist__find(const struct evlist *l, uint64_t id);
 /* Replace an event's name (copied).  0 or -ENOMEM. */

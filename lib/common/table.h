@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Two small tables the analysis model is built from:
+ * Two small tables the readers are built from (the analysis model, marker
+ * ranges):
  *
  *   idmap   u64 key -> u32 value, open addressing (caches, interning by key)
  *   strtab  string -> u32 id, the strings kept in one growing arena
@@ -44,6 +45,8 @@ struct strtab {
 
 /* The id of s (length len), added when new.  TABLE_NONE when out of memory. */
 uint32_t strtab__intern(struct strtab *t, const char *s, size_t len);
+/* The id of s (length len) when it is there, else TABLE_NONE. */
+uint32_t strtab__find(const struct strtab *t, const char *s, size_t len);
 static inline const char *strtab__str(const struct strtab *t, uint32_t id)
 {
 	return t->arena + t->off[id];

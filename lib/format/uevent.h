@@ -4,6 +4,10 @@
  * to perf.data.  Seed 000: a version at a known offset, so readers can skip
  * formats they do not know.
  *
+ * The format, not a part of either side: the recorder writes it
+ * (lib/order/encode.c), and the readers read it only through marker.h,
+ * beside it.
+ *
  *   u16 version   (PERFMARK_UEVENT_VERSION)
  *   u16 flags     (PERFMARK_UEVENT_F_*)
  *   u32 type      (0 string, 1 range begin, 2 range end, 3 counter, 4 jit code,
@@ -23,6 +27,10 @@
 #include <stdint.h>
 
 #include "perfmark.h"   /* enum perfmark_type, PERFMARK_MAX_PAYLOAD */
+
+/* the events markers are samples of */
+#define PERFMARK_EV_PRINTF "perfmark:printf"
+#define PERFMARK_EV_UEVENT "perfmark:uevent"
 
 #define PERFMARK_UEVENT_VERSION 1
 #define PERFMARK_UEVENT_F_TRUNCATED 0x1   /* the BPF side's PM_F_TRUNCATED */

@@ -124,17 +124,30 @@ static int strtab_reserve(struct strtab *t, size_t len)
 	return 0;
 }
 
-uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
+/* The id of s among the strings of hash h, else TABLE_NONE */
+static uint32_t strtab_lookup(const struct strtab *t, uint64_t h, const char *s, size_t len)
 {
-	uint64_t h = str_hash(s, len);
-	uint32_t first = idmap__get(&t->index, h), id;
-
-	for (id = first; id != TABLE_NONE; id = t->next[id]) {
+	for (uint32_t id = idmap__get(&t->index, h); id != TABLE_NONE; id = t->next[id]) {
 		const char *c = t->arena + t->off[id];
 
 		if (!strncmp(c, s, len) && c[len] == '\0')
 			return id;
 	}
+	return TABLE_NONE;
+}
+
+uint32_t strtab__find(const struct strtab *t, const char *s, size_t len)
+{
+	return strtab_lookup(t, str_hash(s, len), s, len);
+}
+
+uint32_t strtab__intern(struct strtab *t, const char *s, size_t len)
+{
+	uint64_t h = str_hash(s, len);
+	uint32_t first = idmap__get(&t->index, h), id = strtab_lookup(t, h, s, len);
+
+	if (id != TABLE_NONE)
+		return id;
 	if (strtab_reserve(t, len) < 0)
 		return TABLE_NONE;
 	id = t->n;

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A recording replayed in time order: the one way the commands that read
+ * a recording (script, and report, flamegraph and export through
+ * profile.h) read it.
+ *
+ * replay__run() reads a perf.data file or stream once, re-sorts its
+ * records per FINISHED_ROUND as perf does (reorder.h) and hands each out in
+ * time order:
+ *
+ *   sideband (COMM, MMAP, FORK, ...)  to the symbolizer, then ops->sideband
+ *   LOST, LOST_SAMPLES                ops->lost, with the count
+ *   a marker (perfmark:printf/uevent) decoded (marker.h); JIT code named to
+ *                                     the symbolizer; a range begin or end
+ *                                     paired on its thread; then ops->marker
+ *   any other sample                  ops->sample
+ *
+ * so that a sample is symbolized with the maps and JIT code of its moment,
+ * and every command sees the same markers and the same ranges.  A sample
+ * that does not parse is skipped, as perf does.
+ *
+ * Memory: about two rounds of records (reorder.h), the symbolizer's maps,
+ * and the ranges open at once (marker.h); never the whole input.
+ */
+#ifndef PERFMARK_REPLAY_H
+#define PERFMARK_REPLAY_H
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+#include "marker.h"
+
+struct perfread;
+struct perfread_opts;
+struct perfread_sample;
+struct symbolizer;
+struct replay;
+
+struct replay_marker {
+	struct marker m;
+	/* a range begin or end: its pairing (marker.h); pair.id MARKER_NO_RANGE: none */
+	struct marker_pair pair;
+};
+
+/* Each may be NULL; a negative return stops the replay with that error. */
+struct replay_ops {
+	int (*sample)(void *ctx, const struct perfread_sample *s);
+	int (*marker)(void *ctx, const struct perfread_sample *s, const struct replay_marker *rm);
+	int (*lost)(void *ctx, const struct perf_event_header *rec, uint64_t lost);
+	int (*sideband)(void *ctx, const struct perf_event_header *rec);
+};
+
+/*
+ * Open the recording on fd (a regular file or a pipe), opts NULL for the
+ * reader's default bounds.  On failure, *out is set when memory allowed,
+ * for replay__error(); free it either way.
+ */
+int replay__open(struct replay **out, int fd, const struct perfread_opts *opts);
+/*
+ * Read to the end.  0 or a negative errno: a callback's, or a read error,
+ * after what was read before it was handed out in order.
+ */
+int replay__run(struct replay *rp, const struct replay_ops *ops, void *ctx);
+/* Why open or run failed, one line. */
+const char *replay__error(const struct replay *rp);
+
+struct perfread *replay__reader(const struct replay *rp);
+struct symbolizer *replay__symbolizer(const struct replay *rp);
+/* During the run: the innermost range open on tid (its pair id), or MARKER_NO_RANGE. */
+uint32_t replay__range(const struct replay *rp, uint32_t tid);
+
+void replay__free(struct replay *rp);
+
+#endif

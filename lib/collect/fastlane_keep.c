@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The fast lane, recorder side: keeping areas beyond this process (the
+ * keeper, fastlane.h) and a restarted daemon adopting what it kept.
+ * Split from fastlane.c, which attaches, reads and lets go.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "fastlane.h"
+#include "fastlane_int.h"
+
+/* --- keeping areas beyond this process (fastlane.h) ------------------------- */
+
+struct kept_area {
+	int fd;                       /* -1 once taken or dropped */
+	char *name;
+	bool taken;
+};
+
+/*
+ * How many areas the store holds, per user: one user's processes never take
+ * all of it (FL_KEPT_MAX is FileDescriptorStoreMax= in perfmarkd.service;
+ * root's have FL_KEPT_ROOT more than all other users' together).  Areas
+ * beyond are read as before, only not kept.
+ */
+#define FL_KEPT_MAX      4096
+#define FL_KEPT_ROOT     512
+#define FL_KEPT_PER_UID  256
+
+struct kept_uid {
+	uint32_t uid, n;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	fastlane_keep_fn keep;
+	struct kept_area *v;
+	size_t n, taken, exited;
+	struct kept_uid *uids;        /* areas in the store, by user (n 0: a free entry) */
+	size_t nr_uids;
+	uint32_t members, root;       /* areas in the store: of non-root users, of root */
+} keeper = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* uid's count of areas in the store (NULL: no room for a new user's) */
+static struct kept_uid *kept_uid(uint32_t uid)
+{
+	struct kept_uid *free_one = NULL, *nu;
+
+	for (size_t i = 0; i < keeper.nr_uids; i++) {
+		if (keeper.uids[i].n && keeper.uids[i].uid == uid)
+			return &keeper.uids[i];
+		if (!keeper.uids[i].n && !free_one)
+			free_one = &keeper.uids[i];
+	}
+	if (free_one) {
+		free_one->uid = uid;
+		return free_one;
+	}
+	nu = realloc(keeper.uids, (keeper.nr_uids + 1) * sizeof(*nu));
+	if (!nu)
+		return NULL;
+	keeper.uids = nu;
+	nu[keeper.nr_uids] = (struct kept_uid){ .uid = uid };
+	return &nu[keeper.nr_uids++];
+}
+
+/* one more of uid's areas in the store, if its limits allow (keeper lock held) */
+static bool kept_count(uint32_t uid)
+{
+	struct kept_uid *u;
+
+	if (!uid) {
+		if (keeper.root + keeper.members >= FL_KEPT_MAX)
+			return false;
+		keeper.root++;
+		return true;
+	}
+	if (keeper.members >= FL_KEPT_MAX - FL_KEPT_ROOT || !(u = kept_uid(uid)) ||
+	    u->n >= FL_KEPT_PER_UID)
+		return false;
+	u->n++;
+	keeper.members++;
+	return true;
+}
+
+static void kept_uncount(uint32_t uid)
+{
+	struct kept_uid *u;
+
+	if (!uid) {
+		keeper.root -= keeper.root > 0;
+		return;
+	}
+	u = kept_uid(uid);
+	if (u && u->n) {
+		u->n--;
+		keeper.members--;
+	}
+}
+
+void fastlane_keeper(fastlane_keep_fn keep, const int *fds, char *const *names, size_t n)
+{
+	pthread_mutex_lock(&keeper.lock);
+	keeper.keep = keep;
+	keeper.v = n ? calloc(n, sizeof(*keeper.v)) : NULL;
+	for (size_t i = 0; keeper.v && i < n; i++) {
+		keeper.v[keeper.n].fd = fds[i];
+		keeper.v[keeper.n].name = strdup(names[i]);
+		if (keeper.v[keeper.n].name)
+			keeper.n++;
+	}
+	pthread_mutex_unlock(&keeper.lock);
+}
+
+void fastlane_keeper_done(size_t *taken, size_t *exited, size_t *dropped)
+{
+	pthread_mutex_lock(&keeper.lock);
+	*taken = keeper.taken;
+	*exited = keeper.exited;
+	*dropped = 0;
+	for (size_t i = 0; i < keeper.n; i++) {
+		struct kept_area *k = &keeper.v[i];
+
+		if (!k->taken) {
+			keeper.keep(-1, k->name);
+			(*dropped)++;
+		}
+		if (k->fd >= 0)
+			close(k->fd);
+		free(k->name);
+	}
+	free(keeper.v);
+	keeper.v = NULL;
+	keeper.n = 0;
+	pthread_mutex_unlock(&keeper.lock);
+}
+
+/* "pmfl-TOKEN-PID-LOCALPID-UID-NONCE", the fields in hex and decimal */
+static void kept_name(char *buf, size_t len, uint64_t token, const struct area *a)
+{
+	snprintf(buf, len, FASTLANE_KEPT_PREFIX "%016llx-%u-%u-%u-%016llx",
+		 (unsigned long long)token, a->pid, a->local_pid, a->uid,
+		 (unsigned long long)a->nonce);
+}
+
+/* hand the area's memfd to the keeper (lock held; once, on attaching) */
+void fastlane_keep_area(struct fastlane *fl, struct area *a)
+{
+	if (a->memfd < 0)
+		return;
+	pthread_mutex_lock(&keeper.lock);
+	if (keeper.keep && kept_count(a->uid)) {
+		kept_name(a->kept, sizeof(a->kept), fl->token, a);
+		keeper.keep(a->memfd, a->kept);
+	}
+	pthread_mutex_unlock(&keeper.lock);
+	close(a->memfd);
+	a->memfd = -1;
+}
+
+void fastlane_unkeep_area(struct area *a)
+{
+	if (!a->kept[0])
+		return;
+	pthread_mutex_lock(&keeper.lock);
+	if (keeper.keep)
+		keeper.keep(-1, a->kept);
+	kept_uncount(a->uid);
+	pthread_mutex_unlock(&keeper.lock);
+	a->kept[0] = '\0';
+}
+
+/*
+ * Where kept area a (its memfd: fd) is still mapped in a live process: its
+ * address there, with a->pidfd watching that process; 0 when the process
+ * has gone.  Matched by inode, so a reused pid never passes for it.
+ */
+static uint64_t live_mapping(struct area *a, int fd)
+{
+	char path[96], line[512];
+	uint64_t at = 0;
+	struct stat kept, sb;
+	FILE *f;
+
+	if (fstat(fd, &kept))
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", a->pid);
+	f = fopen(path, "re");
+	while (f && !at && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+
+		if (!strstr(line, "/memfd:perfmark") || sscanf(line, "%llx-%llx", &start, &end) != 2)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", a->pid, start, end);
+		if (!stat(path, &sb) && sb.st_ino == kept.st_ino && sb.st_dev == kept.st_dev &&
+		    end - start == a->size)
+			at = start;
+	}
+	if (f)
+		fclose(f);
+	if (!at)
+		return 0;
+	/* the pidfd first, then the mapping once more: it is that process */
+	a->pidfd = (int)syscall(SYS_pidfd_open, a->pid, 0);
+	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", a->pid,
+		 (unsigned long long)at, (unsigned long long)(at + a->size));
+	if (a->pidfd < 0 || stat(path, &sb) || sb.st_ino != kept.st_ino || sb.st_dev != kept.st_dev)
+		return 0;
+	return at;
+}
+
+/* the fields of a kept area's name (kept_name), if it names one of fl's */
+static bool kept_ours(const struct fastlane *fl, const char *name, struct area *a)
+{
+	unsigned long long token, nonce;
+	int n = 0;
+
+	if (sscanf(name, FASTLANE_KEPT_PREFIX "%16llx-%u-%u-%u-%16llx%n", &token, &a->pid,
+		   &a->local_pid, &a->uid, &nonce, &n) != 5 || name[n] || token != fl->token)
+		return false;
+	a->nonce = nonce;
+	return true;
+}
+
+/*
+ * Area a, kept under name with its memfd fd, read on as before the restart
+ * (both locks held).  On failure it is dropped from the store.
+ */
+static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *name)
+{
+	struct pm_fastreg r = { 0 };
+	struct stat sb;
+	int e = -EINVAL;
+
+	a->reg_time = clock_mono_ns();
+	a->cons = -1;
+	a->pidfd = -1;
+	a->memfd = -1;
+	if (fstat(fd, &sb) || sb.st_size < PM_FL_HDR_SIZE || (uint64_t)sb.st_size > FL_MAX_AREA)
+		goto fail;
+	a->size = (uint64_t)sb.st_size;
+	e = fastlane_map_fd(fd, a->size, &a->map, &a->born);
+	if (e)
+		goto fail;
+	r.reg.nonce = a->nonce;
+	e = fastlane_area_setup(a, &r);
+	if (e)
+		goto fail;
+	a->reg_area = live_mapping(a, fd);
+	a->gid = a->reg_area ? fastlane_proc_gid(a->pid) : (uint32_t)-1;
+	if (!a->reg_area) {
+		/* it exited while no daemon ran: read what it left, then let go */
+		if (a->pidfd >= 0)
+			close(a->pidfd);
+		a->pidfd = -1;
+		a->gone = true;
+	}
+	e = fastlane_rejoin_area(fl, a);
+	if (e)
+		goto fail;      /* the process let us go: nothing of ours is left in it */
+	if (a->gone)
+		keeper.exited++;
+	if (!kept_count(a->uid)) {
+		keeper.keep(-1, name);  /* the limits were lowered: read it, keep it no more */
+	} else {
+		snprintf(a->kept, sizeof(a->kept), "%s", name);
+	}
+	a->next = fl->areas;
+	fl->areas = a;
+	fl->stats.areas++;
+	keeper.taken++;
+	return 0;
+fail:
+	keeper.keep(-1, name);
+	fastlane_area_free(fl, a);
+	return e;
+}
+
+void fastlane__adopt_kept(struct fastlane *fl)
+{
+	pthread_mutex_lock(&fl->lock);
+	pthread_mutex_lock(&keeper.lock);
+	for (size_t i = 0; i < keeper.n; i++) {
+		struct kept_area *k = &keeper.v[i];
+		struct area *a;
+
+		if (k->taken || !(a = calloc(1, sizeof(*a))))
+			continue;
+		if (!kept_ours(fl, k->name, a)) {
+			free(a);
+			continue;
+		}
+		k->taken = true;
+		adopt_one(fl, a, k->fd, k->name);
+		close(k->fd);           /* the store keeps its own */
+		k->fd = -1;
+	}
+	pthread_mutex_unlock(&keeper.lock);
+	pthread_cond_signal(&fl->wake);
+	pthread_mutex_unlock(&fl->lock);
+}

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Hostile call frame information (issue 18): a traced process maps a library
+# whose .eh_frame was written to exhaust whoever builds unwind tables from
+# it (tests/cfi-bomb.py: remember_state floods, programs quadratic in their
+# rows, more rows than a table holds, a CFA expression of a million ops
+# nested deep, a rule for register 200 M).  Under --call-graph ehframe the
+# recorder (root) must
+#   - stay under 64 MB more RSS and 1 s more CPU (user + sys, GNU time) than
+#     a run with the library's own .eh_frame (the program does a fixed
+#     amount of work, so its own CPU is the same in both);
+#   - refuse the library and count why (record -v: "files' CFI refused");
+#   - unwind the library's code by frame pointer instead (it is built with
+#     them): stacks through bomb_leaf reach bomb_mid and main.
+# Then --call-graph dwarf: perfmark report (libdwfl, after the fact) within
+# the same bounds, the refusal told on stderr, the chains whole by frame
+# pointer.  Then a member's perfmarkd session (perfmarkd builds tables for
+# every user's processes), for perfmarkd's RSS and CPU (/proc) and
+# `session show`.  BOMB_KINDS, DWARF_KINDS, BOMB_ITERS: fewer cases, less work.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/unwind-lib.sh"
+. "$(dirname "$0")/daemon-lib.sh"
+need_root; need_perf; need_perfmark; need_bpffs
+[ "$PM_RECORDER" = perf ] && skip "perfmark's own unwinder (ehframe) and its counters"
+[ -x /usr/bin/time ] || skip "GNU time (package time) missing"
+for c in gcc objcopy objdump python3; do
+	command -v "$c" >/dev/null || die "$c not installed"
+done
+
+# --- the library and the program, frame pointers in both ---------------------------
+cat >"$T/bomb.c" <<'EOF'
+volatile unsigned long sink;
+__attribute__((noinline)) void bomb_leaf(unsigned long n)
+{
+	volatile unsigned long acc = 0;     /* on the stack: gcc keeps the frame pointer */
+
+	for (unsigned long i = 0; i < n; i++)
+		acc += i;
+	sink += acc;
+}
+__attribute__((noinline)) void bomb_mid(unsigned long n)
+{
+	bomb_leaf(n);
+	sink++;
+}
+EOF
+cat >"$T/main.c" <<'EOF'
+#include <stdlib.h>
+void bomb_mid(unsigned long n);
+int main(int argc, char **argv)
+{
+	unsigned long n = strtoul(argv[1], NULL, 0);
+
+	for (int i = 0; i < 20; i++)      /* a fixed amount of work */
+		bomb_mid(n / 20);
+	return 0;
+}
+EOF
+gcc -O1 -fno-omit-frame-pointer -fPIC -shared -o "$T/libbomb.so" "$T/bomb.c" &&
+	gcc -O1 -fno-omit-frame-pointer -o "$T/main" "$T/main.c" -L"$T" -lbomb -Wl,-rpath,'$ORIGIN' ||
+	die "cannot build the test library and program"
+read -r lo size < <(objdump -h "$T/libbomb.so" | awk '$2 == ".text" { print "0x" $4, "0x" $3 }')
+[ -n "$lo" ] || die "no .text in libbomb.so"
+ITERS=${BOMB_ITERS:-2000000000}
+
+kinds=${BOMB_KINDS:-flood quad pairs wide rows expr reg}
+# KIND: $T/KIND/bomb-KIND and its libbomb.so, the .eh_frame replaced (base: kept)
+make_kind() {
+	local d=$T/$1
+	mkdir -p "$d"
+	cp "$T/main" "$d/bomb-$1"
+	if [ "$1" = base ]; then
+		cp "$T/libbomb.so" "$d/"
+		return
+	fi
+	python3 "$PERFMARK_SRC/tests/cfi-bomb.py" "$1" "$lo" "$size" >"$d/eh_frame.bin" ||
+		die "cfi-bomb.py $1 failed"
+	objcopy --rename-section .eh_frame=.eh_frame.orig --rename-section .eh_frame_hdr=.eh_frame_hdr.orig \
+		--add-section .eh_frame="$d/eh_frame.bin" "$T/libbomb.so" "$d/libbomb.so" ||
+		die "objcopy: cannot put the $1 .eh_frame in"
+	rm -f "$d/eh_frame.bin"
+}
+for k in base $kinds; do make_kind "$k"; done
+
+# --- perfmark record -----------------------------------------------------------------
+# KIND: record it; sets RSS (KB) and CPU (s) of the recorder
+record_kind() {
+	local d=$T/$1
+	PERFMARK_NO_DAEMON=1 /usr/bin/time -o "$d/time" -f '%M %U %S' \
+		"$PERFMARK" record -v --call-graph ehframe -o "$d/perf.data" -- "$d/bomb-$1" "$ITERS" \
+		>"$d/out" 2>"$d/err" || die "$1: record failed" -- "$d/err" "$d/time"
+	read -r RSS u s < <(tail -n 1 "$d/time")
+	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+	grep -q "perfmark record: unwound" "$d/err" || die "$1: no unwind summary" -- "$d/err"
+}
+
+record_kind base
+base_rss=$RSS base_cpu=$CPU
+r=$(unwound_count "$T/base/err" "files' CFI refused")
+[ "${r:-x}" = 0 ] || die "the library's own .eh_frame: ${r:-no} files refused" -- "$T/base/err"
+read -r m n < <(chains_with "$T/base/perf.data" bomb-base main bomb_leaf)
+[ "$n" -ge 200 ] && fcmp "$m / $n >= 0.9" || die "base: $m of $n samples through bomb_leaf reach main"
+ok "base: recorder ${base_rss} KB, ${base_cpu} s CPU; $m of $n stacks through bomb_leaf reach main"
+
+declare -A why=([flood]="hostile rules" [quad]="hostile rules" [pairs]="too much work"
+		[wide]="too much work" [rows]="too many rows" [expr]="hostile rules" [reg]="hostile rules")
+for k in $kinds; do
+	record_kind "$k"
+	d=$T/$k
+	extra_rss=$((RSS - base_rss))
+	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
+	[ "$extra_rss" -lt 65536 ] || die "$k: the recorder took $extra_rss KB more than base" -- "$d/err"
+	fcmp "$extra_cpu < 1.0" || die "$k: the recorder took $extra_cpu s more CPU than base" -- "$d/err"
+	r=$(unwound_count "$d/err" "files' CFI refused")
+	w=$(unwound_count "$d/err" "${why[$k]}")
+	[ "${r:-0}" -ge 1 ] && [ "${w:-0}" -ge 1 ] ||
+		die "$k: not refused as \"${why[$k]}\" (${r:-no} refused)" -- "$d/err"
+	read -r m n < <(chains_with "$d/perf.data" "bomb-$k" main bomb_leaf)
+	read -r mm _ < <(chains_with "$d/perf.data" "bomb-$k" bomb_mid bomb_leaf)
+	[ "$n" -ge 200 ] || die "$k: only $n samples through bomb_leaf" -- "$d/err"
+	fcmp "$m / $n >= 0.9 && $mm / $n >= 0.9" ||
+		die "$k: of $n samples through bomb_leaf, $mm reach bomb_mid and $m main (frame pointers)"
+	ok "$k: refused (${why[$k]}), RSS $extra_rss KB, CPU $extra_cpu s over base;" \
+		"$m of $n stacks through bomb_leaf reach main"
+done
+
+# --- --call-graph dwarf: the analysis unwinds with libdwfl, given only vetted CFI -----
+# pm_chains FILE COMM SYM THROUGH: chains_with, from perfmark's own script
+pm_chains() {
+	"$PERFMARK" script -i "$1" 2>/dev/null | awk -v c="$2" -v s="$3" -v t="$4" '
+		BEGIN { RS = "" }
+		{
+			n_l = split($0, l, "\n"); split(l[1], h, " ")
+			if (h[1] != c) next
+			hs = 0; ht = 0
+			for (i = 2; i <= n_l; i++) {
+				split(l[i], f, " ")
+				if (f[2] == s) hs = 1
+				if (f[2] == t) ht = 1
+			}
+			if (ht) { n++; m += hs }
+		}
+		END { print m + 0, n + 0 }'
+}
+# KIND: record it with --call-graph dwarf, then time perfmark report on it
+report_kind() {
+	local d=$T/$1
+	PERFMARK_NO_DAEMON=1 "$PERFMARK" record --call-graph dwarf -o "$d/dwarf.data" -- "$d/bomb-$1" "$ITERS" \
+		>/dev/null 2>"$d/dwarf.err" || die "$1: record --call-graph dwarf failed" -- "$d/dwarf.err"
+	/usr/bin/time -o "$d/rtime" -f '%M %U %S' "$PERFMARK" report -i "$d/dwarf.data" --sort total \
+		>"$d/report" 2>"$d/report.err" || die "$1: perfmark report failed" -- "$d/report.err" "$d/rtime"
+	read -r RSS u s < <(tail -n 1 "$d/rtime")
+	CPU=$(awk -v u="$u" -v s="$s" 'BEGIN { print u + s }')
+}
+report_kind base
+base_rss=$RSS base_cpu=$CPU
+grep -q "CFI refused" "$T/base/report.err" && die "dwarf, base: a file refused" -- "$T/base/report.err"
+for k in ${DWARF_KINDS:-flood pairs reg}; do
+	report_kind "$k"
+	d=$T/$k
+	extra_rss=$((RSS - base_rss))
+	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
+	[ "$extra_rss" -lt 65536 ] || die "dwarf, $k: report took $extra_rss KB more than base" -- "$d/report.err"
+	fcmp "$extra_cpu < 1.0" || die "dwarf, $k: report took $extra_cpu s more CPU than base"
+	grep -q "perfmark: 1 files' CFI refused for --call-graph dwarf" "$d/report.err" ||
+		die "dwarf, $k: no refusal reported" -- "$d/report.err"
+	read -r m n < <(pm_chains "$d/dwarf.data" "bomb-$k" main bomb_leaf)
+	[ "$n" -ge 200 ] && fcmp "$m / $n >= 0.9" ||
+		die "dwarf, $k: $m of $n samples through bomb_leaf reach main (frame pointers)"
+	ok "dwarf, $k: report refused the file, RSS $extra_rss KB, CPU $extra_cpu s over base;" \
+		"$m of $n stacks reach main"
+done
+
+# --- perfmarkd: a user's session, the daemon (root) builds the tables ----------------
+. "$(dirname "$0")/users-lib.sh"
+need_daemon
+test_users pmcfi
+daemon_start_shared
+as_member "$PERFMARK" session create cfi --call-graph ehframe --no-markers --ring 16M ||
+	die "the member's session create failed" -- "$T/pmd.log"
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PMD_PID/stat"; }
+hwm_kb() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$PMD_PID/status"; }
+c0=$(cpu_ticks)
+as_member "$T/base/bomb-base" "$ITERS" || die "bomb-base as the member failed"
+c1=$(cpu_ticks) h1=$(hwm_kb)
+as_member "$T/quad/bomb-quad" "$ITERS" || die "bomb-quad as the member failed"
+c2=$(cpu_ticks) h2=$(hwm_kb)
+extra_cpu=$(awk -v a=$((c2 - c1)) -v b=$((c1 - c0)) -v t="$(getconf CLK_TCK)" \
+	'BEGIN { printf "%+.2f", (a - b) / t }')
+[ $((h2 - h1)) -lt 65536 ] || die "perfmarkd: its peak RSS grew by $((h2 - h1)) KB with bomb-quad" -- "$T/pmd.log"
+fcmp "$extra_cpu < 1.0" || die "perfmarkd: $extra_cpu s more CPU for bomb-quad than for bomb-base"
+# the last samples may still be in the ring: poll until show counts the refusal
+for i in $(seq 50); do
+	as_member "$PERFMARK" session show cfi >"$T/show"
+	r=$(sed -n "s/.*; \([0-9]\+\) files' CFI refused.*/\1/p" "$T/show")
+	[ "${r:-0}" -ge 1 ] && break
+	sleep 0.2
+done
+[ "${r:-0}" -ge 1 ] || die "session show: the library not counted as refused" -- "$T/show"
+as_member "$PERFMARK" session show cfi --json >"$T/show.json"
+python3 - "$T/show.json" <<'PY' || die "session show --json: no refusal by reason" -- "$T/show.json"
+import json, sys
+u = json.load(open(sys.argv[1]))["unwind"]
+assert u["refused"] >= 1 and u["refused_why"]["rules"] >= 1, u
+assert set(u["refused_why"]) == {"size", "work", "rows", "rules"}, u
+PY
+mkdir -m 0777 "$T/u"
+as_member "$PERFMARK" session snapshot cfi -o "$T/u/snap" || die "snapshot failed" -- "$T/pmd.log"
+cp "$T/u/snap" "$T/snap"     # perf reads only its own user's files
+read -r m n < <(chains_with "$T/snap" bomb-quad main bomb_leaf)
+[ "$n" -ge 200 ] && fcmp "$m / $n >= 0.9" || die "session: $m of $n samples through bomb_leaf reach main"
+ok "perfmarkd, a member's session: refused, peak RSS +$((h2 - h1)) KB, CPU $extra_cpu s over base;" \
+	"$m of $n stacks reach main by frame pointer"
+as_member "$PERFMARK" session delete cfi >/dev/null 2>&1
