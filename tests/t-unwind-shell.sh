@@ -76,13 +76,12 @@ pm session create shells -a -F 1000 --call-graph ehframe --no-markers --ring 64M
 # past its first drain, which installs every process the machine runs (their
 # tables built): until then the ring fills, and new processes' stacks are
 # not copied for want of room
-for i in $(seq 100); do
+has_stacks() {
 	pm session show shells --json >"$T/show.json" 2>/dev/null &&
 		/usr/bin/python3 -c 'import json, sys
-sys.exit(not json.load(open(sys.argv[1])).get("unwind", {}).get("stacks"))' "$T/show.json" && break
-	[ "$i" -lt 100 ] || die "the session unwound no stack in 10 s" -- "$T/show.json"
-	sleep 0.1
-done
+sys.exit(not json.load(open(sys.argv[1])).get("unwind", {}).get("stacks"))' "$T/show.json"
+}
+wait_until 60 has_stacks || die "the session unwound no stack in 60 s" -- "$T/show.json"
 declare -A shell_of
 for shape in "${shapes[@]}"; do
 	shell_cmd "$shape"
