@@ -8,6 +8,8 @@
 # so what the daemon does meanwhile is seen whatever the machine's speed:
 # every request below must be answered while the job is held (a 60 s
 # deadline turns a daemon that does not answer into a failure, not a hang).
+# A snapshot held while its ring is lapped still holds what the ring held
+# when it was asked for (before: what the writer evicted meanwhile was lost).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
@@ -73,3 +75,31 @@ n=$(count "$T/b2" "$pb" big)
 [ "$n" -eq "$N" ] || die "the held snapshot holds $n of $N markers"
 pm session show big >/dev/null 2>&1 && die "big still exists after delete"
 ok "while big's snapshot was written: small's snapshot and show answered; delete waited for it"
+
+# 3. a snapshot written while its ring turns over holds what the ring held
+# when it was asked for: small's 4 MiB ring is lapped by a flood of markers
+# while its snapshot is held; the frames the flood evicts are kept for the
+# snapshot (lib/write/pring_view.c), none of the flood is in it
+sink_evicted() {
+	"$PERFMARK" session show small --json 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)["sink"]["evicted"])'
+}
+evicted_at_least() { local v; v=$(sink_evicted); [ -n "$v" ] && [ "$v" -ge "$1" ]; }
+e0=$(sink_evicted)
+[ -n "$e0" ] || die "session show small --json has no sink.evicted"
+touch "$T/hold.small"
+timeout 120 "$PERFMARK" session snapshot small -o "$T/s3" 2>"$T/s3.err" &
+ss=$!
+wait_until 60 session_at_least small snapshots_running 1 || die "the snapshot of small is not under way" -- "$T/pmd.log"
+pf=$("$PROGS/prog-emit" 300000 flood | awk '/^pid/ { print $2 }')
+# every frame the ring held at the request is evicted: 4 MiB of frames of 24 bytes at least
+wait_until 120 evicted_at_least $((e0 + (4 << 20) / 24)) ||
+	die "small's ring was not lapped: $(($(sink_evicted) - e0)) frames evicted" -- "$T/pmd.log"
+rm "$T/hold.small"
+wait "$ss" || die "the held snapshot of small failed" -- "$T/s3.err" "$T/pmd.log"
+n=$(count "$T/s3" "$ps2" small2)
+[ "$n" -eq 200 ] || die "the snapshot of the lapped ring holds $n of the 200 markers it held when asked" -- "$T/pmd.log"
+n=$(count "$T/s3" "$pf" flood)
+[ "$n" -eq 0 ] || die "the snapshot holds $n markers sent after it was asked for"
+log_has "could not be kept" && die "records evicted were not kept for the snapshot" -- "$T/pmd.log"
+ok "a snapshot of a ring lapped while it was written holds what the ring held when asked for"
