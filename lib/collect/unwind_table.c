@@ -28,6 +28,7 @@ struct builder {
 	struct cfi_image im;
 	struct unwind_table *t;
 	size_t cap_rows;
+	const atomic_bool *stop;     /* given up when true (unwind_table__build_until) */
 };
 
 /* --- rules ------------------------------------------------------------------- */
@@ -213,6 +214,8 @@ static int build_rows(struct builder *b)
 	for (size_t i = 0; i < b->im.nr_fdes; i++) {
 		const struct cfi_fde *f = &b->im.fdes[i];
 
+		if (b->stop && atomic_load_explicit(b->stop, memory_order_relaxed))
+			return -ECANCELED;
 		if (i && f->lo > prev_end) {
 			e = push_row(b, prev_end, PM_UW_RULE(PM_UW_NONE, 0, 0));
 			if (e)
@@ -256,8 +259,14 @@ int unwind_table__image(Elf *elf, void **img, size_t *len, struct unwind_budget 
 
 int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *bud)
 {
+	return unwind_table__build_until(elf, out, bud, NULL);
+}
+
+int unwind_table__build_until(Elf *elf, struct unwind_table **out, struct unwind_budget *bud,
+			      const atomic_bool *stop)
+{
 	struct unwind_budget local;
-	struct builder b = { 0 };
+	struct builder b = { .stop = stop };
 	int e;
 
 	*out = NULL;
