@@ -98,6 +98,7 @@ static const struct cmd {
 	{ "export", cmd_export, &export_cmd },
 	{ "session", cmd_session, &session_cmd },
 	{ "stat", cmd_stat, &stat_cmd },
+	{ "top", cmd_top, &top_cmd },
 	{ "help", cmd_help, NULL },
 	{ NULL, NULL, NULL },
 };

@@ -21,6 +21,7 @@
 #include "perfdata.h"
 #include "perfmarkd.h"
 #include "proto.h"
+#include "sessions-int.h"
 #include "sinks.h"
 
 struct dsess *sessions__find(const char *name)
@@ -40,7 +41,7 @@ static void on_notice(void *ctx, const char *msg)
 	logmsg("session '%s': %s", d ? d->def.name : "?", msg);
 }
 
-static void save_def(struct dsess *d)
+void save_def(struct dsess *d)
 {
 	int e = store__save(D.store, &d->def);
 
@@ -72,12 +73,12 @@ static int open_dir_as_owner(const struct sessdef *def)
 }
 
 /* the ring file of a ring session: RING_DIR/NAME.ring */
-static void ring_name(const struct dsess *d, char *buf, size_t len)
+void ring_name(const struct dsess *d, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.ring", d->def.name);
 }
 
-static void log_recovery(const struct dsess *d, const struct sink_recovery *rec)
+void log_recovery(const struct dsess *d, const struct sink_recovery *rec)
 {
 	if (rec->found)
 		logmsg("session '%s': ring taken over from %s: %llu records, %llu sideband%s",
@@ -106,6 +107,101 @@ static void open_stopped_ring(struct dsess *d)
 	ko.ring_size = d->def.ring_size;
 	if (sink__new(&d->sink, &ko, &rec) == 0)
 		log_recovery(d, &rec);
+}
+
+/* The sink of d for the events s writes (and its counters'): a ring, or files in d's directory. */
+int sink_spec(struct dsess *d, const struct session *s, struct sink_spec *k, char *err,
+		     size_t errlen)
+{
+	struct sink_opts *ko = &k->ko;
+	struct passwd *pw;
+	size_t n;
+	int e;
+
+	memset(ko, 0, sizeof(*ko));
+	ko->events = k->evs;
+	n = session__events(s, k->evs, k->ids, RECSPEC_MAX_EVENTS + 2);
+	ko->nr_events = n + counts__events(d, k->evs + n, k->ids + n, SESSDEF_MAX_COUNT);
+	d->count_attrs = ko->nr_events > n;
+	ko->zstd_level = d->def.spec.zstd_level;
+	if (d->def.sink == SESSDEF_SINK_RING) {
+		ko->kind = SINK_RING;
+		ko->ring_size = d->def.ring_size;
+		ring_name(d, k->rname, sizeof(k->rname));
+		ko->ring_dir_fd = D.ring_dfd;
+		ko->ring_name = D.ring_dfd >= 0 ? k->rname : NULL;   /* --ring-dir none: memory only */
+		return 0;
+	}
+	ko->kind = SINK_FILE;
+	if (d->dir_fd < 0)
+		d->dir_fd = open_dir_as_owner(&d->def);
+	if (d->dir_fd < 0) {
+		e = d->dir_fd;
+		d->dir_fd = -1;
+		snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
+		return e;
+	}
+	ko->dir_fd = d->dir_fd;
+	ko->prefix = d->def.name;
+	ko->seq = d->def.seq;
+	ko->rotate_size = d->def.rotate_size;
+	ko->rotate_secs = d->def.rotate_secs;
+	ko->keep = d->def.keep;
+	pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
+	ko->uid = d->def.owner ? d->def.owner : (uid_t)-1;
+	ko->gid = pw ? pw->pw_gid : (gid_t)-1;
+	return 0;
+}
+
+void sink_failed(const struct sink_opts *ko, int e, char *err, size_t errlen)
+{
+	if (ko->kind == SINK_RING)
+		snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
+			 e == -EBUSY ? "another process writes it" : strerror(-e));
+	else
+		snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+}
+
+/* d's sink, made here (on the loop: a new ring, or files), its recovery in *rec */
+static int make_sink_rec(struct dsess *d, const struct session *s, struct sink_recovery *rec,
+			 char *err, size_t errlen)
+{
+	struct sink_spec *k = malloc(sizeof(*k));
+	int e;
+
+	e = k ? sink_spec(d, s, k, err, errlen) : -ENOMEM;
+	if (!e) {
+		sink__free(d->sink);
+		d->sink = NULL;
+		e = sink__new(&d->sink, &k->ko, rec);
+		if (e)
+			sink_failed(&k->ko, e, err, errlen);
+	}
+	if (e == -ENOMEM && !k)
+		snprintf(err, errlen, "out of memory");
+	free(k);
+	return e;
+}
+
+static int make_sink(struct dsess *d, const struct session *s, char *err, size_t errlen)
+{
+	struct sink_recovery rec;
+	int e = make_sink_rec(d, s, &rec, err, errlen);
+
+	if (!e)
+		log_recovery(d, &rec);
+	return e;
+}
+
+/* the events as opened (after any fallback), stored for adoption after a restart */
+static void set_resolved(struct dsess *d, const struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < RECSPEC_MAX_EVENTS && session__event_name(s, i); i++)
+		snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
+			 session__event_name(s, i));
+	d->def.nr_resolved = i;
 }
 
 /* Build the session from its definition, adopting pins when there are. */
@@ -141,71 +237,12 @@ static int session_build(struct dsess *d, bool adopt, char *err, size_t errlen)
 		e = session__new(&d->run.s, &so, err, errlen);
 		if (e)
 			return e;
-		for (i = 0; i < RECSPEC_MAX_EVENTS && session__event_name(d->run.s, i); i++)
-			snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
-				 session__event_name(d->run.s, i));
-		d->def.nr_resolved = i;
+		set_resolved(d, d->run.s);
 	}
 	return 0;
 }
 
-/* what the sink of a built session is made of; evs, ids and rname belong to the caller */
-struct sink_spec {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
-	char rname[PROTO_NAME_MAX + 8];
-	struct sink_opts ko;
-};
-
-static int sink_spec(struct dsess *d, struct sink_spec *k, char *err, size_t errlen)
-{
-	struct sink_opts *ko = &k->ko;
-	struct passwd *pw;
-	int e;
-
-	memset(ko, 0, sizeof(*ko));
-	ko->events = k->evs;
-	ko->nr_events = session__events(d->run.s, k->evs, k->ids, RECSPEC_MAX_EVENTS + 2);
-	ko->zstd_level = d->def.spec.zstd_level;
-	if (d->def.sink == SESSDEF_SINK_RING) {
-		ko->kind = SINK_RING;
-		ko->ring_size = d->def.ring_size;
-		ring_name(d, k->rname, sizeof(k->rname));
-		ko->ring_dir_fd = D.ring_dfd;
-		ko->ring_name = D.ring_dfd >= 0 ? k->rname : NULL;   /* --ring-dir none: memory only */
-		return 0;
-	}
-	ko->kind = SINK_FILE;
-	if (d->dir_fd < 0)
-		d->dir_fd = open_dir_as_owner(&d->def);
-	if (d->dir_fd < 0) {
-		e = d->dir_fd;
-		d->dir_fd = -1;
-		snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
-		return e;
-	}
-	ko->dir_fd = d->dir_fd;
-	ko->prefix = d->def.name;
-	ko->seq = d->def.seq;
-	ko->rotate_size = d->def.rotate_size;
-	ko->rotate_secs = d->def.rotate_secs;
-	ko->keep = d->def.keep;
-	pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
-	ko->uid = d->def.owner ? d->def.owner : (uid_t)-1;
-	ko->gid = pw ? pw->pw_gid : (gid_t)-1;
-	return 0;
-}
-
-static void sink_failed(const struct sink_opts *ko, int e, char *err, size_t errlen)
-{
-	if (ko->kind == SINK_RING)
-		snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
-			 e == -EBUSY ? "another process writes it" : strerror(-e));
-	else
-		snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
-}
-
-static void session_undo(struct dsess *d)
+void session_undo(struct dsess *d)
 {
 	session__free(d->run.s);
 	d->run.s = NULL;
@@ -213,13 +250,15 @@ static void session_undo(struct dsess *d)
 }
 
 /* the built session collects into its new sink (d->sink) from now on */
-static int session_go(struct dsess *d, const struct sink_recovery *rec, char *err, size_t errlen)
+int session_go(struct dsess *d, const struct sink_recovery *rec, char *err, size_t errlen)
 {
 	int e;
 
 	log_recovery(d, rec);
 	session__set_sink(d->run.s, d->sink);
 	e = run__start(&d->run, err, errlen);
+	if (!e && (e = counts__start(d, err, errlen)))
+		run__abort(&d->run);
 	if (e) {
 		session_undo(d);
 		return e;
@@ -234,19 +273,8 @@ static int session_go(struct dsess *d, const struct sink_recovery *rec, char *er
 static int session_sink(struct dsess *d, char *err, size_t errlen)
 {
 	struct sink_recovery rec;
-	struct sink_spec *k;
-	int e;
+	int e = make_sink_rec(d, d->run.s, &rec, err, errlen);
 
-	k = malloc(sizeof(*k));
-	e = k ? sink_spec(d, k, err, errlen) : -ENOMEM;
-	if (!e) {
-		sink__free(d->sink);
-		d->sink = NULL;
-		e = sink__new(&d->sink, &k->ko, &rec);
-		if (e)
-			sink_failed(&k->ko, e, err, errlen);
-	}
-	free(k);
 	if (!e)
 		e = session_go(d, &rec, err, errlen);
 	else
@@ -259,149 +287,6 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 	int e = session_build(d, adopt, err, errlen);
 
 	return e ? e : session_sink(d, err, errlen);
-}
-
-/* --- taking a ring over, off the loop ------------------------------------------ */
-
-/*
- * At start-up a ring session's ring file is taken over by a job: its every
- * record is walked (pring.c recovery), seconds for a large ring on a busy
- * machine.  Meanwhile the session is "starting", its requests but `show`
- * wait (clients.c), and the others are served.  The pinned BPF side and
- * the processes' fast-lane rings keep what comes meanwhile, as while no
- * daemon ran.  A stopped ring (kept for snapshots) is opened the same way.
- */
-enum tk_mode {
-	TK_RESTORE,                   /* a running session, at start-up */
-	TK_START,                     /* `session start`: its client waits for the reply */
-	TK_STOPPED,                   /* a stopped session's ring, kept for snapshots */
-};
-
-struct takeover {
-	struct job job;
-	struct dsess *d;
-	enum tk_mode mode;
-	struct client *c;             /* TK_START: NULL once the connection went */
-	struct client_hook hook;
-	struct sink_spec k;
-	struct sink *sink;
-	struct sink_recovery rec;
-	int e;
-};
-
-/*
- * PERFMARK_TEST_HOLD=PREFIX (tests only): a job of session NAME waits while
- * the file PREFIX.NAME exists, so a test can look at the daemon meanwhile.
- */
-void sessions__test_hold(const char *name)
-{
-	const char *p = getenv("PERFMARK_TEST_HOLD");
-	char path[PATH_MAX];
-
-	if (!p || !*p || snprintf(path, sizeof(path), "%s.%s", p, name) >= (int)sizeof(path))
-		return;
-	while (!access(path, F_OK))
-		usleep(10000);
-}
-
-static void takeover_work(struct job *j)
-{
-	struct takeover *tk = container_of(j, struct takeover, job);
-
-	sessions__test_hold(tk->d->def.name);
-	tk->e = sink__new(&tk->sink, &tk->k.ko, &tk->rec);
-}
-
-static void restore_failed(struct dsess *d, int e, const char *err);
-
-static void takeover_orphan(struct client_hook *h, struct client *c)
-{
-	container_of(h, struct takeover, hook)->c = NULL;
-}
-
-static void takeover_done(struct job *j)
-{
-	struct takeover *tk = container_of(j, struct takeover, job);
-	struct json_object *o = NULL;
-	struct dsess *d = tk->d;
-	char err[256] = "";
-	int e = tk->e;
-
-	d->tk = NULL;
-	if (tk->mode == TK_STOPPED) {
-		d->sink = tk->sink;
-		if (!e)
-			log_recovery(d, &tk->rec);
-	} else {
-		if (e) {
-			sink_failed(&tk->k.ko, e, err, sizeof(err));
-			session_undo(d);
-		} else {
-			d->sink = tk->sink;
-			e = session_go(d, &tk->rec, err, sizeof(err));
-		}
-		if (e && tk->mode == TK_RESTORE)
-			restore_failed(d, e, err);
-		if (e && tk->mode == TK_START)
-			o = reply_err("cannot start session '%s': %s", d->def.name,
-				      err[0] ? err : strerror(-e));
-		if (!e || tk->mode == TK_RESTORE)
-			save_def(d);
-	}
-	if (tk->c)
-		client_reply_later_done(tk->c, &tk->hook, o ? o : reply_ok());
-	else if (o)
-		json_object_put(o);
-	free(tk);
-	sessions__unbusy(d);
-}
-
-/*
- * 0: the job has it (c, for TK_START, hears when it is done); else nothing
- * was started (the caller opens the ring in place)
- */
-static int takeover_start(struct dsess *d, enum tk_mode mode, struct client *c)
-{
-	struct takeover *tk = calloc(1, sizeof(*tk));
-	char err[256];
-
-	if (!tk)
-		return -ENOMEM;
-	tk->d = d;
-	tk->mode = mode;
-	if (mode != TK_STOPPED) {
-		if (sink_spec(d, &tk->k, err, sizeof(err))) {
-			free(tk);
-			return -EINVAL;
-		}
-	} else {
-		tk->k.ko = (struct sink_opts){ .kind = SINK_RING, .ring_dir_fd = D.ring_dfd,
-					       .ring_size = d->def.ring_size };
-		ring_name(d, tk->k.rname, sizeof(tk->k.rname));
-		tk->k.ko.ring_name = tk->k.rname;
-	}
-	sink__free(d->sink);
-	d->sink = NULL;
-	d->tk = tk;
-	if (c) {
-		tk->c = c;
-		client_reply_later(c, &tk->hook, takeover_orphan);
-	}
-	job__start(&tk->job, takeover_work, takeover_done);
-	return 0;
-}
-
-bool sessions__busy_for(const struct dsess *d, int cmd)
-{
-	if (d->tk)
-		return cmd != PROTO_CMD_SHOW;
-	return d->busy && (cmd == PROTO_CMD_START || cmd == PROTO_CMD_DELETE);
-}
-
-void sessions__unbusy(struct dsess *d)
-{
-	if (!d->tk && !d->busy)
-		clients__unpark(d);
 }
 
 static void update_seq(struct dsess *d)
@@ -422,6 +307,7 @@ static void session_end(struct dsess *d, bool keep_pinned)
 {
 	if (!d->run.s)
 		return;
+	counts__stop(d);
 	run__end(&d->run, keep_pinned);
 	update_seq(d);
 	if (!keep_pinned)
@@ -444,6 +330,7 @@ static void session_fail(struct dsess *d, int e)
 		snprintf(d->def.message, sizeof(d->def.message), "collection failed: %s", strerror(-e));
 	}
 	logmsg("session '%s': %s; collection stopped", d->def.name, d->def.message);
+	counts__stop(d);
 	run__abort(&d->run);
 	session__unpin(d->pin);
 	streams__detach_session(d);
@@ -474,6 +361,7 @@ static void dsess_release(struct defer *p)
 /* after dsess_unlink: the memory goes at the end of the event batch */
 static void dsess_free(struct dsess *d)
 {
+	counts__stop(d);
 	sink__free(d->sink);
 	d->sink = NULL;
 	if (d->dir_fd >= 0)
@@ -539,7 +427,7 @@ struct json_object *cmd_create(struct client *c, const struct proto_request *rq,
 		return reply_err("ring size too large (limit %llu MiB%s)",
 				 (c->root ? RING_MAX_ROOT : RING_MAX_USER) >> 20,
 				 c->root ? "" : " for non-root users");
-	if (limits__session(c, &def, err, sizeof(err)))
+	if (limits__session(c, &def, err, sizeof(err)) || counts__check(c, &def, err, sizeof(err)))
 		return reply_err("%s", err);
 	for (i = 0; i < def.spec.nr_pids; i++)
 		if (pid_check(c, def.spec.pids[i], err, sizeof(err)))
@@ -638,6 +526,10 @@ struct json_object *cmd_delete(struct dsess *d)
 {
 	char rname[PROTO_NAME_MAX + 8];
 
+	if (d->taker) {        /* deleted before its taker went */
+		d->taker->take = NULL;
+		d->taker = NULL;
+	}
 	session_end(d, false);
 	streams__detach_session(d);
 	session__unpin(d->pin);
@@ -652,6 +544,83 @@ struct json_object *cmd_delete(struct dsess *d)
 	dsess_unlink(d);
 	dsess_free(d);
 	return reply_ok();
+}
+
+/* the taker went (cleanly or killed): its stream had everything, the session goes */
+static void on_taker_close(struct client_hook *h, struct client *c)
+{
+	struct dsess *d = c->take;
+
+	if (!d)
+		return;
+	c->take = NULL;
+	d->taker = NULL;
+	logmsg("session '%s': its taker (uid %u, pid %d) went; deleting it", d->def.name,
+	       (unsigned)c->cred.uid, (int)c->cred.pid);
+	if (d->tk || d->busy) {   /* a job reads it: deleted when the job is done */
+		d->delete_pending = true;
+		return;
+	}
+	json_object_put(cmd_delete(d));
+}
+
+struct json_object *cmd_take(struct client *c, struct dsess *d, int *fds, size_t nfds)
+{
+	struct json_object *o;
+
+	if (d->taker)
+		return reply_err("session '%s' is being taken already", d->def.name);
+	o = streams__take(c, d, fds, nfds);
+	if (!c->reader)
+		return o;    /* refused, as attach is */
+	d->taker = c;
+	c->take = d;
+	client_hook_add(c, &c->take_hook, on_taker_close);
+	logmsg("session '%s' taken by uid %u (pid %d): deleted when it goes", d->def.name,
+	       (unsigned)c->cred.uid, (int)c->cred.pid);
+	return o;
+}
+
+/* --- a collection that runs already (keep.c) -------------------------------- */
+
+struct dsess *sessions__prepare(const struct sessdef *def, int *dir_fd, const struct session *s,
+				char *err, size_t errlen)
+{
+	struct dsess *d = dsess_new(def);
+	int e;
+
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (def->sink == SESSDEF_SINK_FILE) {
+		d->dir_fd = *dir_fd;
+		*dir_fd = -1;
+	} else if (D.ring_dfd >= 0) {   /* a new session: never an old ring */
+		char rname[PROTO_NAME_MAX + 8];
+
+		ring_name(d, rname, sizeof(rname));
+		sink__remove_ring(D.ring_dfd, rname);
+	}
+	set_resolved(d, s);
+	e = make_sink(d, s, err, errlen);
+	if (e) {
+		dsess_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void sessions__commit(struct dsess *d, struct run *from)
+{
+	run__move(from, &d->run);
+	dsess_link(d);
+	save_def(d);
+}
+
+void sessions__discard(struct dsess *d)
+{
+	dsess_free(d);
 }
 
 /* --- start-up and exit ------------------------------------------------------ */
@@ -694,7 +663,7 @@ static int restore_def(void *ctx, const struct sessdef *def)
 	return 0;
 }
 
-static void restore_failed(struct dsess *d, int e, const char *err)
+void restore_failed(struct dsess *d, int e, const char *err)
 {
 	open_stopped_ring(d);
 	d->def.error = true;
@@ -727,6 +696,17 @@ void sessions__restore(void)
 {
 	store__load(D.store, restore_def, bad_def, NULL);
 	sweep_pins();
+}
+
+void sessions__keep_taken(void)
+{
+	struct dsess *d;
+
+	for (d = D.sessions; d; d = d->next)
+		if (d->taker) {
+			d->taker->take = NULL;
+			d->taker = NULL;
+		}
 }
 
 void sessions__free_all(void)

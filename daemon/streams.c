@@ -133,6 +133,15 @@ static struct json_object *check_out(const char *what, int *fds, size_t nfds, bo
 	return NULL;
 }
 
+/* the sink's records, then the counters' (counts.c) when the sink has their attrs */
+static int snapshot(struct dsess *d, int fd, bool pipe)
+{
+	char tail[COUNTS_RECORDS_MAX];
+	size_t n = d->count_attrs ? counts__records(d, tail, sizeof(tail)) : 0;
+
+	return sink__snapshot_tail(d->sink, fd, pipe, UINT64_MAX, tail, n);
+}
+
 /*
  * A snapshot: the session's flush in steps (run.c), then a ring's records
  * written by a job (jobs.c) into the client's regular file, or into a
@@ -262,6 +271,8 @@ static void snap_flushed(struct run_flush *f, int err)
 {
 	struct snap *sp = container_of(f, struct snap, flush);
 	struct dsess *d = sp->d;
+	char tail[COUNTS_RECORDS_MAX];
+	size_t tail_len;
 	int e;
 
 	if (!sp->c) {                 /* the connection went meanwhile */
@@ -283,9 +294,11 @@ static void snap_flushed(struct run_flush *f, int err)
 			return;
 		}
 	}
-	e = sink__snapshot_begin(d->sink, UINT64_MAX, &sp->sn);
+	/* the counters' records (counts.c) after the ring's, read now */
+	tail_len = d->count_attrs ? counts__records(d, tail, sizeof(tail)) : 0;
+	e = sink__snapshot_begin(d->sink, UINT64_MAX, tail, tail_len, &sp->sn);
 	if (e == -EOPNOTSUPP) {       /* rotating files: the current one, here */
-		sp->err = sink__snapshot(d->sink, sp->pipe ? sp->mfd : sp->out, sp->pipe, UINT64_MAX);
+		sp->err = snapshot(d, sp->pipe ? sp->mfd : sp->out, sp->pipe);
 		snap_done(&sp->job);
 		return;
 	}
@@ -404,10 +417,36 @@ static void on_pump_event(struct watch *w, uint32_t ev)
 		client_close(c);
 }
 
+/*
+ * A taker's last words: everything the session read up to now goes to its
+ * reader, all of it into a regular file (writes never wait there), what
+ * fits into a pipe.  Straight through the engine: no drain callbacks while
+ * the connection is being closed.
+ */
+static void reader_final(struct client *c)
+{
+	struct dsess *d = c->att;
+
+	if (d->run.s && !d->run.held)
+		session__flush(d->run.s, session__clock());
+	while (reader__pending(c->reader) && reader__flush(c->reader) == -EAGAIN && !c->reader_polled)
+		;
+}
+
 /* the connection goes: so do its reader and its pump */
 static void on_client_close(struct client_hook *h, struct client *c)
 {
+	if (c->reader && c->reader_final)
+		reader_final(c);
 	streams_detach(c);
+}
+
+struct json_object *streams__take(struct client *c, struct dsess *d, int *fds, size_t nfds)
+{
+	struct json_object *o = cmd_attach(c, d, fds, nfds);
+
+	c->reader_final = c->reader != NULL;
+	return o;
 }
 
 void streams__init(struct client *c)

@@ -565,13 +565,34 @@ int sink__round(struct sink *s)
 	}
 }
 
+/* records of the caller's after what the sink holds (tail: complete records, 8-aligned) */
+static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
+{
+	const char *p = tail;
+	size_t off = 0;
+	int e = 0;
+
+	while (!e && off + sizeof(struct perf_event_header) <= len) {
+		const struct perf_event_header *h = (const void *)(p + off);
+
+		if (h->size < sizeof(*h) || (h->size & 7) || h->size > len - off)
+			return -EINVAL;
+		e = perfdata_writer__add(w, h, h->size);
+		off += h->size;
+	}
+	return e ? e : perfdata_writer__round(w);
+}
+
 struct sink_snap {
 	const struct sink *s;
 	struct pring_view *v;
 	uint64_t until, evicted;
+	void *tail;                  /* the caller's records after the ring's */
+	size_t tail_len;
 };
 
-int sink__snapshot_begin(struct sink *s, uint64_t until, struct sink_snap **out)
+int sink__snapshot_begin(struct sink *s, uint64_t until, const void *tail, size_t tail_len,
+			 struct sink_snap **out)
 {
 	struct sink_snap *sn;
 	int e;
@@ -582,8 +603,16 @@ int sink__snapshot_begin(struct sink *s, uint64_t until, struct sink_snap **out)
 	sn = calloc(1, sizeof(*sn));
 	if (!sn)
 		return -ENOMEM;
+	if (tail_len && !(sn->tail = malloc(tail_len))) {
+		free(sn);
+		return -ENOMEM;
+	}
+	if (tail_len)
+		memcpy(sn->tail, tail, tail_len);
+	sn->tail_len = tail_len;
 	e = pring__view(s->pr, &sn->v);
 	if (e) {
+		free(sn->tail);
 		free(sn);
 		return e;
 	}
@@ -605,6 +634,8 @@ int sink_snap__write(struct sink_snap *sn, int fd, bool pipe)
 		return e;
 	c.w = w;
 	e = pring_view__sorted(sn->v, sn->until, copy_one, &c, &sn->evicted);
+	if (!e && sn->tail_len)
+		e = add_tail(w, sn->tail, sn->tail_len);
 	if (!e)
 		e = perfdata_writer__finish(w);
 	perfdata_writer__free(w);
@@ -621,17 +652,24 @@ void sink_snap__free(struct sink_snap *sn)
 	if (!sn)
 		return;
 	pring_view__free(sn->v);
+	free(sn->tail);
 	free(sn);
 }
 
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
+{
+	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
+}
+
+int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
+			size_t tail_len)
 {
 	struct perfdata_writer *w = NULL;
 	struct sink_snap *sn;
 	int e;
 
 	if (s->o.kind == SINK_RING) {
-		e = sink__snapshot_begin(s, until, &sn);
+		e = sink__snapshot_begin(s, until, tail, tail_len, &sn);
 		if (!e)
 			e = sink_snap__write(sn, fd, pipe);
 		sink_snap__free(sn);
@@ -643,6 +681,8 @@ int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 	if (e)
 		return e;
 	e = file_snapshot(s, w);
+	if (!e && tail_len)
+		e = add_tail(w, tail, tail_len);
 	if (!e)
 		e = perfdata_writer__finish(w);
 	perfdata_writer__free(w);

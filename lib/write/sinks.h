@@ -112,14 +112,22 @@ int sink__round(struct sink *s);
  */
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until);
 /*
+ * The same with the caller's records after what the sink holds (a
+ * session's counters as perf stat's records): tail_len bytes of complete
+ * perf records.
+ */
+int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
+			size_t tail_len);
+/*
  * The same in two steps, for a ring: begin in the thread that writes the
  * sink (what it holds now), write in any one thread while the sink goes on
  * (pring.h: views; what the ring evicts meanwhile is kept for it), free in
- * the writing thread after.  The sink must outlive the snapshot.
+ * the writing thread after; the tail (copied) as sink__snapshot_tail's.  The sink must outlive the snapshot.
  * -EOPNOTSUPP for the other kinds.
  */
 struct sink_snap;
-int sink__snapshot_begin(struct sink *s, uint64_t until, struct sink_snap **out);
+int sink__snapshot_begin(struct sink *s, uint64_t until, const void *tail, size_t tail_len,
+			 struct sink_snap **out);
 int sink_snap__write(struct sink_snap *sn, int fd, bool pipe);
 /* records the snapshot lost: evicted when no memory was left to keep them (after write) */
 uint64_t sink_snap__evicted(const struct sink_snap *sn);
