@@ -550,13 +550,18 @@ static int drive(struct record *r, const struct record_backend *b)
 	int fds[4], nfds, e, ret = 1;
 	sigset_t oldmask;
 
+	/*
+	 * The stopping signals are blocked before anything starts a thread (the
+	 * fast lane's pump): a thread that did not block them would take a
+	 * SIGINT or SIGTERM and die of it, and the recording with it, unfinished.
+	 */
+	loop_signals(&l, &oldmask);
 	/* open everything before the output exists: a failure leaves nothing behind */
 	if (b->open(r))
 		goto out;
 	if (open_output(r))
 		goto out;
 	r->status = isatty(2) && !r->so.pipe;
-	loop_signals(&l, &oldmask);
 	if (r->cmd_argc) {
 		if (spawn(r, &oldmask))
 			goto fail_unlink;

@@ -37,9 +37,22 @@ static void sink_usage(struct json_object *o, const struct sink_stats *ks)
 
 const char *dsess_state(const struct dsess *d)
 {
+	if (d->tk)
+		return "starting";   /* its ring is being taken over (sessions.c) */
 	if (d->run.s)
 		return "running";
 	return d->def.error ? "error" : "stopped";
+}
+
+/* requests parked until the session is free (clients.c) */
+static uint64_t waiting(const struct dsess *d)
+{
+	const struct client *c;
+	uint64_t n = 0;
+
+	for (c = D.clients; c; c = c->next)
+		n += c->parked_on == d;
+	return n;
 }
 
 struct json_object *session_info(const struct dsess *d)
@@ -79,6 +92,8 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "jit_refused", d->run.st.jit_refused);
 	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
 	add_u64(o, "readers", ks.readers);
+	add_u64(o, "snapshots_running", (uint64_t)d->busy);   /* being written (jobs.c) */
+	add_u64(o, "requests_waiting", waiting(d));          /* for the session to be free */
 	add_u64(o, "reader_lost", ks.reader_lost);
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->pin));
 	if ((x = counts__json(d)))    /* --count: totals and rates */

@@ -613,7 +613,7 @@ static void recheck_held(struct session *s)
  * flushing at every batch would sort and move the same records again and
  * again; staging them at once keeps the fast lane's buffers small.
  */
-static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
+static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, int batches)
 {
 	uint64_t ls, lm, lost_time;
 	int e;
@@ -623,7 +623,7 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 	if (!s->started)
 		return 0;
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
-	for (int i = 1; collector__consume(s->c) && force && i < COLLECTOR_ALL_BATCHES; i++)
+	for (int i = 1; collector__consume(s->c) && force && i < batches; i++)
 		;
 	/* stack copies waiting for a table being built: a forced drain takes them as they are */
 	if (force)
@@ -658,12 +658,24 @@ int session__drain(struct session *s)
 {
 	uint64_t now = session__clock();
 
-	return drain(s, now - SESSION_REORDER_NS, now, false);
+	return drain(s, now - SESSION_REORDER_NS, now, false, 1);
 }
 
 int session__flush(struct session *s, uint64_t until)
 {
-	return drain(s, until, session__clock(), true);
+	return drain(s, until, session__clock(), true, COLLECTOR_ALL_BATCHES);
+}
+
+bool session__consume(struct session *s)
+{
+	if (s->err || !s->started || s->stopped)
+		return false;
+	return collector__consume(s->c);
+}
+
+int session__flush_read(struct session *s, uint64_t until)
+{
+	return drain(s, until, session__clock(), true, 1);
 }
 
 int session__stop(struct session *s)
@@ -672,7 +684,7 @@ int session__stop(struct session *s)
 
 	if (s->stopped)
 		return s->err;
-	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS, true);
+	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS, true, COLLECTOR_ALL_BATCHES);
 	collector__activate(s->c, &s->sub, false);
 	s->stopped = true;
 	if (s->own_sink) {

@@ -131,6 +131,15 @@ int session__drain(struct session *s);
  * as one round.  Same returns as session__drain.
  */
 int session__flush(struct session *s, uint64_t until);
+/*
+ * The same in steps, for a caller that serves others in between: each
+ * session__consume() reads one batch (journalled, not yet written in
+ * order) and says whether more waits; session__flush_read() then writes
+ * everything up to until from what was read, plus at most one batch more.
+ * COLLECTOR_ALL_BATCHES consumes take what session__flush() would have.
+ */
+bool session__consume(struct session *s);
+int session__flush_read(struct session *s, uint64_t until);
 /* now on the records' clock (CLOCK_MONOTONIC, ns) */
 uint64_t session__clock(void);
 int session__stop(struct session *s);
