@@ -628,6 +628,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 		return s->err;
 	if (!s->started)
 		return 0;
+	/* --aggregate: a forced drain ends the interval (the stop's takes the last counts) */
+	if (force)
+		collector__agg_flush(s->c);
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
 	for (int i = 1; collector__consume(s->c) && force && i < COLLECTOR_ALL_BATCHES; i++)
 		;
@@ -713,6 +716,7 @@ void session__stats(const struct session *s, struct session_stats *st)
 		struct collector_marker_stats ms;
 
 		collector__unwind_stats(s->c, &st->unwind);
+		collector__agg_stats(s->c, &st->agg);
 		collector__marker_stats(s->c, &ms);
 		st->jit_lines = ms.jit_lines;
 		st->jit_missed = ms.jit_missed;

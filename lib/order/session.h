@@ -75,6 +75,8 @@ struct session_stats {
 	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
+	/* --aggregate, of the collector (shared): all 0 otherwise */
+	struct collector_agg_stats agg;
 };
 
 struct session;
