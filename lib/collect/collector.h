@@ -126,9 +126,17 @@ void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *
  * map, two stacks under one hash).  false when not aggregating.
  */
 struct collector_agg_stats {
+	uint64_t seconds;                    /* the interval; 0: not aggregating */
 	uint64_t intervals, stacks, samples, lost;
 };
 bool collector__agg_stats(const struct collector *c, struct collector_agg_stats *st);
+/*
+ * As JSON ({"seconds":N,"intervals":N,"stacks":N,"samples":N,"lost":N}),
+ * read back, and as one line of text.
+ */
+struct json_object *collector_agg_stats_json(const struct collector_agg_stats *st);
+void collector_agg_stats_from_json(struct json_object *o, struct collector_agg_stats *st);
+void collector_agg_stats_text(const struct collector_agg_stats *st, char *buf, size_t len);
 /*
  * --aggregate: end the interval now (a session stopping or flushing): what
  * was counted goes to the subscribers.  Nothing when not aggregating.

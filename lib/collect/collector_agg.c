@@ -10,6 +10,7 @@
  * the ring, as they are.
  */
 #include <errno.h>
+#include <json-c/json.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,7 @@
 #include "aggregate_wire.h"
 #include "clock.h"
 #include "collector_int.h"
+#include "jsonf.h"
 
 #define AGG_MAX_COUNTS  16384     /* (pid, tid, uid, event, stack) per interval */
 #define AGG_MAX_STACKS  4096      /* distinct stacks per interval */
@@ -281,6 +283,7 @@ bool collector__agg_stats(const struct collector *c, struct collector_agg_stats 
 	if (!c->agg)
 		return false;
 	*st = c->agg->st;
+	st->seconds = c->spec.aggregate;
 	if (!bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		st->lost = collector_agg_lost(c, bss.agg_lost);
 	return true;
@@ -325,4 +328,33 @@ void collector_agg_pinned_fds(const char *dir, int fds[6])
 		snprintf(path, sizeof(path), "%s/%s", dir, agg_pins[i]);
 		fds[i] = bpf_obj_get(path);
 	}
+}
+
+#define AGG_STATS_FIELDS(X) X(seconds) X(intervals) X(stacks) X(samples) X(lost)
+
+struct json_object *collector_agg_stats_json(const struct collector_agg_stats *st)
+{
+	struct json_object *o = json_object_new_object();
+
+#define PUT(f) json_object_object_add(o, #f, json_object_new_uint64(st->f));
+	AGG_STATS_FIELDS(PUT)
+#undef PUT
+	return o;
+}
+
+void collector_agg_stats_from_json(struct json_object *o, struct collector_agg_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+#define GET(f) st->f = (uint64_t)jsonf_get_int(o, #f);
+	AGG_STATS_FIELDS(GET)
+#undef GET
+}
+
+void collector_agg_stats_text(const struct collector_agg_stats *st, char *buf, size_t len)
+{
+	snprintf(buf, len, "every %llu s: %llu intervals, %llu aggregated samples written "
+		 "(one per distinct stack) for %llu samples, %llu samples lost",
+		 (unsigned long long)st->seconds, (unsigned long long)st->intervals,
+		 (unsigned long long)st->stacks, (unsigned long long)st->samples,
+		 (unsigned long long)st->lost);
 }
