@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The always-on session (issue 24, "Aggregated always-on sessions"):
+# perfmarkd records `-a -F 99 -g` into files for BENCH_AGG_SECONDS (60),
+# once with --aggregate 10 and once without, one after the other.  Reported:
+#   - the CPU it cost: the BPF programs perfmarkd holds (run_time_ns from
+#     `bpftool prog show` with kernel.bpf_stats_enabled=1; the programs are
+#     found from the prog_id of perfmarkd's fds) plus perfmarkd's own
+#     user+system time (/proc/PID/stat), as a percentage of the machine
+#     (all CPUs over the wall time).  Goal with --aggregate: <= 0.02 %.
+#   - the bytes its files grew by, per hour.  Goal: >= 10x fewer with
+#     --aggregate than without.
+# Meant for an idle machine: with -a every process is sampled, so a busy one
+# (other jobs) costs more and writes more in both runs; the load average is
+# printed beside the figures.
+#
+#   bash bench/bench-aggregate.sh [BUILD_DIR]
+#   (BENCH_AGG_SECONDS: each run's length, default 60)
+. "$(dirname "$0")/lib.sh"
+bench_setup bench-aggregate "$@"
+secs=${BENCH_AGG_SECONDS:-60}
+PERFMARKD=$build/perfmarkd
+[ -x "$PERFMARKD" ] || die "no perfmarkd at $PERFMARKD (build first)"
+command -v bpftool >/dev/null || [ -x /usr/sbin/bpftool ] || die "bpftool missing"
+BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
+
+W=$(mktemp -d /tmp/perfmark-bench.XXXXXX)
+PINS=/sys/fs/bpf/perfmark-bench-$$
+PMD=
+stats0=$(sysctl -n kernel.bpf_stats_enabled)
+finish() {
+	[ -n "$PMD" ] && kill "$PMD" 2>/dev/null && wait "$PMD" 2>/dev/null
+	for d in "$PINS"/*; do [ -d "$d" ] && rm -f "$d"/* && rmdir "$d"; done
+	rmdir "$PINS" 2>/dev/null
+	sysctl -qw kernel.bpf_stats_enabled="$stats0"
+	rm -rf "$W"
+}
+trap finish EXIT
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
+export PERFMARK_SOCKET=$W/pmd.sock PERFMARK_NO_DAEMON=0
+clk=$(getconf CLK_TCK) ncpu=$(nproc)
+
+# the run time (ns) of every BPF program perfmarkd holds
+bpf_ns() {
+	local ids
+	ids=$(cat /proc/"$PMD"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*\([0-9]*\)/\1/p' | sort -u)
+	local id t=0 n
+	for id in $ids; do
+		n=$("$BPFTOOL" prog show id "$id" 2>/dev/null | sed -n 's/.*run_time_ns \([0-9]*\).*/\1/p')
+		t=$((t + ${n:-0}))
+	done
+	echo "$t"
+}
+# perfmarkd's user + system time, ns
+pmd_ns() { awk -v hz="$clk" '{ sub(/^.*\) /, ""); printf "%.0f\n", ($12 + $13) * 1e9 / hz }' /proc/"$PMD"/stat; }
+dir_bytes() { du -sb --apparent-size "$1" 2>/dev/null | cut -f1; }
+
+# one ARGS...: prints "cpu% bytes_per_hour bpf_ns pmd_ns"
+one() {
+	local d=$W/out.$1
+	shift
+	mkdir -p "$d"
+	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$W/state" \
+		--pin-dir "$PINS" >>"$W/pmd.log" 2>&1 &
+	PMD=$!
+	local i
+	for i in $(seq 100); do
+		[ -S "$PERFMARK_SOCKET" ] && "$PERFMARK" session list >/dev/null 2>&1 && break
+		sleep 0.1
+	done
+	"$PERFMARK" session create bench -a -F 99 -g "$@" -o "$d" >>"$W/create.log" 2>&1 ||
+		{ cat "$W/create.log" "$W/pmd.log" >&2; die "session create failed"; }
+	# start-up (loading, the first synthesized records) is not what an hour costs
+	sleep 2
+	local b0 p0 s0 t0 b1 p1 s1 t1
+	b0=$(bpf_ns) p0=$(pmd_ns) s0=$(dir_bytes "$d") t0=$(date +%s%N)
+	sleep "$secs"
+	b1=$(bpf_ns) p1=$(pmd_ns) s1=$(dir_bytes "$d") t1=$(date +%s%N)
+	"$PERFMARK" session stop bench >/dev/null 2>&1
+	# what the files hold: sample records against the sideband
+	local f recs=0 side=0
+	for f in "$d"/*; do
+		perf report -i "$f" --stats 2>/dev/null >"$W/stats"
+		recs=$((recs + $(awk '/^ *SAMPLE events:/ { print $3; exit }' "$W/stats" | grep . || echo 0)))
+		side=$((side + $(awk '/^ *(MMAP|MMAP2|COMM|FORK|EXIT) events:/ { n += $3 } END { print n + 0 }' "$W/stats")))
+	done
+	echo "$recs $side" >"$W/recs.$(basename "$d")"
+	"$PERFMARK" session delete bench >/dev/null 2>&1
+	kill "$PMD"; wait "$PMD" 2>/dev/null; PMD=
+	rm -rf "$W/state"
+	awk -v b=$((b1 - b0)) -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v n="$ncpu" \
+		'BEGIN { printf "%.4f %.0f %d %d\n", 100 * (b + p) / (t * n), s * 3600e9 / t, b, p }'
+}
+
+echo "bench-aggregate: perfmarkd session -a -F 99 -g into files, ${secs} s each, $ncpu CPUs," \
+	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
+read -r acpu abytes abpf apmd < <(one agg --aggregate 10)
+read -r pcpu pbytes pbpf ppmd < <(one plain)
+printf "  %-28s %9s %12s %12s %14s\n" "" "CPU %" "BPF ms" "daemon ms" "bytes/hour"
+printf "  %-28s %9.4f %12.1f %12.1f %14.0f\n" "-a -F 99 -g --aggregate 10" "$acpu" \
+	"$(calc "$abpf / 1e6")" "$(calc "$apmd / 1e6")" "$abytes"
+printf "  %-28s %9.4f %12.1f %12.1f %14.0f\n" "-a -F 99 -g" "$pcpu" \
+	"$(calc "$pbpf / 1e6")" "$(calc "$ppmd / 1e6")" "$pbytes"
+read -r arecs aside <"$W/recs.out.agg"
+read -r precs pside <"$W/recs.out.plain"
+echo "  sample records in the files: $arecs aggregated, $precs not; sideband records: $aside and $pside"
+verdict() { awk "BEGIN { exit !($1) }" && echo PASS || echo FAIL; }
+echo "  aggregated session CPU: $acpu % of the machine (goal <= 0.02 %): $(verdict "$acpu <= 0.02")"
+ratio=$(awk -v p="$pbytes" -v a="$abytes" 'BEGIN { printf "%.1f", (a > 0) ? p / a : 0 }')
+echo "  file per hour: ${ratio}x smaller with --aggregate 10 (goal >= 10x): $(verdict "$ratio >= 10")"
