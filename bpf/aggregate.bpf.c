@@ -145,7 +145,7 @@ __noinline int pm_aggregate(const struct pm_sample *in, const struct pm_agg_fram
 	st->user_mode = in->user_mode;
 	st->cpu = in->cpu;
 	n = st->nr_kstack + st->nr_ustack;
-	h = mix(mix(0xcbf29ce484222325ull, st->ip), (__u64)st->nr_kstack << 32 | st->nr_ustack);
+	h = mix(mix(ctl->seed, st->ip), (__u64)st->nr_kstack << 32 | st->nr_ustack);
 	h = mix(h, st->user_mode);
 	for (__u32 i = 0; i < PM_AGG_FRAMES; i++) {
 		if (i >= n)

@@ -49,6 +49,7 @@ struct pm_agg_val {
 struct pm_agg_ctl {
 	__u32 on;           /* aggregating: set before load, never changed */
 	__u32 slot;         /* the set the sampler counts into (0 or 1) */
+	__u64 seed;         /* of the stack hash: random, so no one aims a clash at a stack */
 };
 
 #endif

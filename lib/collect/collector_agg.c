@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -34,6 +35,7 @@
 struct collector_agg {
 	int ctl_fd, busy_fd, counts_fd[2], stacks_fd[2];
 	uint32_t slot;               /* the set the sampler counts into */
+	uint64_t seed;               /* of the stack hash (agg_ctl's) */
 	uint64_t interval_ns;
 	uint64_t next_ns;            /* the current interval's end */
 	int ncpus;
@@ -128,8 +130,11 @@ int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t
 	/* adopted: the set the last daemon left the sampler on goes on */
 	if (!bpf_map_lookup_elem(a->ctl_fd, &zero, &ctl) && ctl.on)
 		a->slot = ctl.slot & 1;
+	else if (getrandom(&ctl.seed, sizeof(ctl.seed), 0) != sizeof(ctl.seed))
+		ctl.seed = clock_mono_ns() * 0x9e3779b97f4a7c15ull;
 	ctl.on = 1;
 	ctl.slot = a->slot;
+	a->seed = ctl.seed;
 	if (bpf_map_update_elem(a->ctl_fd, &zero, &ctl, BPF_ANY)) {
 		e = -errno;
 		goto fail;
@@ -242,7 +247,7 @@ static void hand_out(struct collector *c, uint64_t time)
 void collector_agg_flush(struct collector *c, bool force)
 {
 	struct collector_agg *a = c->agg;
-	struct pm_agg_ctl ctl = { .on = 1 };
+	struct pm_agg_ctl ctl = { .on = 1, .seed = a ? a->seed : 0 };
 	uint32_t zero = 0, old;
 	uint64_t now;
 
