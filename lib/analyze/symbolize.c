@@ -29,6 +29,7 @@
 #include "grow.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,7 @@ struct proc {
 	uint32_t pid;
 	struct mapnode *maps;   /* maprange.val: struct dso *, NULL for no file */
 	struct mapnode *jit;    /* maprange.val: the name (in s->jitnames) */
+	struct dso *exe;        /* the first file mapped since its exec: the executable */
 	bool jit_loaded;
 };
 
@@ -204,6 +206,9 @@ static void record_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint
 	p = proc_get(s, pid, true);
 	if (p && (err = maptree__insert(&s->ranges, &p->maps, &m)))
 		range_error(s, err);
+	/* exec maps the executable before its interpreter; perf's synthesized maps come by address */
+	if (p && !err && !p->exe && m.val && m.val != s->vdso)
+		p->exe = m.val;
 }
 
 static void record_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const char *comm,
@@ -220,6 +225,7 @@ static void record_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const 
 		maptree__drop(&s->ranges, p->maps);
 		maptree__drop(&s->ranges, p->jit);
 		p->maps = p->jit = NULL;
+		p->exe = NULL;
 		p->jit_loaded = false;
 	}
 }
@@ -239,8 +245,10 @@ static void record_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint3
 		return;
 	child = proc_get(s, pid, true);
 	/* the child starts with its parent's maps: shared, O(1) */
-	if (child && parent && !child->maps)
+	if (child && parent && !child->maps) {
 		child->maps = maptree__share(parent->maps);
+		child->exe = parent->exe;
+	}
 }
 
 /* NUL-terminated string at off within a record of size len, or NULL. */
@@ -411,6 +419,7 @@ static void lookup_kernel(struct symbolizer *s, uint64_t addr, struct symbolizer
 	const struct sym *sym = kernel_sym(s, addr);
 
 	out->dso = "[kernel.kallsyms]";
+	out->dso_off = addr;
 	out->map_start = s->kernel_start ? s->kernel_start : SYM_KERNEL_MIN;
 	out->map_end = UINT64_MAX;
 	if (sym) {
@@ -465,19 +474,50 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 	}
 	d = m->val;
 	out->dso = d->path;
+	out->exe = d == p->exe;
 	if (!d->loaded)
 		dso__load(d);
 	if (d->build_id_len) {
 		out->build_id = d->build_id;
 		out->build_id_len = d->build_id_len;
 	}
-	if (!dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr))
+	out->dso_off = addr - m->start + m->pgoff;
+	if (!dso__offset_to_vaddr(d, out->dso_off, &vaddr))
 		return;
 	sym = symtab__find(&d->syms, vaddr, true);
 	if (sym) {
 		out->name = sym->name;
 		out->sym_start = addr - (vaddr - sym->addr);
 	}
+}
+
+bool symbolizer_loc__has_sym(const struct symbolizer_loc *loc)
+{
+	return loc->name && strcmp(loc->name, SYM_UNKNOWN);
+}
+
+const char *symbolizer_dso_short(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+const char *symbolizer__frame_name(const char *name, const char *dso, uint64_t offset,
+				   char *buf, size_t size)
+{
+	if (name && strcmp(name, SYM_UNKNOWN))
+		return name;
+	if (!dso || !size)
+		return SYM_UNKNOWN;
+	/* a base name is at most NAME_MAX: SYMBOLIZER_FRAME_NAME_MAX holds it and the offset */
+	snprintf(buf, size, "%s+0x%" PRIx64, symbolizer_dso_short(dso), offset);
+	return buf;
+}
+
+const char *symbolizer_loc__frame(const struct symbolizer_loc *loc, char *buf, size_t size)
+{
+	return symbolizer__frame_name(loc->name, loc->dso, loc->dso_off, buf, size);
 }
 
 const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel)
