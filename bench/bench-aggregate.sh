@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The always-on session (issue 24, "Aggregated always-on sessions"):
-# perfmarkd records `-a -F 99 -g` into files for BENCH_AGG_SECONDS (60),
-# once with --aggregate 10 and once without, one after the other.  Reported:
+# The always-on session (issue 24, "Aggregated always-on sessions"): two
+# perfmarkd record `-a -F 99 -g` into files for BENCH_AGG_SECONDS (60), one
+# with --aggregate 10 and one without, at the same time (so that whatever
+# else runs on the machine is seen by both alike).  Reported:
 #   - the CPU it cost: the BPF programs perfmarkd holds (run_time_ns from
 #     `bpftool prog show` with kernel.bpf_stats_enabled=1; the programs are
 #     found from the prog_id of perfmarkd's fds) plus perfmarkd's own
@@ -25,21 +26,22 @@ BPFTOOL=$(command -v bpftool || echo /usr/sbin/bpftool)
 
 W=$(mktemp -d /tmp/perfmark-bench.XXXXXX)
 PINS=/sys/fs/bpf/perfmark-bench-$$
-PMD=
 stats0=$(sysctl -n kernel.bpf_stats_enabled)
 finish() {
-	[ -n "$PMD" ] && kill "$PMD" 2>/dev/null && wait "$PMD" 2>/dev/null
-	for d in "$PINS"/*; do [ -d "$d" ] && rm -f "$d"/* && rmdir "$d"; done
-	rmdir "$PINS" 2>/dev/null
+	local p d
+	for p in "$W"/pid.*; do [ -f "$p" ] && kill "$(cat "$p")" 2>/dev/null; done
+	wait
+	for d in "$PINS"-*/*; do [ -d "$d" ] && rm -f "$d"/* && rmdir "$d"; done
+	rmdir "$PINS"-* 2>/dev/null
 	sysctl -qw kernel.bpf_stats_enabled="$stats0"
 	rm -rf "$W"
 }
 trap finish EXIT
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_enabled"
-export PERFMARK_SOCKET=$W/pmd.sock PERFMARK_NO_DAEMON=0
+export PERFMARK_NO_DAEMON=0
 clk=$(getconf CLK_TCK) ncpu=$(nproc)
 
-# the run time (ns) of every BPF program perfmarkd holds
+# the run time (ns) of every BPF program perfmarkd $PMD holds
 bpf_ns() {
 	local ids
 	ids=$(cat /proc/"$PMD"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*\([0-9]*\)/\1/p' | sort -u)
@@ -54,51 +56,58 @@ bpf_ns() {
 pmd_ns() { awk -v hz="$clk" '{ sub(/^.*\) /, ""); printf "%.0f\n", ($12 + $13) * 1e9 / hz }' /proc/"$PMD"/stat; }
 dir_bytes() { du -sb --apparent-size "$1" 2>/dev/null | cut -f1; }
 
-# one ARGS...: prints "cpu% bytes_per_hour bpf_ns pmd_ns"
+# one NAME ARGS...: its own perfmarkd; writes "cpu% bytes_per_hour bpf_ns pmd_ns" to $W/res.NAME
 one() {
-	local d=$W/out.$1
+	local name=$1 d=$W/out.$1 PMD
 	shift
 	mkdir -p "$d"
-	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$W/state" \
-		--pin-dir "$PINS" >>"$W/pmd.log" 2>&1 &
+	export PERFMARK_SOCKET=$W/$name.sock
+	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$W/state.$name" \
+		--pin-dir "$PINS-$name" >>"$W/pmd.log" 2>&1 &
 	PMD=$!
+	echo "$PMD" >"$W/pid.$name"
 	local i
 	for i in $(seq 100); do
 		[ -S "$PERFMARK_SOCKET" ] && "$PERFMARK" session list >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	"$PERFMARK" session create bench -a -F 99 -g "$@" -o "$d" >>"$W/create.log" 2>&1 ||
-		{ cat "$W/create.log" "$W/pmd.log" >&2; die "session create failed"; }
+	"$PERFMARK" session create "bench-$name" -a -F 99 -g "$@" -o "$d" >>"$W/create.$name.log" 2>&1 ||
+		{ cat "$W/create.$name.log" "$W/pmd.log" >&2; die "session create failed"; }
 	# start-up (loading, the first synthesized records) is not what an hour costs
 	sleep 2
 	local b0 p0 s0 t0 b1 p1 s1 t1
 	b0=$(bpf_ns) p0=$(pmd_ns) s0=$(dir_bytes "$d") t0=$(date +%s%N)
 	sleep "$secs"
 	b1=$(bpf_ns) p1=$(pmd_ns) s1=$(dir_bytes "$d") t1=$(date +%s%N)
-	"$PERFMARK" session stop bench >/dev/null 2>&1
+	"$PERFMARK" session stop "bench-$name" >/dev/null 2>&1
 	# what the files hold: the sampling event's records, markers, sideband
 	local f recs=0 mk=0 side=0 n m x
 	for f in "$d"/*; do
-		perf report -i "$f" --stats 2>/dev/null >"$W/stats"
+		perf report -i "$f" --stats 2>/dev/null >"$W/stats.$name"
 		read -r n m x < <(awk '/^cpu-clock stats:|^cycles stats:/ { e = 1; next } /^[^ ].* stats:/ { e = 0 }
 			/^perfmark:uevent stats:/ { u = 1; next } /^[^ ].* stats:/ { u = 0 }
 			e && /SAMPLE events:/ { s += $3 } u && /SAMPLE events:/ { m += $3 }
 			/^ *(MMAP|MMAP2|COMM|FORK|EXIT) events:/ { x += $3 }
-			END { print s + 0, m + 0, x + 0 }' "$W/stats")
+			END { print s + 0, m + 0, x + 0 }' "$W/stats.$name")
 		recs=$((recs + n)) mk=$((mk + m)) side=$((side + x))
 	done
 	echo "$recs $mk $side" >"$W/recs.$(basename "$d")"
-	"$PERFMARK" session delete bench >/dev/null 2>&1
-	kill "$PMD"; wait "$PMD" 2>/dev/null; PMD=
-	rm -rf "$W/state"
+	"$PERFMARK" session delete "bench-$name" >/dev/null 2>&1
+	kill "$PMD"; wait "$PMD" 2>/dev/null
+	rm -f "$W/pid.$name"
 	awk -v b=$((b1 - b0)) -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v n="$ncpu" \
-		'BEGIN { printf "%.4f %.0f %d %d\n", 100 * (b + p) / (t * n), s * 3600e9 / t, b, p }'
+		'BEGIN { printf "%.4f %.0f %d %d\n", 100 * (b + p) / (t * n), s * 3600e9 / t, b, p }' \
+		>"$W/res.$name"
 }
 
 echo "bench-aggregate: perfmarkd session -a -F 99 -g into files, ${secs} s each, $ncpu CPUs," \
 	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
-read -r acpu abytes abpf apmd < <(one agg --aggregate 10)
-read -r pcpu pbytes pbpf ppmd < <(one plain)
+one agg --aggregate 10 &
+one plain &
+wait
+[ -s "$W/res.agg" ] && [ -s "$W/res.plain" ] || die "a run failed"
+read -r acpu abytes abpf apmd <"$W/res.agg"
+read -r pcpu pbytes pbpf ppmd <"$W/res.plain"
 printf "  %-28s %9s %12s %12s %14s\n" "" "CPU %" "BPF ms" "daemon ms" "bytes/hour"
 printf "  %-28s %9.4f %12.1f %12.1f %14.0f\n" "-a -F 99 -g --aggregate 10" "$acpu" \
 	"$(calc "$abpf / 1e6")" "$(calc "$apmd / 1e6")" "$abytes"
