@@ -13,6 +13,7 @@
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
 #include "uregs.bpf.h"
+#include "aggregate_wire.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -109,6 +110,9 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } mbusy SEC(".maps");
+
+/* --aggregate: bpf/aggregate.bpf.c (-1: not aggregating) */
+extern int pm_aggregate(const struct pm_sample *s, const struct pm_agg_frames *fr);
 
 /* user stacks: bpf/unwind.bpf.c */
 extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out);
@@ -396,6 +400,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
+	if (!pm_aggregate(s, (const struct pm_agg_frames *)s->stack))
+		return 0;
 	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(struct scratch))
 		return 0;

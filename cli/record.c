@@ -395,6 +395,12 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 		collector_unwind_stats_text(&st->unwind, line, sizeof(line));
 		fprintf(stderr, "[ perfmark record: unwound %s ]\n", line);
 	}
+	if (r->verbose && st->agg.seconds) {
+		char line[256];
+
+		collector_agg_stats_text(&st->agg, line, sizeof(line));
+		fprintf(stderr, "[ perfmark record: aggregated %s ]\n", line);
+	}
 }
 
 /*

@@ -515,6 +515,14 @@ static int do_show(int argc, char **argv)
 		collector_unwind_stats_text(&us, line, sizeof(line));
 		printf("unwind:   %s\n", line);
 	}
+	if (json_object_object_get_ex(s, "aggregated", &x)) {
+		struct collector_agg_stats as;
+		char line[256];
+
+		collector_agg_stats_from_json(x, &as);
+		collector_agg_stats_text(&as, line, sizeof(line));
+		printf("aggregate: %s\n", line);
+	}
 	json_object_put(rep);
 	return 0;
 }

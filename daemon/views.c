@@ -100,6 +100,8 @@ struct json_object *session_info(const struct dsess *d)
 		json_object_object_add(o, "counts", x);
 	if (d->run.st.unwind.cap)   /* --call-graph ehframe: tables, their cap, stacks that ended early */
 		json_object_object_add(o, "unwind", collector_unwind_stats_json(&d->run.st.unwind));
+	if (d->run.st.agg.seconds)  /* --aggregate: stacks written, the samples they stand for, lost */
+		json_object_object_add(o, "aggregated", collector_agg_stats_json(&d->run.st.agg));
 	if (json_object_object_get_ex(o, "sink", &sink))
 		sink_usage(sink, &ks);
 	return o;
@@ -134,6 +136,8 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "sampler_ns", st->sampler_ns);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
+	if (st->agg.seconds)
+		json_object_object_add(x, "aggregated", collector_agg_stats_json(&st->agg));
 	json_object_object_add(o, "stats", x);
 }
 

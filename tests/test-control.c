@@ -572,8 +572,28 @@ static void test_sparse_request(void **state)
 	json_object_put(o);
 	/* stored and shown: every key */
 	o = recspec_to_json(&r, true);
-	assert_int_equal(json_object_object_length(o), 9);
+	assert_int_equal(json_object_object_length(o), 10);
 	json_object_put(o);
+	/* --aggregate: sent only when asked, read back, bounded, not with stack copies */
+	{
+		struct recspec back;
+		char err[256];
+
+		r.aggregate = 10;
+		o = recspec_to_json(&r, false);
+		assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+				    "{\"freq\":99,\"zstd\":2,\"aggregate\":10}");
+		assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
+		assert_int_equal(back.aggregate, 10);
+		json_object_object_add(o, "aggregate", json_object_new_int(3601));
+		assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), -EINVAL);
+		json_object_object_add(o, "aggregate", json_object_new_int(5));
+		json_object_object_add(o, "call_graph", json_object_new_string("dwarf"));
+		assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "--aggregate counts frame-pointer stacks only"));
+		json_object_put(o);
+		r.aggregate = 0;
+	}
 
 	sessdef_init(&d);
 	o = sessdef_to_json(&d, false);

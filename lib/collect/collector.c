@@ -119,6 +119,7 @@ bool collector__consume(struct collector *c)
 	collector_offcpu_drain(c);
 	more = collector_markers_consume(c);
 	collector_unwind_tick(c);
+	collector_agg_flush(c, false);
 	/* what a drain of this collector cost the thread that drains (stats: longest drain) */
 	dt = clock_mono_ns() - t0;
 	if (dt > c->drain_max_ns)
@@ -148,7 +149,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 	}
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
-	*samples = bss.lost_samples + collector_tp_missed(c);
+	*samples = bss.lost_samples + collector_tp_missed(c) + collector_agg_lost(c, bss.agg_lost);
 	*markers = bss.lost_markers + collector_markers_lost(c);
 }
 
@@ -344,7 +345,8 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	    (!a->period && a->freq != b->freq) || a->call_graph != b->call_graph ||
 	    (a->call_graph == RECSPEC_CG_DWARF && a->stack_size != b->stack_size) ||
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size ||
-	    a->off_cpu != b->off_cpu || (a->off_cpu && a->off_cpu_min_ns != b->off_cpu_min_ns))
+	    a->off_cpu != b->off_cpu || (a->off_cpu && a->off_cpu_min_ns != b->off_cpu_min_ns) ||
+	    a->aggregate != b->aggregate)
 		return false;
 	for (i = 0; i < a->nr_events; i++) {
 		const char *fa = recspec_filter(a, i), *fb = recspec_filter(b, i);
@@ -410,6 +412,7 @@ void collector_free(struct collector *c)
 			break;
 		}
 	collector_markers_free(c);
+	collector_agg_free(c);
 	ring_buffer__free(c->rb);
 	perf_buffer__free(c->pb);
 	collector_unwind_stop(c);
@@ -533,6 +536,8 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	}
 	collector_offcpu_setup(c);
 	e = collector_tp_setup(c);
+	if (!e)
+		e = collector_agg_setup(c);
 	if (e) {
 		snprintf(err, errlen, "cannot size the tracepoint map: %s", strerror(-e));
 		goto fail;
@@ -571,6 +576,17 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 		e = collector_offcpu_start(c, bpf_map__fd(c->skel->maps.off_agg), err, errlen);
 	if (e)
 		goto fail;
+	{
+		const int agg[6] = {
+			bpf_map__fd(c->skel->maps.agg_ctl), bpf_map__fd(c->skel->maps.agg_busy),
+			bpf_map__fd(c->skel->maps.agg_counts0), bpf_map__fd(c->skel->maps.agg_counts1),
+			bpf_map__fd(c->skel->maps.agg_stacks0), bpf_map__fd(c->skel->maps.agg_stacks1),
+		};
+
+		e = collector_agg_start(c, agg, err, errlen);
+		if (e)
+			goto fail;
+	}
 	e = collector_open_events(c, err, errlen);
 	if (!e)
 		e = collector_offcpu_attach(c, err, errlen);

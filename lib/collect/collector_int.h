@@ -10,6 +10,7 @@
  *                        process pinned
  *   collector_offcpu.c   off-CPU time: its programs and its map of sums
  *   collector_tp.c       the tracepoints' program, configs and events
+ *   collector_agg.c      --aggregate: draining the counted stacks
  *   collector_want.c     whether a process is recorded, cached by pid
  *   collector_detach.c   links destroyed several at a time (RCU waits shared)
  *   collector_idle.c     idle collectors kept a while for the next recording
@@ -98,6 +99,7 @@ struct collector {
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
 	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
 	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
+	struct collector_agg *agg;     /* --aggregate (collector_agg.c); NULL: not aggregating */
 	struct collector_want want;
 };
 
@@ -139,6 +141,16 @@ int collector_tp_setup(struct collector *c);                  /* before load */
 int collector_tp_attach(struct collector *c, char *err, size_t errlen);
 /* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
 uint64_t collector_tp_missed(const struct collector *c);
+
+/* collector_agg.c: --aggregate */
+int collector_agg_setup(struct collector *c);                 /* before load */
+/* fds: agg_ctl, agg_busy, agg_counts0/1, agg_stacks0/1 */
+int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t errlen);
+void collector_agg_free(struct collector *c);
+void collector_agg_flush(struct collector *c, bool force);   /* when the interval is over, or force */
+uint64_t collector_agg_lost(const struct collector *c, uint64_t bpf_lost);
+int collector_agg_pin(struct collector *c, const char *dir);
+void collector_agg_pinned_fds(const char *dir, int fds[6]);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);

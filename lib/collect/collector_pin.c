@@ -89,6 +89,8 @@ int collector__pin(struct collector *c, const char *dir)
 			return e;
 	}
 	e = collector_markers_pin(c, dir);
+	if (!e)
+		e = collector_agg_pin(c, dir);
 	if (e)
 		return e;
 	e = add_pin_dir(c, dir);
@@ -214,6 +216,18 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 	e = collector_offcpu_start(c, pinned_fd(pin_dir, "off_agg"), err, errlen);
 	if (e)
 		goto fail;
+	if (spec->aggregate) {
+		int agg[6];
+
+		collector_agg_pinned_fds(pin_dir, agg);
+		e = collector_agg_start(c, agg, err, errlen);
+		if (e) {
+			for (int i = 0; !c->agg && i < 6; i++)   /* else closed with c */
+				if (agg[i] >= 0)
+					close(agg[i]);
+			goto fail;
+		}
+	}
 	collector_markers_adopt(c);
 	c->tp_prog_fd = pinned_fd(pin_dir, "tp_prog");     /* none: no tracepoints */
 	return collector_publish(c, 0, out, err, errlen);

@@ -64,6 +64,12 @@ int recspec_validate(const struct recspec *r, char *err, size_t errlen)
 		return errline(err, errlen, "ring buffer size must be a power of two from 4096 to 1G");
 	if (r->off_cpu_min_ns > RECSPEC_OFFCPU_MIN_MAX)
 		return errline(err, errlen, "off-cpu MIN_NS out of range (0..10s)");
+	if (r->aggregate > RECSPEC_AGGREGATE_MAX)
+		return errline(err, errlen, "aggregation interval out of range (1..3600 seconds)");
+	/* a stack copy (dwarf) or a table walk that may need one (ehframe) cannot be counted in a map */
+	if (r->aggregate && r->call_graph != RECSPEC_CG_NONE && r->call_graph != RECSPEC_CG_FP)
+		return errline(err, errlen, "--aggregate counts frame-pointer stacks only "
+			       "(not --call-graph dwarf or ehframe)");
 	return 0;
 }
 
@@ -232,6 +238,8 @@ struct json_object *recspec_to_json(const struct recspec *r, bool all)
 	if (all || (r->off_cpu && r->off_cpu_min_ns != def.off_cpu_min_ns))
 		json_object_object_add(o, "off_cpu_min_ns",
 				       json_object_new_int64((int64_t)r->off_cpu_min_ns));
+	if (all || r->aggregate)
+		json_object_object_add(o, "aggregate", json_object_new_int64(r->aggregate));
 	if (r->nr_filters) {
 		a = json_object_new_object();
 		for (i = 0; i < r->nr_events; i++)
@@ -324,11 +332,11 @@ static int call_graph_from_json(struct json_object *o, struct recspec *r, char *
 /* every key recspec_to_json writes, and those earlier perfmark wrote */
 const char recspec_json_keys[] =
 	"events,freq,period,call_graph,callchain,markers,target,pids,zstd,ringbuf,filters,"
-	"off_cpu,off_cpu_min_ns";
+	"off_cpu,off_cpu_min_ns,aggregate";
 
 int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, size_t errlen)
 {
-	uint64_t zstd = 0;
+	uint64_t zstd = 0, agg = 0;
 	const char *t;
 	int e;
 
@@ -347,9 +355,11 @@ int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, si
 	    (e = jsonf_bool(o, "off_cpu", &r->off_cpu, err, errlen)) ||
 	    (e = jsonf_u64(o, "off_cpu_min_ns", &r->off_cpu_min_ns, 0, RECSPEC_OFFCPU_MIN_MAX,
 			   err, errlen)) ||
-	    (e = filters_from_json(o, r, err, errlen)))
+	    (e = filters_from_json(o, r, err, errlen)) ||
+	    (e = jsonf_u64(o, "aggregate", &agg, 0, RECSPEC_AGGREGATE_MAX, err, errlen)))
 		return e;
 	r->zstd_level = (int)zstd;
+	r->aggregate = (uint32_t)agg;
 	if (t && strcmp(t, "all") && strcmp(t, "pids"))
 		return errline(err, errlen, "'target' must be \"all\" or \"pids\"");
 	if (t && !strcmp(t, "pids"))

@@ -11,7 +11,7 @@
  *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
  *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
  *    "off_cpu":true, "off_cpu_min_ns":NS,
- *    "filters":{"sched:sched_switch":"prev_pid == 1",...}}
+ *    "filters":{"sched:sched_switch":"prev_pid == 1",...}, "aggregate":SECONDS}
  * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
  *
  * A new field: add it to the struct, give it its default in recspec_init,
@@ -48,6 +48,7 @@
  */
 #define RECSPEC_OFFCPU_MIN_DEFAULT (100 * 1000ull)
 #define RECSPEC_OFFCPU_MIN_MAX     (10 * 1000 * 1000 * 1000ull)
+#define RECSPEC_AGGREGATE_MAX 3600              /* --aggregate: seconds an interval at most */
 
 enum recspec_target {
 	RECSPEC_TARGET_ALL,    /* -a (or no target): every process */
@@ -83,6 +84,11 @@ struct recspec {
 	uint8_t filter[RECSPEC_MAX_EVENTS];
 	char filters[RECSPEC_MAX_FILTERS][RECSPEC_FILTER_MAX];
 	size_t nr_filters;
+	/*
+	 * --aggregate SECONDS: samples counted per (pid, tid, stack) in BPF and
+	 * written once per interval, their periods summed (0: every sample)
+	 */
+	uint32_t aggregate;
 };
 
 struct json_object;

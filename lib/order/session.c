@@ -384,7 +384,8 @@ static int session_join(struct session *s, char *err, size_t errlen)
 
 	ev = collector__events(s->c, &s->nr_ev);
 	memcpy(s->ev, ev, s->nr_ev * sizeof(s->ev[0]));
-	s->fixed_period = session_fixed_period(s);
+	/* --aggregate: a sample's period is the sum of those it stands for, never fixed */
+	s->fixed_period = !s->o.spec.aggregate && session_fixed_period(s);
 	if (s->fixed_period)
 		s->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	e = collector__subscribe(s->c, &s->sub);
@@ -622,6 +623,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, i
 		return s->err;
 	if (!s->started)
 		return 0;
+	/* --aggregate: a forced drain ends the interval (the stop's takes the last counts) */
+	if (force)
+		collector__agg_flush(s->c);
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
 	for (int i = 1; collector__consume(s->c) && force && i < batches; i++)
 		;
@@ -722,6 +726,7 @@ void session__stats(const struct session *s, struct session_stats *st)
 		collector__unwind_stats(s->c, &st->unwind);
 		collector__offcpu_stats(s->c, &os);
 		st->offcpu_lost = os.lost;
+		collector__agg_stats(s->c, &st->agg);
 		collector__marker_stats(s->c, &ms);
 		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
 		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;

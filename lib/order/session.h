@@ -91,6 +91,8 @@ struct session_stats {
 	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
+	/* --aggregate, of the collector (shared): all 0 otherwise */
+	struct collector_agg_stats agg;
 	/* the sampling program's runs and ns (kernel.bpf_stats_enabled), of the collector */
 	uint64_t sampler_runs, sampler_ns;
 	/* markers by lane, of the collector: fast, and the trap lane's by why */
