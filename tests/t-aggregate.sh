@@ -94,6 +94,22 @@ read -r stacks samples lost <<<"$st"
 [ "${stacks:-0}" -gt 0 ] && [ "${samples:-0}" -ge "$stacks" ] || die "aggregation figures: '$line'"
 ok "record -v: $line"
 
+# --- a process that floods the stack map: what does not fit is counted, and perf sees it --------
+# prog-stacks walks 2^14 stacks in turn for 6 s of CPU; one interval holds at most 4096 of them
+pm_record -g -F 10000 --aggregate 60 -v -o "$T/flood.data" -- "$PROGS/prog-stacks" 6 >/dev/null 2>"$T/flood.err" ||
+	die "record --aggregate of prog-stacks failed" -- "$T/flood.err"
+line=$(grep '^\[ perfmark record: aggregated every 60 s: ' "$T/flood.err")
+st=$(sed -n 's/.* \([0-9]*\) aggregated samples written (one per distinct stack) for \([0-9]*\) samples, \([0-9]*\) samples lost.*/\1 \2 \3/p' <<<"$line")
+read -r stacks samples lost <<<"$st"
+[ -n "$stacks" ] && [ "$stacks" -le 4096 ] || die "flood: $stacks stacks written in one interval, at most 4096 fit" -- "$T/flood.err"
+[ "$((samples + lost))" -gt 4096 ] ||
+	die "flood: only $((samples + lost)) samples in 6 s of CPU: too few to fill the map (perf_event_max_sample_rate?)"
+[ "$lost" -gt 0 ] || die "flood: $samples samples over $stacks stacks and none lost" -- "$T/flood.err"
+perf report -i "$T/flood.data" --stdio >"$T/flood.rep" 2>&1
+plost=$(sed -n 's/^# Total Lost Samples: \([0-9]*\).*/\1/p' "$T/flood.rep")
+[ "${plost:-0}" -eq "$lost" ] || die "flood: perf report counts ${plost:-0} lost samples, record -v $lost" -- "$T/flood.rep"
+ok "a flood of stacks: $stacks kept in the interval, $lost samples counted lost, and perf report says so"
+
 # --- a session with --aggregate, across a kill -9 of the daemon --------------------------
 export PERFMARK_NO_DAEMON=0
 daemon_start

@@ -142,7 +142,10 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 
 	/* every drain asks: the skeleton's mapping of .bss, no syscall (adopted: a lookup) */
 	if (c->skel && c->skel->bss) {
-		*samples = __atomic_load_n(&c->skel->bss->lost_samples, __ATOMIC_RELAXED);
+		/* the tracepoint's misses cost a syscall, and only with tracepoints */
+		*samples = __atomic_load_n(&c->skel->bss->lost_samples, __ATOMIC_RELAXED) +
+			   collector_tp_missed(c) +
+			   collector_agg_lost(c, __atomic_load_n(&c->skel->bss->agg_lost, __ATOMIC_RELAXED));
 		*markers = __atomic_load_n(&c->skel->bss->lost_markers, __ATOMIC_RELAXED) +
 			   collector_markers_lost(c);
 		return;
