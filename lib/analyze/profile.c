@@ -140,12 +140,47 @@ static void note_time(struct profile *p, const struct perfread_sample *s)
 	p->any_time = true;
 }
 
+static int push_sample(struct profile *p, const struct perfread_sample *s, uint32_t ti,
+		       uint32_t node, uint32_t anode)
+{
+	struct profile_sample *ps = VEC_PUSH(p->samples, struct profile_sample);
+
+	if (node == TABLE_NONE || !ps || (p->o.keep_addrs && anode == TABLE_NONE))
+		return -ENOMEM;
+	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
+		.tid = s->tid, .node = node, .anode = anode, .thread = ti,
+		.range = replay__range(p->rp, s->tid) };
+	return 0;
+}
+
+/*
+ * keep_addrs: the frames by address as well.  The leaf and the first user
+ * frame under kernel ones are where the CPU was; every other one is a
+ * return address.
+ */
+static int add_sample_addrs(struct profile *p, const struct perfread_sample *s, uint32_t ti,
+			    uint32_t comm, uint32_t node, const struct callchain_ip *ips, size_t n)
+{
+	uint32_t l = comm == TABLE_NONE ? TABLE_NONE : profile_comm_loc(p, comm);
+	uint32_t anode = l == TABLE_NONE ? TABLE_NONE : profile_anode_of(p, 0, l);
+
+	while (n-- > 0 && node != TABLE_NONE && anode != TABLE_NONE) {
+		bool call = n > 0 && !(ips[n - 1].kernel && !ips[n].kernel);
+
+		l = profile_loc_at(p, s->pid, &ips[n], call);
+		if (l == TABLE_NONE)
+			return -ENOMEM;
+		node = profile_node_of(p, node, VEC_AT(p->locs, struct profile_loc, l)->frame);
+		anode = profile_anode_of(p, anode, l);
+	}
+	return push_sample(p, s, ti, node, anode);
+}
+
 static int add_sample(struct profile *p, const struct perfread_sample *s)
 {
 	struct callchain_ip ips[CALLCHAIN_MAX];
 	size_t n = callchain__get(p->sym, replay__reader(p->rp), s, ips, CALLCHAIN_MAX);
 	struct profile_thread *t;
-	struct profile_sample *ps;
 	uint32_t ti, node, f;
 
 	t = thread_at(p, s->pid, s->tid, s->time, &ti);
@@ -153,17 +188,13 @@ static int add_sample(struct profile *p, const struct perfread_sample *s)
 		return -ENOMEM;
 	f = profile_frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
 	node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, 0, f);
+	if (p->o.keep_addrs)
+		return add_sample_addrs(p, s, ti, f, node, ips, n);
 	while (n-- > 0 && node != TABLE_NONE) {
 		f = profile_frame_at(p, s->pid, &ips[n]);
 		node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, node, f);
 	}
-	ps = VEC_PUSH(p->samples, struct profile_sample);
-	if (node == TABLE_NONE || !ps)
-		return -ENOMEM;
-	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
-		.tid = s->tid, .node = node, .thread = ti,
-		.range = replay__range(p->rp, s->tid) };
-	return 0;
+	return push_sample(p, s, ti, node, TABLE_NONE);
 }
 
 static int on_sample(void *ctx, const struct perfread_sample *s)
@@ -350,6 +381,13 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 	if (!root || p->unknown == TABLE_NONE)
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	*root = (struct profile_node){ .parent = TABLE_NONE, .frame = TABLE_NONE };
+	if (p->o.keep_addrs) {
+		struct profile_anode *aroot = VEC_PUSH(p->anodes, struct profile_anode);
+
+		if (!aroot)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		*aroot = (struct profile_anode){ .parent = TABLE_NONE, .loc = TABLE_NONE };
+	}
 	r = replay__open(&p->rp, fd, NULL);
 	if (r < 0)
 		return fail(err, errlen, r, "%s", replay__error(p->rp));
@@ -398,6 +436,8 @@ void profile__free(struct profile *p)
 	free(p->tstate.v);
 	free(p->counters.v);
 	free(p->marks.v);
+	free(p->locs.v);
+	free(p->anodes.v);
 	free(p->mark_data);
 	idmap__free(&p->mapping_ids);
 	idmap__free(&p->frame_ids);
@@ -406,6 +446,10 @@ void profile__free(struct profile *p)
 	idmap__free(&p->counter_ids);
 	idmap__free(&p->addr_cache);
 	idmap__free(&p->proc_gen);
+	idmap__free(&p->loc_exact);
+	idmap__free(&p->loc_call);
+	idmap__free(&p->comm_locs);
+	idmap__free(&p->anode_ids);
 	strtab__free(&p->strs);
 	replay__free(p->rp);
 	free(p);
@@ -470,6 +514,8 @@ PROFILE_ARRAY(range, ranges)
 PROFILE_ARRAY(thread, threads)
 PROFILE_ARRAY(counter, counters)
 PROFILE_ARRAY(mark, marks)
+PROFILE_ARRAY(loc, locs)
+PROFILE_ARRAY(anode, anodes)
 #undef PROFILE_ARRAY
 
 const uint8_t *profile__mark_data(const struct profile *p)
