@@ -328,11 +328,12 @@ static const struct format {
 	const char *name;
 	int (*fn)(const struct profile *p, FILE *out);
 	bool marks;     /* needs every marker kept */
+	bool addrs;     /* needs every frame's address */
 } formats[] = {
-	{ "chrome", pm_export_chrome, true },
-	{ "pprof", pm_export_pprof, false },
-	{ "collapsed", pm_export_collapsed, false },
-	{ NULL, NULL, false },
+	{ "chrome", pm_export_chrome, true, false },
+	{ "pprof", pm_export_pprof, false, true },
+	{ "collapsed", pm_export_collapsed, false, false },
+	{ NULL, NULL, false, false },
 };
 
 struct export_args {
@@ -388,6 +389,7 @@ int cmd_export(int argc, char **argv)
 	if (!fm->name)
 		return pm_err("unknown format '%s' (chrome, pprof or collapsed)", fmt);
 	po.keep_marks = fm->marks;
+	po.keep_addrs = fm->addrs;
 	if (pm_load(input, &po, &p))
 		return 1;
 	out = pm_output(output);
