@@ -51,6 +51,7 @@ struct pm_sample {
 
 /* pm_sample flags */
 #define PM_SF_UREGS 0x1     /* user registers and stack follow (bpf/unwind_wire.h) */
+#define PM_SF_RAW   0x2     /* a tracepoint's entry ends it (bpf/tracepoint_wire.h) */
 
 struct pm_marker {
 	__u32 rec_type;     /* PM_REC_MARKER */
@@ -112,7 +113,7 @@ struct pm_cfg {
 	__u32 all;          /* sessions that want every process of every uid */
 	__u32 nr_uids;      /* entries in `uids` (its lookup is skipped when 0) */
 	__u32 gap;          /* pinned: write the gap sideband (pm_task, pm_mmap) */
-	__u32 pad;
+	__u32 tp_on;        /* tracepoint hits are recorded (their programs run always) */
 };
 
 /*

@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "evspec.h"
 #include "recopts.h"
+#include "tpconfig.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -15,31 +16,42 @@ void recopts_init(struct recopts *o)
 	recspec_init(&o->spec);
 }
 
+/* -e adds to the events of earlier -e, as perf's does */
 static int set_event(void *ctx, const struct opt *opt, const char *arg)
 {
-	struct recspec *r = &((struct recopts *)ctx)->spec;
+	struct recopts *o = ctx;
+	struct recspec *r = &o->spec;
 	struct evspec *ev = calloc(EVSPEC_MAX, sizeof(*ev));
 	char err[256] = "";
-	int n, i, e = 0;
+	int n, e = 0;
 
 	if (!ev)
 		return pm_err("out of memory");
-	/* the whole list first: a glob of tracepoints is refused as such, not as too many */
+	/* the whole list first: a glob that names too many is refused as such */
 	n = evspec_parse(arg, EVSPEC_SAMPLING, ev, EVSPEC_MAX, err, sizeof(err));
-	for (i = 0; i < n && !e; i++)
-		if (ev[i].tracepoint)
-			e = pm_err("tracepoint recording is not supported yet (%s): "
-				   "perfmark stat counts tracepoints", ev[i].name);
-	if (!e && n < 0)
+	if (n < 0)
 		e = pm_err("%s", err);
-	else if (!e && n > RECSPEC_MAX_EVENTS)
+	else if ((size_t)n > RECSPEC_MAX_EVENTS - r->nr_events)
 		e = pm_err("too many events (at most %d)", RECSPEC_MAX_EVENTS);
 	if (!e) {
-		memcpy(r->events, ev, (size_t)n * sizeof(*ev));
-		r->nr_events = (size_t)n;
+		memcpy(r->events + r->nr_events, ev, (size_t)n * sizeof(*ev));
+		o->last_first = r->nr_events;
+		o->last_n = (size_t)n;
+		r->nr_events += (size_t)n;
 	}
 	free(ev);
 	return e;
+}
+
+/* --filter EXPR: the tracepoints of the -e just before it */
+static int set_filter(void *ctx, const struct opt *opt, const char *arg)
+{
+	struct recopts *o = ctx;
+	char err[256] = "";
+
+	if (recspec_set_filter(&o->spec, o->last_first, o->last_n, arg, err, sizeof(err)))
+		return pm_err("%s", err);
+	return 0;
 }
 
 static int set_freq(void *ctx, const struct opt *opt, const char *arg)
@@ -117,6 +129,14 @@ static int set_zstd(void *ctx, const struct opt *opt, const char *arg)
 static int set_no_markers(void *ctx, const struct opt *opt, const char *arg)
 {
 	((struct recopts *)ctx)->spec.markers = false;
+	((struct recopts *)ctx)->have_markers = true;
+	return 0;
+}
+
+static int set_markers(void *ctx, const struct opt *opt, const char *arg)
+{
+	((struct recopts *)ctx)->spec.markers = true;
+	((struct recopts *)ctx)->have_markers = true;
 	return 0;
 }
 
@@ -134,8 +154,13 @@ static int set_ringbuf(void *ctx, const struct opt *opt, const char *arg)
 const struct opt recopts_table[] = {
 	{ .flag = 'e', .name = "event", .arg = "EVENT[,EVENT...]",
 	  .help = "sampling events: cycles (cpu-cycles), instructions, cache-misses, branch-misses, "
-	    "cpu-clock, task-clock, page-faults (faults)",
+	    "cpu-clock, task-clock, page-faults (faults); tracepoints SUBSYS:NAME, globs too "
+	    "('sched:sched_wake*'): every hit, with its fields",
 	  .def = "cycles; cpu-clock where there is no PMU", .set = set_event },
+	{ .name = "filter", .arg = "EXPR",
+	  .help = "keep the hits of the tracepoints of the -e before it that match EXPR, "
+	    "ftrace's syntax: 'prev_pid == 1 && (prev_state & 2 || next_comm ~ \"kworker*\")'",
+	  .set = set_filter },
 	{ .flag = 'F', .name = "freq", .arg = "HZ",
 	  .help = "sample this many times a second (1-100000)", .def = STR(RECSPEC_FREQ_DEFAULT),
 	  .set = set_freq, .alt = 1 },
@@ -152,7 +177,10 @@ const struct opt recopts_table[] = {
 	{ .flag = 'p', .name = "pid", .arg = "PID[,PID...]",
 	  .help = "these processes and their new children", .set = set_pids, .alt = 3 },
 	{ .name = "no-markers", .help = "do not collect libperfmark markers",
-	  .def = "markers are collected", .set = set_no_markers },
+	  .def = "markers are collected, but not with tracepoints alone", .set = set_no_markers,
+	  .alt = 4 },
+	{ .name = "markers", .help = "collect libperfmark markers with tracepoints alone too",
+	  .set = set_markers, .alt = 4 },
 	{ .flag = 'z', .name = "compress", .arg = "LEVEL", .optional = true,
 	  .help = "zstd-compress the recording (LEVEL 1-22)", .def = "not compressed; LEVEL 1",
 	  .set = set_zstd },
@@ -163,15 +191,20 @@ const struct opt recopts_table[] = {
 	{ 0 },
 };
 
-int recopts_check(const struct recopts *o)
+int recopts_check(struct recopts *o)
 {
-	char err[256];
+	char err[320];
 
+	if (!o->have_markers && o->spec.nr_events && !recspec_nr_sampling(&o->spec))
+		o->spec.markers = false;
 	if (o->have_freq && o->have_period)
 		return pm_err("-F and -c cannot be used together");
 	if (o->have_a && o->spec.nr_pids)
 		return pm_err("give only one of -a and -p PID");
 	if (recspec_validate(&o->spec, err, sizeof(err)))
+		return pm_err("%s", err);
+	/* tracepoints' formats and filters, here before anything starts (perfmarkd checks again) */
+	if (tpconfig_check(&o->spec, err, sizeof(err)))
 		return pm_err("%s", err);
 	return 0;
 }

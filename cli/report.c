@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * perfmark report [-i FILE|-] [-e EVENT] [--by-marker] [--range NAME] [--sort self|total] [--json]
+ * perfmark report [-i FILE|-] [-e TRACEPOINT] --sort KEY[,KEY...] [--json]   (report_tp.c)
  *
  * The profile of a recording as text or one JSON document (perfmark(1)):
  * top functions by self and total samples per command, or with --by-marker
@@ -25,6 +26,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "escape.h"
+#include "report_tp.h"
 
 #define TEXT_TOP_FUNCTIONS 25   /* per command in text; --json has all */
 #define TEXT_TOP_RANGE_FNS 5
@@ -35,6 +37,7 @@ struct report_opts {
 	const char *range;
 	bool by_marker, json;
 	enum fnsort sort;
+	const char *keys;       /* --sort KEY,...: a tracepoint's hits by keys (report_tp.c) */
 };
 
 static double pct(uint64_t part, uint64_t whole)
@@ -314,7 +317,7 @@ static int set_sort(void *ctx, const struct opt *opt, const char *arg)
 	else if (!strcmp(arg, "total"))
 		o->sort = FNSORT_TOTAL;
 	else
-		return pm_err("bad --sort '%s' (self or total)", arg);
+		o->keys = arg;          /* comm, pid, tid, cpu, fields: checked against the recording */
 	return 0;
 }
 
@@ -329,9 +332,10 @@ static const struct opt report_table[] = {
 	{ .name = "range", .arg = "NAME",
 	  .help = "only this range (its samples, or its row with --by-marker)", .def = "every range",
 	  .set = opt_set_str, .off = offsetof(struct report_opts, range) },
-	{ .name = "sort", .arg = "self|total",
-	  .help = "order functions by their own samples or with callees", .def = "self",
-	  .set = set_sort },
+	{ .name = "sort", .arg = "self|total|KEY,...",
+	  .help = "order functions by their own samples or with callees; or count a tracepoint's "
+	    "hits by KEYs: comm, pid, tid, cpu, its fields (-e picks the tracepoint)",
+	  .def = "self", .set = set_sort },
 	{ .name = "json", .help = "the same as one JSON document", .set = opt_set_true,
 	  .off = offsetof(struct report_opts, json) },
 	{ 0 },
@@ -435,6 +439,8 @@ int cmd_report(int argc, char **argv)
 	r = parse_args(argc, argv, &o);
 	if (r)
 		return r > 0 ? 0 : 1;
+	if (o.keys)
+		return report_tp(o.input, o.event, o.keys, o.json);
 	po.event = o.event;
 	if (pm_load(o.input, &po, &p))
 		return 1;

@@ -74,6 +74,7 @@ static void decode_sample(struct script *sc, const struct perfread_sample *s,
 	}
 	out->chain = sc->chain;
 	out->nchain = n;
+	out->tp = script_tp__decode(sc, s);
 }
 
 /* ---- the run ------------------------------------------------------------------------ */
@@ -167,6 +168,7 @@ int script__run(struct script *sc, int fd, const char **why, int *write_err)
 
 void script__free(struct script *sc)
 {
+	script_tp__free(sc);
 	free(sc->chain);
 	replay__free(sc->rp);
 }

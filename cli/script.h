@@ -8,6 +8,8 @@
  *                  forms below and handed to the printer of the output
  *   script_text.c  the text printer (like `perf script`)
  *   script_json.c  the JSON printer (one object a line, INTERFACE.md)
+ *   script_tp.c    a tracepoint sample's fields, decoded with the
+ *                  recording's formats (lib/analyze/tracepoint.h)
  * The printers call nothing back: they only write what they are given.
  *
  * DESIGN (issue 8 case 6, issue 19): the input is anyone's file.
@@ -30,6 +32,7 @@
 #include "marker.h"
 #include "perfread.h"
 #include "symbolize.h"
+#include "tracepoint.h"
 
 struct replay;
 
@@ -57,12 +60,28 @@ struct script_frame {
 	struct symbolizer_loc loc;
 };
 
+/* A tracepoint sample's fields (script_tp.c). */
+struct script_tpfield {
+	const char *name;           /* a C identifier (the formats are checked: tpcheck.h) */
+	struct tpvalue v;
+};
+
+struct script_tp {
+	bool decoded;               /* false: no format for it, or an entry that does not
+				     * hold what its format says */
+	const char *text;           /* its fields as perf script prints them (not escaped) */
+	size_t len;
+	const struct script_tpfield *fields;
+	size_t nfields;
+};
+
 struct script_sample {
 	struct script_head h;
 	uint64_t period;            /* 0: the sample has none */
 	struct script_frame at;     /* its ip */
 	const struct script_frame *chain;   /* its call chain, leaf first */
 	size_t nchain;
+	const struct script_tp *tp; /* a tracepoint's fields; NULL for other events */
 };
 
 struct script_marker {
@@ -93,6 +112,11 @@ struct script {
 	struct perfread *r;
 	struct script_frame *chain; /* CALLCHAIN_MAX of them, reused */
 	int write_err;
+	struct tpdecode *tp;        /* the tracepoints' formats, read at the first one */
+	bool tp_tried;
+	struct script_tp tpform;    /* the last tracepoint sample's fields, reused */
+	struct script_tpfield *tpfields;
+	char *tptext;
 };
 
 /*
@@ -102,5 +126,9 @@ struct script {
  */
 int script__run(struct script *sc, int fd, const char **why, int *write_err);
 void script__free(struct script *sc);
+
+/* script_tp.c: a tracepoint sample's fields, NULL for other samples */
+const struct script_tp *script_tp__decode(struct script *sc, const struct perfread_sample *s);
+void script_tp__free(struct script *sc);
 
 #endif

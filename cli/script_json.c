@@ -72,6 +72,50 @@ static void emit(FILE *f, struct json_object *o)
 	json_object_put(o);
 }
 
+/* a field's name as a JSON key: the formats' names are C identifiers (tpcheck.h) */
+static bool good_key(const char *k)
+{
+	if (!*k)
+		return false;
+	for (; *k; k++)
+		if (!((*k >= 'a' && *k <= 'z') || (*k >= 'A' && *k <= 'Z') || (*k >= '0' && *k <= '9') ||
+		      *k == '_'))
+			return false;
+	return true;
+}
+
+static struct json_object *tp_value(const struct tpvalue *v)
+{
+	struct json_object *a;
+
+	switch (v->kind) {
+	case TPV_INT:
+		return json_object_new_int64(v->i);
+	case TPV_UINT:
+		return json_object_new_uint64(v->u);
+	case TPV_STR:
+		return escape_json_object(v->s, v->len);
+	case TPV_ARRAY:
+		a = json_object_new_array();
+		for (size_t k = 0; a && k < v->n; k++)
+			json_object_array_add(a, v->sgn ? json_object_new_int64((int64_t)tpvalue_elem(v, k)) :
+					      json_object_new_uint64(tpvalue_elem(v, k)));
+		return a;
+	}
+	return NULL;
+}
+
+/* a tracepoint's "fields": its fields by name, typed; null when it could not be decoded */
+static void tp_fields(struct json_object *o, const struct script_tp *tp)
+{
+	struct json_object *f = tp->decoded ? json_object_new_object() : NULL;
+
+	for (size_t i = 0; f && i < tp->nfields; i++)
+		if (good_key(tp->fields[i].name))
+			json_object_object_add(f, tp->fields[i].name, tp_value(&tp->fields[i].v));
+	json_object_object_add(o, "fields", f);
+}
+
 static void json_sample(FILE *f, const struct script_sample *s)
 {
 	struct json_object *o = head(&s->h), *chain;
@@ -84,6 +128,8 @@ static void json_sample(FILE *f, const struct script_sample *s)
 		add_name(o, "dso", s->at.loc.dso);
 	if (s->period)
 		add_u64(o, "period", s->period);
+	if (s->tp)
+		tp_fields(o, s->tp);
 	chain = json_object_new_array();
 	for (size_t i = 0; chain && i < s->nchain; i++)
 		json_object_array_add(chain, escape_json_object(s->chain[i].loc.name,

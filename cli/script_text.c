@@ -78,8 +78,13 @@ static void text_sample(FILE *f, const struct script_sample *s)
 {
 	prefix(f, &s->h);
 	put_name(f, s->h.event, strlen(s->h.event));
-	fprintf(f, ": %16" PRIx64 " ", s->at.ip);
-	put_sym(f, &s->at.loc);
+	if (s->tp && s->tp->decoded) {        /* a tracepoint: its fields, as perf prints them */
+		fputs(": ", f);
+		put_name(f, s->tp->text, s->tp->len);
+	} else {
+		fprintf(f, ": %16" PRIx64 " ", s->at.ip);
+		put_sym(f, &s->at.loc);
+	}
 	fputc('\n', f);
 	for (size_t i = 0; i < s->nchain; i++) {
 		fprintf(f, "\t%16" PRIx64 " ", s->chain[i].ip);

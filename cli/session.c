@@ -21,6 +21,7 @@
 #include "collector.h"
 #include "client.h"
 #include "commands.h"
+#include "escape.h"
 #include "opts.h"
 #include "outfile.h"
 #include "recopts.h"
@@ -387,15 +388,31 @@ static void print_spec(struct json_object *s)
 		printf("? (%s)\n", err);
 		return;
 	}
-	for (i = 0; i < (d.nr_resolved ? d.nr_resolved : d.spec.nr_events ? d.spec.nr_events : 1); i++)
-		printf("%s%s", i ? "," : "", d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i));
-	if (d.spec.period)
+	for (i = 0; i < (d.nr_resolved ? d.nr_resolved : d.spec.nr_events ? d.spec.nr_events : 1); i++) {
+		printf("%s", i ? "," : "");
+		escape_term(stdout, d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i),
+			    strlen(d.nr_resolved ? d.resolved[i] : recspec_event_name(&d.spec, i)), 0);
+	}
+	/* the rate is the sampling events': tracepoints record every hit */
+	if (d.spec.nr_events && !recspec_nr_sampling(&d.spec))
+		printf(" (every hit");
+	else if (d.spec.period)
 		printf(" (period %llu", (unsigned long long)d.spec.period);
 	else
 		printf(" (%llu Hz", (unsigned long long)d.spec.freq);
 	if (d.spec.call_graph != RECSPEC_CG_NONE)
 		printf(", call graph %s", recspec_call_graph_name(&d.spec, cg, sizeof(cg)));
-	printf(")\ntarget:   ");
+	printf(")\n");
+	for (i = 0; i < d.spec.nr_events; i++) {
+		const char *f = recspec_filter(&d.spec, i);
+
+		if (!f)
+			continue;
+		printf("filter:   %s: ", d.spec.events[i].name);
+		escape_term(stdout, f, strlen(f), 0);
+		printf("\n");
+	}
+	printf("target:   ");
 	if (d.spec.target == RECSPEC_TARGET_ALL)
 		printf("all (system-wide)");
 	for (i = 0; i < d.spec.nr_pids; i++)

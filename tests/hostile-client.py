@@ -10,6 +10,7 @@ whatever the real client would never send.
   hostile-client.py SOCKET attach-fd NAME PATH MODE
   hostile-client.py SOCKET hold N SECONDS   N connections held open, idle;
       prints how many the daemon accepted and how many it closed meanwhile
+  hostile-client.py SOCKET send JSON   one request as it is; prints the reply
 """
 import json, os, socket, struct, sys, time, array
 
@@ -72,6 +73,10 @@ def main():
         send(s, {"v": 2, "cmd": what[:-3], "name": name}, fd)
         print(json.dumps(reply(s)))
         time.sleep(0.5)
+    elif what == 'send':
+        s = conn(sock)
+        send(s, json.loads(sys.argv[3]))
+        print(json.dumps(reply(s)))
     elif what == 'hold':
         n, secs = int(sys.argv[3]), float(sys.argv[4])
         held, refused = [], 0

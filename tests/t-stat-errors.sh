@@ -55,8 +55,8 @@ expect_error bad-pid       "bad pid 'x'"                      $S -p x -e task-cl
 expect_error gone-pid      "no process 2147483647"            $S -p 2147483647 -e task-clock
 expect_error no-cmd        "cannot run '$T/nope'"             $S -e task-clock -- "$T/nope"
 expect_error output        "cannot write $T/no/dir"           $S -o "$T/no/dir" -e task-clock "${RUN[@]}"
-expect_error rec-tp        "tracepoint recording is not supported yet (sched:sched_switch)" \
-	$PERFMARK record -e sched:sched_switch -o "$T/r.data" -- true
+expect_error rec-tp        "unknown tracepoint 'sched:no_such_event'" \
+	$PERFMARK record -e sched:no_such_event -o "$T/r.data" -- true
 expect_error rec-count     "context-switches cannot be sampled" \
 	$PERFMARK record -e context-switches -o "$T/r.data" -- true
 

@@ -107,7 +107,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
-	*samples = bss.lost_samples;
+	*samples = bss.lost_samples + collector_tp_missed(c);
 	*markers = bss.lost_markers + collector_markers_lost(c);
 }
 
@@ -116,7 +116,8 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 static void write_cfg(struct collector *c)
 {
 	/* pinned: collection may go on with no daemon, the gap sideband with it */
-	struct pm_cfg cfg = { .all = c->nr_all, .nr_uids = c->nr_uids, .gap = c->pinned };
+	struct pm_cfg cfg = { .all = c->nr_all, .nr_uids = c->nr_uids, .gap = c->pinned,
+			      .tp_on = c->pinned || c->nr_active };
 	uint32_t zero = 0;
 
 	bpf_map_update_elem(c->cfg_fd, &zero, &cfg, BPF_ANY);
@@ -220,10 +221,12 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 	if (active && c->nr_active++ == 0) {
 		for (i = 0; i < c->nr_sampling_pfds; i++)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_ENABLE, 0);
+		write_cfg(c);      /* tracepoint hits on */
 	} else if (!active && --c->nr_active == 0 && !c->pinned) {
 		/* a pinned collector keeps sampling for its sessions */
 		for (i = 0; i < c->nr_sampling_pfds; i++)
 			ioctl(c->pfds[i], PERF_EVENT_IOC_DISABLE, 0);
+		write_cfg(c);
 	}
 }
 
@@ -279,9 +282,15 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	    (a->call_graph == RECSPEC_CG_DWARF && a->stack_size != b->stack_size) ||
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size)
 		return false;
-	for (i = 0; i < a->nr_events; i++)
+	for (i = 0; i < a->nr_events; i++) {
+		const char *fa = recspec_filter(a, i), *fb = recspec_filter(b, i);
+
 		if (!evspec_same(&a->events[i], &b->events[i]))
 			return false;
+		/* a tracepoint's filter runs in its program's config */
+		if ((fa || fb) && (!fa || !fb || strcmp(fa, fb)))
+			return false;
+	}
 	return true;
 }
 
@@ -320,6 +329,7 @@ struct collector *collector_alloc(const struct recspec *spec)
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
 	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
+	c->tp_prog_fd = -1;
 	c->refs = 1;
 	return c;
 }
@@ -362,7 +372,7 @@ void collector_free(struct collector *c)
 	perfmark_bpf__destroy(c->skel);
 	if (c->own_fds) {
 		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd, c->exec_fd,
-			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd };
+			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd, c->tp_prog_fd };
 
 		for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -450,6 +460,11 @@ int collector__get(struct collector **out, const struct recspec *spec,
 		snprintf(err, errlen, "cannot size the user-stack maps: %s", strerror(-e));
 		goto fail;
 	}
+	e = collector_tp_setup(c);
+	if (e) {
+		snprintf(err, errlen, "cannot size the tracepoint map: %s", strerror(-e));
+		goto fail;
+	}
 	{
 		uint64_t dev, ino;
 		bool init;
@@ -483,6 +498,8 @@ int collector__get(struct collector **out, const struct recspec *spec,
 	if (e)
 		goto fail;
 	e = collector_open_events(c, err, errlen);
+	if (!e)
+		e = collector_tp_attach(c, err, errlen);
 	if (e)
 		goto fail;
 	{

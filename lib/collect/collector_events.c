@@ -46,7 +46,9 @@ void collector__sampling_attr(const struct collector *c, size_t idx, struct perf
 	a->exclude_user = e->exclude_user;
 	a->exclude_kernel = e->exclude_kernel;
 	a->exclude_hv = e->exclude_hv;
-	if (c->spec.period) {
+	if (e->tracepoint) {
+		a->sample_period = 1;      /* every hit, as perf records them */
+	} else if (c->spec.period) {
 		a->sample_period = c->spec.period;
 	} else {
 		a->freq = 1;
@@ -113,6 +115,8 @@ int collector_open_events(struct collector *c, char *err, size_t errlen)
 	if (!c->links || !c->pfds)
 		return -ENOMEM;
 	for (i = 0; i < c->spec.nr_events; i++) {
+		if (c->ev[i].tracepoint)
+			continue;          /* collector_tp.c */
 		e = open_sampling(c, i, ncpus, err, errlen);
 		if (e && (e == -ENOENT || e == -EOPNOTSUPP || e == -ENODEV) &&
 		    c->ev[i].type == PERF_TYPE_HARDWARE &&

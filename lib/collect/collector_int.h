@@ -8,6 +8,7 @@
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
+ *   collector_tp.c       the tracepoints' program, configs and events
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -51,7 +52,7 @@ struct collector {
 	struct ring_buffer *rb;
 	struct perf_buffer *pb;
 	struct bpf_link **links;
-	int *pfds;                     /* sampling events, then uprobe events */
+	int *pfds;                     /* sampling events, then tracepoints' */
 	size_t nr_links, nr_pfds, nr_sampling_pfds;
 	char **pin_dirs;               /* where this collector is pinned */
 	size_t nr_pin_dirs;
@@ -71,6 +72,7 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
 };
 
 extern struct collector *collector_registry;
@@ -96,6 +98,12 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen);
 
 /* hands a ring record to the active subscribers */
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
+
+/* collector_tp.c: tracepoints */
+int collector_tp_setup(struct collector *c);                  /* before load */
+int collector_tp_attach(struct collector *c, char *err, size_t errlen);
+/* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
+uint64_t collector_tp_missed(const struct collector *c);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);

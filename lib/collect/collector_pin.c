@@ -65,6 +65,9 @@ int collector__pin(struct collector *c, const char *dir)
 		if (e)
 			return e;
 	}
+	/* the tracepoint program, for its count of hits it missed */
+	if (c->tp_prog_fd >= 0 && (e = collector_pin_fd(c->tp_prog_fd, dir, "tp_prog")))
+		return e;
 	for (i = 0; i < c->nr_links; i++) {
 		snprintf(name, sizeof(name), "link%zu", i);
 		e = collector_pin_fd(bpf_link__fd(c->links[i]), dir, name);
@@ -194,6 +197,7 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 	if (e)
 		goto fail;
 	collector_markers_adopt(c);
+	c->tp_prog_fd = pinned_fd(pin_dir, "tp_prog");     /* none: no tracepoints */
 	return collector_publish(c, 0, out, err, errlen);
 fail:
 	return collector_publish(c, e ? e : -EINVAL, out, err, errlen);

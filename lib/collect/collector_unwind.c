@@ -20,6 +20,7 @@
 
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
+#include "tracepoint_wire.h"
 #include "unwind_wire.h"
 #include "collector_int.h"
 #include "jsonf.h"
@@ -84,7 +85,8 @@ int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int p
 		snprintf(err, errlen, "the unwinder's maps are missing");
 		return -ENOENT;
 	}
-	c->uw_rec = malloc(sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t));
+	c->uw_rec = malloc(sizeof(struct pm_sample) + 2 * PM_MAX_STACK * sizeof(uint64_t) +
+			   sizeof(struct pm_raw) + PM_TP_RAW_MAX);
 	e = c->uw_rec ? unwinder__get(&c->uw) : -ENOMEM;
 	if (!e)
 		e = unwinder__add_maps(c->uw, pools_fd, maps_fd, pids_fd);
@@ -117,17 +119,30 @@ static const void *walk_copy(struct collector *c, const struct pm_sample *ps, si
 	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
 	const struct pm_uregs *u = (const void *)((const char *)ps + off);
 	struct pm_sample *out = c->uw_rec;
-	size_t n;
+	const struct pm_raw *r = NULL;
+	size_t n, end, tail = 0;
 
 	if (!out || ps->nr_kstack > PM_MAX_STACK || *size < off + sizeof(*u) ||
 	    u->size > *size - off - sizeof(*u))
 		return ps;
+	/* a tracepoint's entry (PM_SF_RAW) follows the copy: it goes on after the frames */
+	end = off + sizeof(*u) + u->size;
+	if (ps->flags & PM_SF_RAW) {
+		r = (const void *)((const char *)ps + end);
+		if (*size - end < sizeof(*r) || r->size > PM_TP_RAW_MAX ||
+		    r->size > *size - end - sizeof(*r))
+			return ps;
+		tail = sizeof(*r) + r->size;
+	}
 	memcpy(out, ps, sizeof(*ps) + ps->nr_kstack * sizeof(uint64_t));
 	n = unwinder__walk(c->uw, ps->pid, ps->time, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
 			   u->size, (uint64_t *)&out->stack[ps->nr_kstack], PM_MAX_STACK);
 	out->nr_ustack = (uint32_t)n;
 	out->flags &= ~PM_SF_UREGS;
 	*size = sizeof(*out) + (out->nr_kstack + n) * sizeof(uint64_t);
+	if (tail)
+		memcpy((char *)out + *size, r, tail);
+	*size += tail;
 	return out;
 }
 

@@ -26,10 +26,17 @@ int recspec_validate(const struct recspec *r, char *err, size_t errlen)
 
 	if (r->nr_events > RECSPEC_MAX_EVENTS)
 		return errline(err, errlen, "too many events (at most %d)", RECSPEC_MAX_EVENTS);
+	if (recspec_nr_sampling(r) > RECSPEC_MAX_SAMPLING)
+		return errline(err, errlen, "too many sampling events (at most %d)", RECSPEC_MAX_SAMPLING);
+	if (r->nr_filters > RECSPEC_MAX_FILTERS)
+		return errline(err, errlen, "too many filters (at most %d)", RECSPEC_MAX_FILTERS);
+	for (i = 0; i < r->nr_filters; i++)
+		if (!memchr(r->filters[i], '\0', RECSPEC_FILTER_MAX))
+			return errline(err, errlen, "filter too long");
 	for (i = 0; i < r->nr_events; i++)
-		if (r->events[i].tracepoint)
-			return errline(err, errlen, "tracepoint recording is not supported yet (%s): "
-				       "perfmark stat counts tracepoints", r->events[i].name);
+		if (r->filter[i] && (r->filter[i] > r->nr_filters || !r->events[i].tracepoint))
+			return errline(err, errlen, "a filter for %s, which is not a tracepoint",
+				       r->events[i].name);
 	if (!r->period && (r->freq < 1 || r->freq > EVSPEC_FREQ_MAX))
 		return errline(err, errlen, "frequency out of range (1..100000)");
 	if (r->period > UINT64_MAX >> 1)
@@ -113,6 +120,52 @@ const char *recspec_event_name(const struct recspec *r, size_t i)
 	return r->nr_events ? r->events[i].name : "cycles";
 }
 
+size_t recspec_nr_sampling(const struct recspec *r)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < r->nr_events && i < RECSPEC_MAX_EVENTS; i++)
+		n += !r->events[i].tracepoint;
+	return n;
+}
+
+const char *recspec_filter(const struct recspec *r, size_t i)
+{
+	if (i >= r->nr_events || i >= RECSPEC_MAX_EVENTS || !r->filter[i] ||
+	    r->filter[i] > r->nr_filters || r->filter[i] > RECSPEC_MAX_FILTERS)
+		return NULL;
+	return r->filters[r->filter[i] - 1];
+}
+
+int recspec_set_filter(struct recspec *r, size_t first, size_t n, const char *expr,
+		       char *err, size_t errlen)
+{
+	size_t i, len = strlen(expr), k;
+
+	if (!n || first + n > r->nr_events)
+		return errline(err, errlen, "--filter needs a tracepoint before it (-e SUBSYS:NAME --filter EXPR)");
+	for (i = first; i < first + n; i++)
+		if (!r->events[i].tracepoint)
+			return errline(err, errlen, "--filter applies to tracepoints, not to %s",
+				       r->events[i].name);
+	if (len >= RECSPEC_FILTER_MAX)
+		return errline(err, errlen, "filter too long (at most %d bytes)", RECSPEC_FILTER_MAX - 1);
+	if (!len || strspn(expr, " \t") == len)
+		return errline(err, errlen, "empty filter");
+	for (k = 0; k < r->nr_filters; k++)
+		if (!strcmp(r->filters[k], expr))
+			break;
+	if (k == r->nr_filters) {
+		if (k == RECSPEC_MAX_FILTERS)
+			return errline(err, errlen, "too many filters (at most %d)", RECSPEC_MAX_FILTERS);
+		memcpy(r->filters[k], expr, len + 1);
+		r->nr_filters++;
+	}
+	for (i = first; i < first + n; i++)
+		r->filter[i] = (uint8_t)(k + 1);
+	return 0;
+}
+
 struct json_object *recspec_to_json(const struct recspec *r, bool all)
 {
 	struct json_object *o = json_object_new_object(), *a;
@@ -151,6 +204,14 @@ struct json_object *recspec_to_json(const struct recspec *r, bool all)
 		json_object_object_add(o, "zstd", json_object_new_int(r->zstd_level));
 	if (r->ringbuf_size)
 		json_object_object_add(o, "ringbuf", json_object_new_int64((int64_t)r->ringbuf_size));
+	if (r->nr_filters) {
+		a = json_object_new_object();
+		for (i = 0; i < r->nr_events; i++)
+			if (recspec_filter(r, i))
+				json_object_object_add(a, r->events[i].name,
+						       json_object_new_string(recspec_filter(r, i)));
+		json_object_object_add(o, "filters", a);
+	}
 	return o;
 }
 
@@ -171,6 +232,31 @@ static int events_from_json(struct json_object *o, struct recspec *r, char *err,
 		r->nr_events = i + 1;
 	}
 	return e;
+}
+
+/* "filters": {EVENT: EXPR}, each EVENT one of "events" */
+static int filters_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
+{
+	struct json_object *f;
+	size_t i;
+	int e = jsonf_object(o, "filters", &f, err, errlen);
+
+	if (e || !f)
+		return e;
+	json_object_object_foreach(f, name, v) {
+		for (i = 0; i < r->nr_events; i++)
+			if (!strcmp(r->events[i].name, name))
+				break;
+		if (i == r->nr_events)
+			return errline(err, errlen, "a filter for '%.64s', which is not among the events",
+				       name);
+		if (!json_object_is_type(v, json_type_string))
+			return errline(err, errlen, "the filter of '%.64s' must be a string", name);
+		e = recspec_set_filter(r, i, 1, json_object_get_string(v), err, errlen);
+		if (e)
+			return e;
+	}
+	return 0;
 }
 
 static int pids_from_json(struct json_object *o, struct recspec *r, char *err, size_t errlen)
@@ -209,7 +295,7 @@ static int call_graph_from_json(struct json_object *o, struct recspec *r, char *
 
 /* every key recspec_to_json writes, and those earlier perfmark wrote */
 const char recspec_json_keys[] =
-	"events,freq,period,call_graph,callchain,markers,target,pids,zstd,ringbuf";
+	"events,freq,period,call_graph,callchain,markers,target,pids,zstd,ringbuf,filters";
 
 int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, size_t errlen)
 {
@@ -228,7 +314,8 @@ int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, si
 	    (e = jsonf_u64(o, "zstd", &zstd, 0, RECSPEC_ZSTD_MAX, err, errlen)) ||
 	    (e = jsonf_u64(o, "ringbuf", &r->ringbuf_size, 0, RECSPEC_RINGBUF_MAX, err, errlen)) ||
 	    (e = jsonf_str(o, "target", &t, err, errlen)) ||
-	    (e = pids_from_json(o, r, err, errlen)))
+	    (e = pids_from_json(o, r, err, errlen)) ||
+	    (e = filters_from_json(o, r, err, errlen)))
 		return e;
 	r->zstd_level = (int)zstd;
 	if (t && strcmp(t, "all") && strcmp(t, "pids"))

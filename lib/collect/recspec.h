@@ -9,7 +9,8 @@
  * Its JSON (recspec_to_json), all keys optional on input, no others taken:
  *   {"events":["cycles",...], "freq":4000 | "period":N,
  *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
- *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES}
+ *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
+ *    "filters":{"sched:sched_switch":"prev_pid == 1",...}}
  * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
  *
  * A new field: add it to the struct, give it its default in recspec_init,
@@ -28,7 +29,10 @@
 
 #include "evspec.h"
 
-#define RECSPEC_MAX_EVENTS    8                 /* sampling events of one recording */
+#define RECSPEC_MAX_EVENTS    128               /* events of one recording, tracepoints too */
+#define RECSPEC_MAX_SAMPLING  8                 /* sampling events among them */
+#define RECSPEC_MAX_FILTERS   8                 /* distinct tracepoint filters */
+#define RECSPEC_FILTER_MAX    1024              /* bytes of one, its NUL included */
 #define RECSPEC_FREQ_DEFAULT  4000
 #define RECSPEC_MAX_PIDS      64
 #define RECSPEC_STACK_DEFAULT 8192              /* dwarf: user stack bytes per sample */
@@ -62,6 +66,13 @@ struct recspec {
 	size_t nr_pids;
 	int zstd_level;                     /* -z; 0: not compressed */
 	uint64_t ringbuf_size;              /* BPF ring bytes, a power of two; 0: default */
+	/*
+	 * --filter of tracepoints (lib/collect/tpfilter.h): filter[i] is 0 for
+	 * none, else 1 + the index of events[i]'s expression in filters[]
+	 */
+	uint8_t filter[RECSPEC_MAX_EVENTS];
+	char filters[RECSPEC_MAX_FILTERS][RECSPEC_FILTER_MAX];
+	size_t nr_filters;
 };
 
 struct json_object;
@@ -95,5 +106,16 @@ int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t
 const char *recspec_call_graph_name(const struct recspec *r, char *buf, size_t len);
 /* the event's name as asked (i < max(nr_events, 1)): "cycles" when none was given */
 const char *recspec_event_name(const struct recspec *r, size_t i);
+/* events[i]'s filter expression, NULL when it has none */
+const char *recspec_filter(const struct recspec *r, size_t i);
+/*
+ * Give events[first, first + n) (tracepoints) the filter expr: 0, or
+ * -EINVAL + err (not a tracepoint, too long, too many distinct filters).
+ * Only its form is checked here; tpfilter compiles it against the formats.
+ */
+int recspec_set_filter(struct recspec *r, size_t first, size_t n, const char *expr,
+		       char *err, size_t errlen);
+/* how many of the events sample (not tracepoints) */
+size_t recspec_nr_sampling(const struct recspec *r);
 
 #endif

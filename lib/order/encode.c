@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "perfmark_wire.h"
+#include "tracepoint_wire.h"
 #include "unwind_wire.h"
 #include "perfdata.h"
 #include "window.h"
@@ -68,11 +69,35 @@ static void dwarf_fields(const struct pm_sample *ps, size_t size, struct perfdat
 	ds->stack_size = (uint32_t)u->size;
 }
 
+/*
+ * A tracepoint hit's entry (PM_SF_RAW): after the frames and, with
+ * PM_SF_UREGS, the registers and stack copy.  NULL when it is not whole.
+ */
+static const struct pm_raw *raw_entry(const struct pm_sample *ps, size_t size)
+{
+	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
+	const struct pm_uregs *u = (const void *)((const char *)ps + off);
+	const struct pm_raw *r;
+
+	if (ps->flags & PM_SF_UREGS) {
+		if (size < off + sizeof(*u) || u->size > size - off - sizeof(*u))
+			return NULL;
+		off += sizeof(*u) + u->size;
+	}
+	r = (const void *)((const char *)ps + off);
+	if (size < off + sizeof(*r) || r->size > size - off - sizeof(*r) || r->size < 8 ||
+	    r->size > PM_TP_RAW_MAX)
+		return NULL;
+	return r;
+}
+
 int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 {
 	uint64_t *ips = (uint64_t *)s->chain_buf;
 	struct perfdata_sample ds = { 0 };
 	uint32_t nk = ps->nr_kstack, nu = ps->nr_ustack, n = 0, i;
+	uint64_t type = s->sample_type;
+	const struct pm_raw *raw;
 	size_t len;
 	void *rec;
 
@@ -80,6 +105,17 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 	    nk > PM_MAX_STACK || nu > PM_MAX_STACK ||
 	    size < sizeof(*ps) + (nk + nu) * sizeof(uint64_t))
 		return 0;
+	/* a tracepoint's hit carries its entry: only for a tracepoint's attr, and only whole */
+	if (!!(ps->flags & PM_SF_RAW) != s->ev[ps->event].tracepoint)
+		return 0;
+	if (ps->flags & PM_SF_RAW) {
+		raw = raw_entry(ps, size);
+		if (!raw)
+			return 0;
+		ds.raw = raw->data;
+		ds.raw_size = raw->size;
+		type |= PERF_SAMPLE_RAW;
+	}
 	/*
 	 * RULE (issue 8 case 4): kernel addresses reach a session only where
 	 * perf would show them to its owner.  Where it would not, this is
@@ -107,24 +143,24 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 				ips[n++] = ps->stack[nk + i];
 		}
 		/* dwarf: perf's chain holds the kernel part only (exclude_callchain_user) */
-		if (!n && !(s->sample_type & SAMPLE_TYPE_DWARF)) {
+		if (!n && !(type & SAMPLE_TYPE_DWARF)) {
 			ips[n++] = ps->user_mode ? PERF_CONTEXT_USER : PERF_CONTEXT_KERNEL;
 			ips[n++] = ps->ip;
 		}
 		ds.nr_ips = n;
 		ds.ips = ips;
 	}
-	if (s->sample_type & SAMPLE_TYPE_DWARF)
+	if (type & SAMPLE_TYPE_DWARF)
 		dwarf_fields(ps, size, &ds);
-	len = perfdata_sample_size(s->sample_type, &ds);
+	len = perfdata_sample_size(type, &ds);
 	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
 		ds.stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
-		len = perfdata_sample_size(s->sample_type, &ds);
+		len = perfdata_sample_size(type, &ds);
 	}
 	rec = stage_alloc(s, len, ds.time);
 	if (!rec)
 		return -ENOMEM;
-	perfdata_encode_sample(rec, s->sample_type, &ds);
+	perfdata_encode_sample(rec, type, &ds);
 	s->stats.samples++;
 	return stage_done(s);
 }

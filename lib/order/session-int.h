@@ -12,6 +12,7 @@
 
 #include "collector.h"
 #include "session.h"
+#include "tpconfig.h"      /* the tracepoints' permission rule */
 
 struct pm_sample;
 struct pm_marker;

@@ -40,7 +40,6 @@
 #include "sinks.h"
 #include "synth.h"
 
-
 uint64_t session__clock(void)
 {
 	return clock_mono_ns();
@@ -433,9 +432,10 @@ int session__new(struct session **out, const struct session_opts *opts,
 
 	*out = NULL;
 	err[0] = '\0';
-	s = session_alloc(opts);
+	e = tpconfig_allowed(&opts->spec, opts->uid_filter, err, errlen);
+	s = e ? NULL : session_alloc(opts);
 	if (!s)
-		return -ENOMEM;
+		return e ? e : -ENOMEM;
 	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
@@ -548,7 +548,7 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 		memset(&evs[n], 0, sizeof(evs[n]));
 		collector__sampling_attr(s->c, i, a);
 		a->disabled = 0;
-		a->sample_type = s->sample_type;
+		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;

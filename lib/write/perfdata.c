@@ -42,6 +42,7 @@
 #include "evlist.h"
 #include "perffeat.h"
 #include "pdbuf.h"
+#include "tracedata.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -275,6 +276,25 @@ static int out_header_record(struct perfdata_writer *w, uint32_t type, const voi
 	return err;
 }
 
+/*
+ * HEADER_TRACING_DATA in a pipe: a 16-byte record { header, u32 size, pad }
+ * whose header.size does not count the tracing data that follows it, size
+ * bytes padded to 8 (perf reads them from the stream by themselves).
+ */
+static int write_pipe_tracing(struct perfdata_writer *w)
+{
+	uint32_t size = (uint32_t)((w->env.tracing_len + 7) & ~(size_t)7);
+	struct { struct perf_event_header h; uint32_t size, pad; } rec = {
+		{ PERFDATA_RECORD_HEADER_TRACING_DATA, 0, 16 }, size, 0 };
+	int err = out(w, &rec, sizeof(rec));
+
+	if (!err)
+		err = out(w, w->env.tracing, w->env.tracing_len);
+	if (!err)
+		err = out(w, "\0\0\0\0\0\0\0", size - w->env.tracing_len);
+	return err;
+}
+
 static int write_pipe_start(struct perfdata_writer *w)
 {
 	struct { uint64_t magic, size; } ph = { PERF_MAGIC2, 16 };
@@ -304,6 +324,8 @@ static int write_pipe_start(struct perfdata_writer *w)
 	/* the terminator: perf 6.1's tools check feat_id == HEADER_LAST_FEATURE */
 	if (!err)
 		err = out(w, &term, sizeof(term));
+	if (!err && w->env.tracing)
+		err = write_pipe_tracing(w);
 	if (!err)
 		err = out(w, &fin, sizeof(fin));
 	return err;
@@ -342,6 +364,9 @@ static int writer_setup(struct perfdata_writer *w, const struct perfdata_writer_
 		err = perfdata_env__host(&w->env);
 	if (!err)
 		err = perfdata_env__set_cmdline(&w->env, opts->argc, opts->argv);
+	/* tracepoints: their formats, for perf script to decode their entries */
+	if (!err)
+		err = tracedata_build(events, nr_events, &w->env.tracing, &w->env.tracing_len);
 	if (err)
 		return err;
 	w->env.evlist = w->evlist;

@@ -9,6 +9,7 @@
  * than its bytes in the file, and a malformed one is -EINVAL.
  */
 #include "perffeat.h"
+#include "tracedata.h"
 #include "evlist.h"
 
 #include <errno.h>
@@ -268,10 +269,38 @@ static int process_clock_data(struct perfdata_env *e, struct pdcursor *c, int id
 	return e->have_clock_data ? 0 : -EINVAL;
 }
 
+/* the tracing data (tracedata.h), as it is: file mode only */
+static bool write_tracing(struct pdbuf *b, const struct perfdata_env *e, int id)
+{
+	if (!e->tracing || e->pipe)
+		return false;
+	pdbuf_put(b, e->tracing, e->tracing_len);
+	return true;
+}
+
+static int process_tracing(struct perfdata_env *e, struct pdcursor *c, int id)
+{
+	size_t n = c->len - c->off;
+	uint8_t *p;
+
+	if (n > TRACEDATA_MAX)
+		return -EINVAL;
+	p = malloc(n ? n : 1);
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, c->p + c->off, n);
+	free(e->tracing);
+	e->tracing = p;
+	e->tracing_len = n;
+	c->off = c->len;
+	return 0;
+}
+
 /* ---- the table ----------------------------------------------------------------- */
 
 #define FEAT(ID, name, w, p) { PERFDATA_FEAT_##ID, name, w, p }
 const struct perfdata_feature perfdata_features[] = {
+	FEAT(TRACING_DATA, "tracing_data", write_tracing, process_tracing),
 	FEAT(HOSTNAME, "hostname", write_string, process_string),
 	FEAT(OSRELEASE, "osrelease", write_string, process_string),
 	FEAT(VERSION, "version", write_string, process_string),
@@ -330,6 +359,9 @@ void perfdata_env__clear(struct perfdata_env *e)
 		free(e->str[i]);
 	perfdata_env__set_cmdline(e, 0, NULL);
 	memset(e->str, 0, sizeof(e->str));
+	free(e->tracing);
+	e->tracing = NULL;
+	e->tracing_len = 0;
 }
 
 static int read_small_file(const char *path, char *dst, size_t sz)

@@ -21,6 +21,8 @@
  *   CLOCKID     u64 resolution of the clock in ns (not the clock id)
  *   COMPRESSED  u32 version = 0, type = 1 (zstd), level, ratio, mmap_len
  *   CLOCK_DATA  u32 version = 1, u32 clockid, u64 tod_ns, u64 clockid_ns
+ *   TRACING_DATA  tracedata.h (file mode; a pipe has a HEADER_TRACING_DATA
+ *               record instead, its bytes after the record's header)
  */
 #ifndef PERFMARK_PERFFEAT_H
 #define PERFMARK_PERFFEAT_H
@@ -51,6 +53,8 @@ struct perfdata_env {
 	uint64_t tod_ns, clockid_ns;
 	bool have_comp;
 	uint32_t comp_level, comp_ratio, comp_mmap_len;
+	uint8_t *tracing;            /* HEADER_TRACING_DATA, NULL: none */
+	size_t tracing_len;
 	bool has[PERFDATA_FEAT_BITS];  /* reader: the features found */
 };
 
@@ -73,7 +77,7 @@ const struct perfdata_feature *perfdata_feature(uint64_t id);
 int perfdata_env__host(struct perfdata_env *e);
 /* Copy a command line into e (CMDLINE).  0 or -ENOMEM. */
 int perfdata_env__set_cmdline(struct perfdata_env *e, int argc, char *const *argv);
-/* Free what e owns (strings, command line), not its evlist. */
+/* Free what e owns (strings, command line, tracing data), not its evlist. */
 void perfdata_env__clear(struct perfdata_env *e);
 
 #endif

@@ -12,6 +12,7 @@
 #include "evlist.h"
 #include "pdbuf.h"
 #include "perffeat.h"
+#include "tracedata.h"
 #include "perfdata.h"
 
 #include <errno.h>
@@ -162,8 +163,11 @@ static int src_read(struct perfread *r, void *dst, size_t n)
 	return 0;
 }
 
-/* Skip n bytes of the stream */
-static int src_skip(struct perfread *r, uint64_t n)
+/*
+ * The next n bytes of the stream into a buffer grown as they come (a
+ * stream that claims more than it has costs no more than it has).
+ */
+static int src_take(struct perfread *r, uint64_t n, struct pdbuf *b)
 {
 	while (n) {
 		ssize_t got = src_fill(r, 1);
@@ -174,6 +178,9 @@ static int src_skip(struct perfread *r, uint64_t n)
 		if (got == 0)
 			return -EIO;
 		k = (uint64_t)got < n ? (size_t)got : (size_t)n;
+		pdbuf_put(b, r->sbuf + r->shead, k);
+		if (b->err)
+			return b->err;
 		r->shead += k;
 		r->spos += k;
 		n -= k;
@@ -530,6 +537,12 @@ const char *perfread__feature_string(const struct perfread *r, int feature)
 	return NULL;
 }
 
+const uint8_t *perfread__tracing_data(const struct perfread *r, size_t *len)
+{
+	*len = r ? r->env.tracing_len : 0;
+	return r ? r->env.tracing : NULL;
+}
+
 bool perfread__has_feature(const struct perfread *r, int feature)
 {
 	if (!r || feature <= 0 || feature >= PERFDATA_FEAT_BITS)
@@ -565,15 +578,29 @@ static int header_record(struct perfread *r, const uint8_t *rec, uint64_t off)
 			return fail(r, -EINVAL, "bad HEADER_FEATURE record at offset %llu",
 				    (unsigned long long)off);
 		return parse_feature(r, pd_get_u64(rec + 8), rec + 16, (size_t)h.size - 16) ?: 1;
-	case PERFDATA_RECORD_HEADER_TRACING_DATA:
-		/* the tracing data follows the record, outside header.size */
+	case PERFDATA_RECORD_HEADER_TRACING_DATA: {
+		/* the tracing data follows the record, outside header.size: kept for decoders */
+		struct pdbuf b = { 0 };
+		uint32_t n;
+		int e;
+
 		if (h.size < 16)
 			return fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
 				    (unsigned long long)off);
-		if (src_skip(r, pd_get_u32(rec + 8)))
-			return fail(r, -EIO, "truncated record at offset %llu",
+		n = pd_get_u32(rec + 8);
+		if (n > TRACEDATA_MAX || r->env.tracing)
+			return fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
 				    (unsigned long long)off);
+		e = src_take(r, n, &b);
+		if (e) {
+			pdbuf_free(&b);
+			return e == -ENOMEM ? fail(r, e, "out of memory") :
+			       fail(r, -EIO, "truncated record at offset %llu", (unsigned long long)off);
+		}
+		r->env.tracing = b.p;
+		r->env.tracing_len = b.len;
 		return 1;
+	}
 	case 65: /* HEADER_EVENT_TYPE */
 	case 67: /* HEADER_BUILD_ID */
 	case PERFDATA_RECORD_FINISHED_INIT:

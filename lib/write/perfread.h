@@ -107,6 +107,11 @@ int perfread__sample_id(const struct perfread *r, const struct perf_event_header
 /* Feature strings when present (HOSTNAME, OSRELEASE, CMDLINE joined): NULL if not */
 const char *perfread__feature_string(const struct perfread *r, int feature);
 bool perfread__has_feature(const struct perfread *r, int feature);
+/*
+ * HEADER_TRACING_DATA (the feature, or a pipe's record): the bytes as they
+ * are, NULL when there are none (lib/analyze/tracepoint.h decodes them).
+ */
+const uint8_t *perfread__tracing_data(const struct perfread *r, size_t *len);
 void perfread__free(struct perfread *r);
 
 /*
