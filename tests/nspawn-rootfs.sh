@@ -12,7 +12,7 @@
 
 CACHE=${PM_NSPAWN_CACHE:-/var/cache/perfmark-nspawn}
 SUITE=bookworm
-PKGS=systemd,systemd-sysv,dbus,libbpf1,libelf1,libdw1,libzstd1,libjson-c5,zlib1g,libprotobuf-c1,linux-perf,util-linux,procps
+PKGS=systemd,systemd-sysv,dbus,libbpf1,libelf1,libdw1,libzstd1,libjson-c5,zlib1g,libprotobuf-c1,libtracefs1,libtraceevent1,libmicrohttpd12,libncursesw6,linux-perf,util-linux,procps
 CACHE_KEY="perfmark-nspawn v1 $SUITE minbase $PKGS"
 
 # The bookworm mirror apt uses here (deb822 .sources and one-line .list).

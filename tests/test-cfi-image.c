@@ -102,7 +102,8 @@ static uint8_t *prog_of(const void *op, size_t len, size_t n, const void *tail, 
 	assert_non_null(p);
 	for (size_t i = 0; i < n; i++)
 		memcpy(p + i * len, op, len);
-	memcpy(p + len * n, tail, tlen);
+	if (tlen)
+		memcpy(p + len * n, tail, tlen);
 	*out = len * n + tlen;
 	return p;
 }
