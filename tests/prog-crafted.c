@@ -39,9 +39,10 @@
  *   leak N       N ranges "leak" begun (each nested in the last), a sample
  *                each, none ended
  *   time0        a sample and a range begin at time 0, the rest 1 s later
- *   deep N       JIT code fn_0 .. fn_N-1 (named by markers), 300 samples two
- *                frames deep (fn_0 -> fn_1) and one sample N frames deep
- *                (fn_0 -> ... -> fn_N-1): a flame graph's depth (issue 22)
+ *   deep N [S]   JIT code fn_0 .. fn_N-1 (named by markers), S samples two
+ *                frames deep (fn_0 -> fn_1; default 300) and one sample N
+ *                frames deep (fn_0 -> ... -> fn_N-1): a flame graph's depth
+ *                (issue 22)
  *
  * Prints "raw N": the data records' bytes before compression.
  *
@@ -533,6 +534,7 @@ int main(int argc, char **argv)
 		write_file(out, &d, 2, 0, NULL, 1);
 	} else if (!strcmp(mode, "deep")) {
 		uint64_t ips[512], jit[2];
+		unsigned long shallow = argc > 4 ? strtoul(argv[4], NULL, 0) : 300;
 		char name[32];
 
 		chain = 1;
@@ -545,7 +547,7 @@ int main(int argc, char **argv)
 			marker_named(&d, 4, jit, sizeof(jit), name);
 			ips[n - 1 - i] = jit[0] + 0x10;    /* leaf first */
 		}
-		for (int k = 0; k < 300; k++)
+		for (unsigned long k = 0; k < shallow && k < 100000; k++)
 			sample_chain(&d, 7, ips + n - 2, 2);
 		sample_chain(&d, 7, ips, (uint32_t)n);
 		write_file(out, &d, 2, 0, NULL, 0);

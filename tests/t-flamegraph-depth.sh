@@ -5,7 +5,9 @@
 # blank.  Now both forms draw what fits a screen, the root's row included:
 #   - headless Chromium's 1400x900 screenshot of the HTML page (scripts on)
 #     and of the SVG (scripts on and off) has the root's band (the command
-#     frame's grey, nearly the graph's width) and a frame row above it;
+#     frame's grey, nearly the graph's width) and a frame row above it; so
+#     has the page's and the script-less SVG's of a file whose only sample
+#     is the 127-frame one;
 #   - the deep stack stays reachable: zoomed on fn_100 (#zoom=, as a click
 #     does) the page and the SVG draw fn_126; the SVG holds every frame;
 #   - the SVG is XML (xmllint) and its labels are text without scripts;
@@ -23,6 +25,9 @@ command -v python3 >/dev/null || skip "python3 missing"
 "$CRAFT" deep "$T/deep.data" 127 >/dev/null || die "prog-crafted deep failed"
 "$PERFMARK" flamegraph -i "$T/deep.data" -o "$T/deep.html" 2>"$T/fg.err" || die "flamegraph failed" -- "$T/fg.err"
 "$PERFMARK" flamegraph -i "$T/deep.data" -o "$T/deep.svg" 2>"$T/fg.err" || die "flamegraph -o .svg failed" -- "$T/fg.err"
+"$CRAFT" deep "$T/one.data" 127 0 >/dev/null || die "prog-crafted deep (one sample) failed"
+"$PERFMARK" flamegraph -i "$T/one.data" -o "$T/one.html" 2>"$T/fg.err" || die "flamegraph failed" -- "$T/fg.err"
+"$PERFMARK" flamegraph -i "$T/one.data" -o "$T/one.svg" 2>"$T/fg.err" || die "flamegraph -o .svg failed" -- "$T/fg.err"
 
 # ---- the SVG: XML, names as text, every frame in the file ---------------------------
 xmllint --noout "$T/deep.svg" 2>"$T/xml.err" || die "the SVG is not XML" -- "$T/xml.err"
@@ -45,7 +50,12 @@ chromium_run --window-size=1400,900 --virtual-time-budget=3000 --screenshot="$T/
 timeout 120 python3 "$PERFMARK_SRC/tests/chromium-noscript.py" "file://$T/deep.svg" \
 	"$T/svg-noscript.png" "$T/svg-noscript.dom" 1400 900 2>"$T/shot.log" ||
 	die "chromium without scripts failed" -- "$T/shot.log"
-for png in html svg svg-noscript; do
+chromium_run --window-size=1400,900 --virtual-time-budget=3000 --screenshot="$T/one-html.png" \
+	"file://$T/one.html" >/dev/null 2>"$T/shot.err" || die "chromium screenshot failed" -- "$T/shot.err"
+timeout 120 python3 "$PERFMARK_SRC/tests/chromium-noscript.py" "file://$T/one.svg" \
+	"$T/one-svg-noscript.png" "$T/one-svg-noscript.dom" 1400 900 2>"$T/shot.log" ||
+	die "chromium without scripts failed" -- "$T/shot.log"
+for png in html svg svg-noscript one-html one-svg-noscript; do
 	python3 - "$T/$png.png" <<'PY' || die "[$png] the root is not on the first 1400x900 screen (PM_KEEP=1 keeps $T/$png.png)"
 import struct, sys, zlib
 data = open(sys.argv[1], "rb").read()
@@ -87,7 +97,13 @@ assert above, "no frame row above the root at y=%d" % root[0]
 print("%s: root band at y=%d..%d of %d, a frame row at y=%d" % (sys.argv[1].rsplit("/", 1)[1], root[0], root[-1], h, above[-1]))
 PY
 done
-ok "the first 1400x900 screen shows the root and the frames above it: HTML, SVG, SVG without scripts"
+ok "the first 1400x900 screen shows the root and the frames above it: HTML, SVG, SVG without scripts; one sample alone too"
+# the document Chromium drew with scripts off holds the names as text
+for fn in deep fn_0 fn_1; do
+	grep -q "<text [^>]*>$fn</text>" "$T/svg-noscript.dom" ||
+		die "no label $fn in the SVG as Chromium drew it without scripts" -- "$T/svg-noscript.dom"
+done
+ok "without scripts: the labels deep, fn_0, fn_1 are in the drawn SVG"
 
 # ---- the deep stack stays reachable ---------------------------------------------------
 chromium_run --window-size=1400,900 --virtual-time-budget=3000 --enable-logging=stderr --v=0 \
