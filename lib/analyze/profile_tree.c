@@ -116,30 +116,24 @@ void profile_cache_forget(struct profile *p, uint32_t pid)
 	idmap__put(&p->proc_gen, pid, p->next_gen++);
 }
 
-/* The frame of ip, which loc is what the symbolizer found for */
-static uint32_t frame_from(struct profile *p, const struct callchain_ip *ip,
-			   const struct symbolizer_loc *loc)
-{
-	uint32_t name = intern(p, loc->name), mapping = mapping_of(p, loc);
-
-	if (name == TABLE_NONE || mapping == TABLE_NONE)
-		return TABLE_NONE;
-	return profile_frame_of(p, name, mapping, ip->kernel || (loc->dso && loc->dso[0] == '[' &&
-					       !strcmp(loc->dso, "[kernel.kallsyms]")) ?
-				PROFILE_FRAME_KERNEL : PROFILE_FRAME_USER, ip->ip);
-}
-
 uint32_t profile_frame_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip)
 {
 	struct symbolizer_loc loc;
 	uint64_t key = 0;
 	bool cached = cache_key(p, pid, ip, &key);
 	uint32_t f = cached ? idmap__get(&p->addr_cache, key) : TABLE_NONE;
+	uint32_t name, mapping;
 
 	if (f != TABLE_NONE)
 		return f;
 	symbolizer__lookup(p->sym, pid, ip->ip, ip->kernel, &loc);
-	f = frame_from(p, ip, &loc);
+	name = intern(p, loc.name);
+	mapping = mapping_of(p, &loc);
+	if (name == TABLE_NONE || mapping == TABLE_NONE)
+		return TABLE_NONE;
+	f = profile_frame_of(p, name, mapping, ip->kernel || (loc.dso && loc.dso[0] == '[' &&
+					       !strcmp(loc.dso, "[kernel.kallsyms]")) ?
+			     PROFILE_FRAME_KERNEL : PROFILE_FRAME_USER, ip->ip);
 	if (f != TABLE_NONE && cached && idmap__put(&p->addr_cache, key, f) < 0)
 		return TABLE_NONE;
 	return f;
