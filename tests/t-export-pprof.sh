@@ -77,9 +77,13 @@ grep -q "/prog-phases $bid " <<<"$first" || die "the first mapping is not prog-p
 go tool pprof -traces "$T/ph.pb.gz" >"$T/traces.txt" 2>&1 || die "-traces failed" -- "$T/traces.txt"
 head -2 "$T/traces.txt" | tr '\n' ' ' | grep -q "^File: prog-phases Build ID: $bid" ||
 	die "-traces does not name prog-phases as the binary" -- "$T/traces.txt"
-# a library with no DWARF of its own gets lines from its debug file (libc6-dbg)
-grep -Eq '^[0-9]+: .*/libc\.so\.6 [0-9a-f]+ \[FN\]\[FL\]\[LN\]\[IN\]' "$T/raw.txt" ||
-	die "libc's mapping has no source lines (libc6-dbg)" -- "$T/raw.txt"
+# a library with no DWARF of its own gets lines from its debug file (libc6-dbg):
+# its mapping says so, and its locations (start_thread's at least) have a file:line
+libc_id=$(awk '/^Mappings/ { m = 1; next }
+	m && /\/libc\.so\.6 [0-9a-f]+ \[FN\]\[FL\]\[LN\]\[IN\]/ { sub(/:.*/, ""); print; exit }' "$T/raw.txt")
+[ -n "$libc_id" ] || die "libc's mapping has no source lines (libc6-dbg)" -- "$T/raw.txt"
+grep -Eq "^ +[0-9]+: 0x[0-9a-f]+ M=$libc_id [^ ]+ [^ ]+\.[ch]:[1-9][0-9]* " "$T/raw.txt" ||
+	die "no location in libc has a source file and line" -- "$T/raw.txt"
 ok "first mapping: $first"
 
 # -list: the source file's own lines, with the samples on render_scene's line
