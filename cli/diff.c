@@ -457,23 +457,38 @@ static int diff_one_range(const struct profile *p[2], const struct drange *d, si
 	return 0;
 }
 
-static int diff_ranges(const struct profile *p[2], const char *in[2], const char *only,
-		       struct json_object *doc)
+/* Before anything is printed: the recordings have ranges, and one named only if asked */
+static int ranges_check(const struct profile *p[2], const char *in[2], const char *only)
+{
+	bool any = false;
+
+	for (int s = 0; s < 2; s++) {
+		size_t n;
+		const struct profile_range *v = profile__ranges(p[s], &n);
+
+		any = any || n;
+		for (size_t k = 0; only && k < n; k++)
+			if (!strcmp(profile__str(p[s], v[k].name), only))
+				return 0;
+	}
+	if (!any)
+		return pm_err("%s, %s: no marker ranges in either recording (ranges come from "
+			      "perfmark_range_begin/end)", pm_input_name(in[0]), pm_input_name(in[1]));
+	if (only)
+		return pm_err("%s, %s: no range named '%s'", pm_input_name(in[0]),
+			      pm_input_name(in[1]), only);
+	return 0;
+}
+
+static int diff_ranges(const struct profile *p[2], const char *only, struct json_object *doc)
 {
 	struct rangestats rs[2] = { 0 };
 	struct json_object *arr = doc ? json_object_new_array() : NULL;
 	bool ns = !strcmp(profile__event_name(p[0]), "cpu-clock") ||
 		  !strcmp(profile__event_name(p[0]), "task-clock");
-	size_t nr[2], analysed = 0, shown = 0;
+	size_t analysed = 0;
 	int r = 0;
 
-	profile__ranges(p[0], &nr[0]);
-	profile__ranges(p[1], &nr[1]);
-	if (!nr[0] && !nr[1]) {
-		json_object_put(arr);
-		return pm_err("%s, %s: no marker ranges in either recording (ranges come from "
-			      "perfmark_range_begin/end)", pm_input_name(in[0]), pm_input_name(in[1]));
-	}
 	if (rangestats__build(&rs[0], p[0]) < 0 || rangestats__build(&rs[1], p[1]) < 0) {
 		rangestats__free(&rs[0]);
 		json_object_put(arr);
@@ -493,12 +508,9 @@ static int diff_ranges(const struct profile *p[2], const char *in[2], const char
 			d.r[1] = s == 1 ? &rs[1].v[k] : find_range(p[1], &rs[1], d.name);
 			if (s == 1 && d.r[0])
 				continue;
-			shown++;
 			r = diff_one_range(p, &d, &analysed, ns, arr);
 		}
 	}
-	if (!r && only && !shown)
-		r = pm_err("%s, %s: no range named '%s'", pm_input_name(in[0]), pm_input_name(in[1]), only);
 	if (doc)
 		json_object_object_add(doc, "ranges", arr);
 	rangestats__free(&rs[0]);
@@ -569,6 +581,11 @@ int cmd_diff(int argc, char **argv)
 	cp[1] = p[1];
 	profile__samples(p[0], &ns[0]);
 	profile__samples(p[1], &ns[1]);
+	if (o.by_marker && ranges_check(cp, in, o.range)) {
+		profile__free(p[0]);
+		profile__free(p[1]);
+		return 1;
+	}
 	if (o.json) {
 		doc = json_object_new_object();
 		json_object_object_add(doc, "base", jstr(in[0]));
@@ -585,7 +602,7 @@ int cmd_diff(int argc, char **argv)
 		term(profile__event_name(p[0]));
 		putchar('\n');
 	}
-	r = o.by_marker ? diff_ranges(cp, in, o.range, doc) : diff_functions(cp, doc);
+	r = o.by_marker ? diff_ranges(cp, o.range, doc) : diff_functions(cp, doc);
 	if (!r && doc)
 		puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 						    JSON_C_TO_STRING_NOSLASHESCAPE));

@@ -111,10 +111,15 @@ bad() {
 	local rc=$?
 	[ "$rc" = 1 ] && [ "$(wc -l <"$T/bad.err")" = 1 ] && grep -q '^perfmark: ' "$T/bad.err" ||
 		die "$what: not one perfmark: line and exit 1 (exit $rc)" -- "$T/bad.err"
+	[ -s "$T/bad.out" ] && die "$what: a report begun on stdout before the error" -- "$T/bad.out"
+	return 0
 }
 bad "one file" "$T/base.data"
 bad "a missing file" "$T/base.data" "$T/nothing.data"
 bad "--range without --by-marker" "$T/base.data" "$T/new.data" --range render
 bad "no such range" "$T/base.data" "$T/new.data" --by-marker --range nothing
 bad "no such event" "$T/base.data" "$T/new.data" -e cycles
-ok "bad use: one perfmark: line, exit 1"
+bad "no such range (JSON)" "$T/base.data" "$T/new.data" --by-marker --json --range nothing
+[ -x "$PROGS/prog-crafted" ] && "$PROGS/prog-crafted" deep "$T/noranges.data" 4 >/dev/null &&
+	bad "no ranges at all" "$T/noranges.data" "$T/noranges.data" --by-marker
+ok "bad use: one perfmark: line, exit 1, nothing on stdout"
