@@ -24,6 +24,10 @@
 #include "uregs.bpf.h"
 #include "unwind_wire.h"
 
+#define UW_STEP_READ(ctx, dst, len, addr) bpf_probe_read_user((dst), (len), (void *)(addr))
+#define UW_STEP_BARRIER(x) barrier_var(x)
+#include "unwind_step.h"
+
 /* pools of table rows, any size (BPF_F_INNER_MAP), written by user space */
 struct uw_rows {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -90,14 +94,12 @@ struct uw_cached {
 };
 
 struct uw_state {
-	__u64 pc, sp, bp;
+	struct pm_uw_cursor cur;   /* the frame being unwound (unwind_step.h) */
 	__u64 uregs[PM_UREGS_NR];  /* the sampled frame's registers (perf order) */
 	__u32 pid;
 	__u32 n;               /* frames written */
 	__u32 end;             /* PM_UW_END_* + 1 once ended */
-	__u32 exact;           /* pc is not a return address */
 	__u32 unknown;         /* stopped at a file mapping not installed: copy the stack */
-	__u32 pad;
 	__u64 cfi, fp;         /* frames found each way */
 	struct pm_uw_map m;    /* the last frame's mapping (m.end 0: none) */
 	struct uw_cached cache[UW_CACHE];
@@ -115,31 +117,21 @@ struct uw_loop {
 	struct pm_uframes *out;
 };
 
-#define STACK_SPAN (8ull << 20)   /* a frame pointer further than this from sp is junk */
-
 static __always_inline long uw_stop(struct uw_state *st, __u32 why)
 {
 	st->end = why + 1;
 	return 1;
 }
 
-/* one frame by the frame-pointer convention: [bp] = caller's bp, [bp+8] = return */
+/* the frame pointer's step, counted */
 static __always_inline long fp_step(struct uw_state *st)
 {
-	__u64 fr[2];
+	int end = pm_uw_fp_step(&st->cur, NULL);
 
-	if (!st->bp)
-		return uw_stop(st, PM_UW_END_OK);
-	if (st->bp < st->sp || st->bp - st->sp > STACK_SPAN || (st->bp & 7))
-		return uw_stop(st, PM_UW_END_NO_TABLE);
-	if (bpf_probe_read_user(fr, sizeof(fr), (void *)st->bp))
-		return uw_stop(st, PM_UW_END_READ);
-	st->sp = st->bp + 16;
-	st->bp = fr[0];
-	st->pc = fr[1];
-	st->exact = 0;
+	if (end)
+		return uw_stop(st, end - 1);
 	st->fp++;
-	return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
+	return 0;
 }
 
 static long vma_file_exec(struct task_struct *task, struct vm_area_struct *vma, void *data)
@@ -160,7 +152,7 @@ static __always_inline bool uw_not_installed(struct uw_state *st)
 {
 	__u32 file_exec = 0;
 
-	return !bpf_find_vma(bpf_get_current_task_btf(), st->pc, vma_file_exec, &file_exec, 0) &&
+	return !bpf_find_vma(bpf_get_current_task_btf(), st->cur.pc, vma_file_exec, &file_exec, 0) &&
 	       file_exec;
 }
 
@@ -210,84 +202,15 @@ static __always_inline struct pm_uw_row *find_row(void *pool, __u32 first, __u32
 	return cur->r[rlo & (BR - 1)].pc <= rel ? &cur->r[rlo & (BR - 1)] : NULL;
 }
 
-/* DWARF x86-64 register number (ax dx cx bx si di bp sp r8..r15) -> perf's order */
-static __always_inline __u32 dwarf_to_perf(__u32 r)
-{
-	if (r == 1 || r == 3)
-		return 4 - r;
-	return r < 8 ? r : r + 4;
-}
-
+/* the row's rule's step (unwind_step.h), counted; the sampled frame's registers are known */
 static __always_inline long cfi_step(struct uw_state *st, __u32 rule)
 {
-	__s32 off = PM_UW_OFF(rule), arg = PM_UW_ARG(rule);
-	__u64 cfa, v, regs[3];
-	__u32 ri;
+	int end = pm_uw_step(&st->cur, rule, st->n == 1, st->uregs, NULL);
 
-	switch (PM_UW_TYPE(rule)) {
-	case PM_UW_RSP:
-		cfa = st->sp + off;
-		break;
-	case PM_UW_RBP:
-		cfa = st->bp + off;
-		break;
-	case PM_UW_PLT:
-		cfa = st->sp + off + ((st->pc & 15) >= (__u32)arg ? 8 : 0);
-		arg = 0;
-		break;
-	case PM_UW_DEREF_RBP:
-		if (bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(st->bp + off)))
-			return uw_stop(st, PM_UW_END_READ);
-		break;
-	case PM_UW_REG:
-		if (st->n != 1 || arg < 0 || arg > 15)   /* only the sampled frame's are known */
-			return uw_stop(st, PM_UW_END_RULE);
-		ri = dwarf_to_perf(arg & 15);
-		barrier_var(ri);
-		if (ri >= PM_UREGS_NR)
-			return uw_stop(st, PM_UW_END_RULE);
-		cfa = st->uregs[ri] + off;
-		arg = 0;
-		break;
-	case PM_UW_END:
-		return uw_stop(st, PM_UW_END_OK);
-	case PM_UW_SIGNAL:
-		/* rbp, rsp and rip of the interrupted code, from the ucontext */
-		if (bpf_probe_read_user(regs, sizeof(regs), (void *)(st->sp + PM_UW_SIGFRAME_RBP)) ||
-		    bpf_probe_read_user(&regs[1], 16, (void *)(st->sp + PM_UW_SIGFRAME_RSP)))
-			return uw_stop(st, PM_UW_END_READ);
-		st->bp = regs[0];
-		st->sp = regs[1];
-		st->pc = regs[2];
-		st->exact = 1;
-		st->cfi++;
-		return st->pc ? 0 : uw_stop(st, PM_UW_END_OK);
-	default:
-		return uw_stop(st, PM_UW_END_RULE);
-	}
-	if (cfa <= st->sp)                     /* a caller's frame is always above */
-		return uw_stop(st, PM_UW_END_RULE);
-	if (arg == -2) {
-		/* rbp pushed right after the call, as most prologues do: one read */
-		if (bpf_probe_read_user(regs, 16, (void *)(cfa - 16)))
-			return uw_stop(st, PM_UW_END_READ);
-		st->bp = regs[0];
-		v = regs[1];
-	} else {
-		if (bpf_probe_read_user(&v, sizeof(v), (void *)(cfa - 8)))
-			return uw_stop(st, PM_UW_END_READ);
-		if (arg == PM_UW_RBP_LOST) {
-			st->bp = 0;
-		} else if (arg < 0) {
-			if (bpf_probe_read_user(&st->bp, sizeof(st->bp), (void *)(cfa + arg * 8)))
-				return uw_stop(st, PM_UW_END_READ);
-		}
-	}
-	st->sp = cfa;
-	st->pc = v;
-	st->exact = 0;
+	if (end)
+		return uw_stop(st, end - 1);
 	st->cfi++;
-	return v ? 0 : uw_stop(st, PM_UW_END_OK);
+	return 0;
 }
 
 static long uw_frame(__u32 i, void *data)
@@ -305,15 +228,15 @@ static long uw_frame(__u32 i, void *data)
 
 	if (n >= PM_MAX_STACK)
 		return uw_stop(st, PM_UW_END_DEPTH);
-	out->ip[n] = st->pc;
+	out->ip[n] = st->cur.pc;
 	st->n = n + 1;
 	/* callers are mostly in the callee's own object: one trie walk per
 	 * object rather than per frame */
 	m = &st->m;
-	if (st->pc < m->start || st->pc >= m->end) {
+	if (st->cur.pc < m->start || st->cur.pc >= m->end) {
 		key.prefixlen = 96;
 		key.pid = bpf_htonl(st->pid);
-		key.addr = bpf_cpu_to_be64(st->pc);
+		key.addr = bpf_cpu_to_be64(st->cur.pc);
 		m = bpf_map_lookup_elem(&uw_maps, &key);
 		if (!m) {
 			st->m.end = 0;
@@ -328,7 +251,7 @@ static long uw_frame(__u32 i, void *data)
 	}
 	if (!m->nr_rows)               /* installed without a table */
 		return fp_step(st);
-	rel = st->pc - m->bias - (st->exact ? 0 : 1);
+	rel = st->cur.pc - m->bias - (st->cur.exact ? 0 : 1);
 	c = &st->cache[((__u32)rel * 2654435761u ^ m->gen * 2246822519u) >> 22 & (UW_CACHE - 1)];
 	if (m->gen && c->gen == m->gen && c->rel == rel)
 		return cfi_step(st, c->rule);
@@ -407,14 +330,14 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	st = bpf_map_lookup_elem(&uw_state, &zero);
 	if (!st || !user_regs(st->uregs))
 		return 0;
-	st->pc = st->uregs[UREG_IP];
-	st->sp = st->uregs[UREG_SP];
-	st->bp = st->uregs[UREG_BP];
+	st->cur.pc = st->uregs[UREG_IP];
+	st->cur.sp = st->uregs[UREG_SP];
+	st->cur.bp = st->uregs[UREG_BP];
 	st->pid = pid;
 	st->n = 0;
 	st->end = 0;
 	st->unknown = 0;
-	st->exact = 1;
+	st->cur.exact = 1;
 	st->cfi = st->fp = 0;
 	st->m.start = st->m.end = 0;
 	lc.st = st;

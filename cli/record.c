@@ -354,7 +354,7 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 			"user's, or not a safe file) ]\n", (unsigned long long)st->jit_lines,
 			(unsigned long long)st->jit_missed, (unsigned long long)st->jit_refused);
 	if (r->verbose && st->unwind.cap) {
-		char line[512];
+		char line[1024];
 
 		collector_unwind_stats_text(&st->unwind, line, sizeof(line));
 		fprintf(stderr, "[ perfmark record: unwound %s ]\n", line);

@@ -482,7 +482,7 @@ static int do_show(int argc, char **argv)
 	       jsonf_get_int(s, "reader_lost"));
 	if (json_object_object_get_ex(s, "unwind", &x)) {
 		struct collector_unwind_stats us;
-		char line[512];
+		char line[1024];
 
 		collector_unwind_stats_from_json(x, &us);
 		collector_unwind_stats_text(&us, line, sizeof(line));

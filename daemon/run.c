@@ -63,6 +63,8 @@ int run__start(struct run *r, char *err, size_t errlen)
 
 	if (e)
 		return e;
+	/* the loop drains every session: ahead of the traced (and of the table builders) */
+	session__boost();
 	r->nr_fds = session__fds(r->s, r->fds, 4);
 	r->held = false;
 	poll_fds(r, true);

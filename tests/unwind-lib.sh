@@ -83,3 +83,38 @@ pid_chains_in() {
 		{ flush() }
 		END { flush(); for (p in n) print p, par[p] + 0, m[p] + 0, n[p] }'
 }
+
+# Foreign load for a system-wide ehframe session (started with bg, killed at
+# exit): other people's programs whose tables the recorder must build.  Each
+# round copies gcc's cc1 (2.3 MiB of .eh_frame: about half a second of
+# table building) under a build-id of its own, so neither the file cache nor
+# the build-id finds a table for it, and runs it; then a few short programs
+# (python3, gcc --version); about two rounds a second.  Every round appends
+# a line to DIR/rounds.
+foreign_load() {
+	local dir=$1 cc1 off i=0
+	cc1=$(gcc -print-prog-name=cc1) || return 1
+	# the build-id note's bytes: after the 12-byte note header and "GNU\0"
+	off=$(readelf -S -W "$cc1" | awk '{ for (i = 1; i < NF; i++) if ($i == ".note.gnu.build-id") print $(i + 3) }')
+	[ -n "$off" ] || return 1
+	off=$((16#$off + 16))
+	while :; do
+		i=$((i + 1))
+		cp "$cc1" "$dir/cc1.$i"
+		dd if=/dev/urandom of="$dir/cc1.$i" bs=1 seek="$off" count=20 conv=notrunc status=none
+		"$dir/cc1.$i" --version </dev/null >/dev/null 2>&1
+		rm -f "$dir/cc1.$i"
+		/usr/bin/python3 -c pass
+		gcc --version >/dev/null
+		echo "$i" >>"$dir/rounds"
+		sleep 0.3           # a pace, not a wait: others' compilers come and go
+	done
+}
+
+# A CPU hog on every CPU (bg), as on a machine others share.
+cpu_hogs() {
+	local c
+	for c in $(seq "$(nproc)"); do
+		bg sh -c 'while :; do :; done'
+	done
+}

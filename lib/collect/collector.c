@@ -12,6 +12,7 @@
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -44,13 +45,19 @@ void collector_notice(struct collector *c, const char *fmt, ...)
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_marker *pm = data;
-	size_t i;
 
 	/* both lanes come here: a JIT code marker's line, once per collector */
 	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER && pm->type == PERFMARK_TYPE_JIT_CODE)
 		collector_markers_jit(c, pm, size);
 	data = collector_unwind_ring(c, data, &size);
-	for (i = 0; i < c->nr_subs; i++)
+	if (!data)
+		return;                 /* a stack copy that waits for a table: later */
+	collector_dispatch_subs(c, data, size);
+}
+
+void collector_dispatch_subs(struct collector *c, const void *data, size_t size)
+{
+	for (size_t i = 0; i < c->nr_subs; i++)
 		if (c->subs[i]->active)
 			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
 }
@@ -84,14 +91,31 @@ enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_ev
  * its ring before, so reading the rings last finds those too, and a
  * registration read from the BPF ring is attached before its rings are read.
  */
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 bool collector__consume(struct collector *c)
 {
+	uint64_t t0 = clock_mono_ns(), c0 = thread_cpu_ns(), dt;
 	bool more;
 
+	collector_unwind_begin(c);
 	perf_buffer__consume(c->pb);
 	ring_buffer__consume(c->rb);
 	more = collector_markers_consume(c);
 	collector_unwind_tick(c);
+	/* what a drain of this collector cost the thread that drains (stats: longest drain) */
+	dt = clock_mono_ns() - t0;
+	if (dt > c->drain_max_ns)
+		c->drain_max_ns = dt;
+	dt = thread_cpu_ns() - c0;   /* of which the thread ran (the rest: others ran) */
+	if (dt > c->drain_max_cpu_ns)
+		c->drain_max_cpu_ns = dt;
 	return more;
 }
 
@@ -327,7 +351,7 @@ struct collector *collector_alloc(const struct recspec *spec)
 	c->req = c->spec;
 	memcpy(c->ev, c->spec.events, sizeof(c->ev));
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
-	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = -1;
+	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = c->uw_efd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
 	c->tp_prog_fd = -1;
 	c->refs = 1;
@@ -558,5 +582,7 @@ int collector__fds(const struct collector *c, int *fds, size_t max)
 		fds[n++] = perf_buffer__epoll_fd(c->pb);
 	if (n < max && collector_markers_fd(c) >= 0)
 		fds[n++] = collector_markers_fd(c);
+	if (n < max && c->uw)
+		fds[n++] = c->uw_efd;
 	return n;
 }

@@ -101,6 +101,10 @@ struct collector_unwind_stats {
 	uint64_t ends[5];                    /* by enum pm_uw_end (bpf/unwind_wire.h) */
 	uint64_t frames_cfi, frames_fp;      /* frames found from tables, by frame pointer */
 	uint64_t copied;                     /* stacks BPF copied (no tables yet), walked here */
+	uint64_t drain_max_ns;               /* the longest read of the ring (collector__consume) */
+	uint64_t drain_max_cpu_ns;           /* the most CPU time one took (the rest: waiting for a CPU) */
+	uint64_t builds_pending, builds_dropped, build_max_ns;   /* tables being built (unwind.h) */
+	uint64_t waited, waited_late;        /* copies that waited for a table; walked before it came */
 };
 /* false unless the collector unwinds with tables (--call-graph ehframe) */
 bool collector__unwind_stats(const struct collector *c, struct collector_unwind_stats *st);
@@ -109,7 +113,8 @@ bool collector__unwind_stats(const struct collector *c, struct collector_unwind_
  * "frames_cfi":N,"frames_fp":N,"tables":N,"table_bytes":N,"pool_bytes":N,
  * "cap":N,"built":N,"evicted":N,"failed":N,"over_cap":N,"refused":N,
  * "refused_why":{"size":N,"work":N,"rows":N,"rules":N},"procs":N,
- * "mappings":N}), read back, and as one line of text.
+ * "mappings":N,"copied":N,"drain_max_ns":N,"drain_max_cpu_ns":N,"builds_pending":N,"builds_dropped":N,
+ * "build_max_ns":N,"waited":N,"waited_late":N}), read back, and as one line of text.
  */
 struct json_object;
 struct json_object *collector_unwind_stats_json(const struct collector_unwind_stats *st);
@@ -139,7 +144,19 @@ void collector__marker_stats(const struct collector *c, struct collector_marker_
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
 /* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);
+/* what to poll: the rings, the fast lane, and (ehframe) the table builder's eventfd */
 int collector__fds(const struct collector *c, int *fds, size_t max);
+/*
+ * --call-graph ehframe: stack copies that wait for a table being built are
+ * handed to the subscribers once it is there (in any order: a subscriber
+ * orders by time).  held_since: the oldest one's time (UINT64_MAX: none),
+ * what a subscriber may flush up to.  settle: those of up to until go now,
+ * walked with what tables there are; final (the recording ends), after
+ * waiting UNWIND_HOLD_NS at most for their builds, unless the collector is
+ * pinned (a daemon's: it does not wait).
+ */
+uint64_t collector__held_since(const struct collector *c);
+void collector__settle(struct collector *c, uint64_t until, bool final);
 /*
  * Look for libperfmark probes in a file the recorder's user names (the CMD
  * of `record -- CMD`, before it runs): attached before the first marker.

@@ -69,9 +69,16 @@ struct collector {
 	struct unwinder *uw;           /* --call-graph ehframe (collector_unwind.c) */
 	int uw_pools_fd, uw_maps_fd, uw_pids_fd;
 	void *uw_rec;                  /* a sample rebuilt from a walked stack copy */
+	int uw_efd;                    /* an eventfd: a table was built (with uw only) */
+	uint8_t *uw_held;              /* stack copies waiting for a table (collector_unwind.c) */
+	size_t uw_held_len, uw_held_cap, uw_held_nr;
+	uint64_t uw_held_oldest;       /* the oldest copy's time (UINT64_MAX: none) */
+	uint64_t uw_waited, uw_waited_late;   /* copies that waited; walked before their table came */
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	uint64_t drain_max_ns;         /* the longest collector__consume() */
+	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
 	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
 };
 
@@ -98,6 +105,8 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen);
 
 /* hands a ring record to the active subscribers */
 void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
+/* ... a record ready as it is (a stack copy walked after it waited) */
+void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
 
 /* collector_tp.c: tracepoints */
 int collector_tp_setup(struct collector *c);                  /* before load */
@@ -140,6 +149,7 @@ void collector_unwind_stop(struct collector *c);
 /* the record the sessions get (a stack copy walked into frames: another buffer) */
 const void *collector_unwind_ring(struct collector *c, const void *data, size_t *size);
 void collector_unwind_sideband(struct collector *c, const struct perf_event_header *h);
+void collector_unwind_begin(struct collector *c);    /* before each read of the ring */
 void collector_unwind_tick(struct collector *c);     /* after each read of the ring */
 void collector_unwind_sideband_attr(const struct collector *c, struct perf_event_attr *a);
 

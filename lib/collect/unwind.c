@@ -8,7 +8,11 @@
  * LPM trie: on its first sample, or at once when the collector says it is
  * wanted (a target).  Until then its mappings are only listed, so a fork
  * that execs right away costs nothing.  A mapping's table is resolved when
- * it is installed (unwind_resolve()), while the process still lives.
+ * it is installed (unwind_resolve()), while the process still lives; a
+ * table not built yet is built by the builder's workers (unwind_build.c),
+ * and the mapping is installed once it is (unwind_job_done()): until then
+ * the BPF walk copies the stacks that reach it, and a copy walked here
+ * waits for it (UNWIND_WALK_FIRST).
  *
  * The sideband is read one CPU's buffer after the other: a process's FORK,
  * COMM exec and MMAP2s come in any order (a shell forks on one CPU, its
@@ -27,8 +31,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include <bpf/bpf.h>
-
 #include "clock.h"
 #include "evspec.h"
 #include "grow.h"
@@ -38,74 +40,6 @@
 
 static struct unwinder *the_unwinder;
 
-/* --- BPF side: every change goes to every collector's maps ---------------------- */
-
-/*
- * The BPF side unwinds p's stacks itself (on: with the mappings of p's image
- * since p->born) or copies them for us (off).
- */
-static void set_installed(struct unwinder *u, const struct uw_proc *p, bool on)
-{
-	struct pm_uw_pid v = { .since = p->born };
-
-	for (size_t k = 0; k < u->nr_sets; k++) {
-		if (on)
-			bpf_map_update_elem(u->sets[k].pids_fd, &p->pid, &v, BPF_ANY);
-		else
-			bpf_map_delete_elem(u->sets[k].pids_fd, &p->pid);
-	}
-}
-
-/*
- * [start, end) as aligned power-of-two blocks, one LPM prefix each: set
- * (val) or delete (val NULL) them.
- */
-static int set_range(struct unwinder *u, const struct uw_set *only, uint32_t pid,
-		     uint64_t start, uint64_t end, const struct pm_uw_map *val)
-{
-	uint64_t a = start;
-	int err = 0;
-
-	while (a < end) {
-		unsigned bits = a ? (unsigned)__builtin_ctzll(a) : 63;
-		struct pm_uw_map_key k;
-
-		while (bits > 0 && (a + (1ull << bits) > end || a + (1ull << bits) < a))
-			bits--;
-		k.prefixlen = 32 + 64 - bits;
-		k.pid = htobe32(pid);
-		k.addr = htobe64(a);
-		for (size_t i = 0; i < u->nr_sets; i++) {
-			const struct uw_set *s = only ? only : &u->sets[i];
-
-			if (val && bpf_map_update_elem(s->maps_fd, &k, val, BPF_ANY))
-				err = -errno;
-			else if (!val)
-				bpf_map_delete_elem(s->maps_fd, &k);
-			if (only)
-				break;
-		}
-		a += 1ull << bits;
-	}
-	return err;
-}
-
-static int install_mapping(struct unwinder *u, const struct uw_set *only, uint32_t pid,
-			   const struct uw_mapping *m)
-{
-	struct pm_uw_map v = { .bias = m->bias, .start = m->start, .end = m->end };
-
-	/* without a table too: the BPF walk tells a mapping it has none for from one not read yet */
-	if (m->slot >= 0) {
-		const struct uw_table *t = &u->tables[m->slot];
-
-		v.pool = t->pool;
-		v.first = t->first;
-		v.nr_rows = t->nr_rows;
-		v.gen = t->gen;
-	}
-	return set_range(u, only, pid, m->start, m->end, &v);
-}
 /* --- processes ------------------------------------------------------------------- */
 
 /*
@@ -152,7 +86,7 @@ static void unuse(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
 {
 	if (!m->installed)
 		return;
-	set_range(u, NULL, pid, m->start, m->end, NULL);
+	unwind_set_range(u, NULL, pid, m->start, m->end, NULL);
 	m->installed = false;
 	if (m->slot < 0)
 		return;
@@ -167,24 +101,44 @@ static bool resolved(const struct unwinder *u, const struct uw_mapping *m)
 	return m->slot >= 0 && u->tables[m->slot].used && u->tables[m->slot].gen == m->gen;
 }
 
-/* find m's table and bias, reading the file now (while the process lives) */
-static void prepare(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
+/* m's table is being built (a job dropped from the queue: not any more) */
+static bool pending(const struct unwinder *u, const struct uw_mapping *m)
+{
+	return m->slot == PENDING_TABLE && uw_build_live(u, m->job, m->gen);
+}
+
+/*
+ * find m's table and bias, reading the file now (while the process lives);
+ * a table not built yet is queued, at prio
+ */
+static void prepare(struct unwinder *u, uint32_t pid, struct uw_mapping *m, uint64_t prio)
 {
 	if (m->slot == BAD_TABLE || resolved(u, m))
 		return;
-	m->slot = unwind_resolve(u, pid, m);
+	if (pending(u, m)) {
+		uw_build_raise(u, m->job, prio, 0);
+		return;
+	}
+	m->slot = unwind_resolve(u, pid, m, prio);
 	if (m->slot >= 0 && !unwind_mapping_bias(&u->tables[m->slot], m))
 		m->slot = BAD_TABLE;
 	if (m->slot >= 0)
 		m->gen = u->tables[m->slot].gen;
 }
 
+/*
+ * m in the BPF maps, with its table or without one; not while its table is
+ * being built (or waits for room in the queue): the BPF walk copies the
+ * stacks that reach it, for the collector to walk once the table is here.
+ */
 static void use(struct unwinder *u, struct uw_proc *p, struct uw_mapping *m)
 {
 	if (m->installed)
 		return;
-	prepare(u, p->pid, m);
-	install_mapping(u, NULL, p->pid, m);
+	prepare(u, p->pid, m, p->prio);
+	if (m->slot == PENDING_TABLE || m->slot == NO_TABLE)
+		return;
+	unwind_install_mapping(u, NULL, p->pid, m);
 	m->installed = true;
 	if (m->slot < 0)
 		return;
@@ -194,7 +148,7 @@ static void use(struct unwinder *u, struct uw_proc *p, struct uw_mapping *m)
 
 static void proc_clear(struct unwinder *u, struct uw_proc *p)
 {
-	set_installed(u, p, false);
+	unwind_set_installed(u, p, false);
 	for (size_t i = 0; i < p->nr; i++)
 		unuse(u, p->pid, &p->maps[i]);
 	p->nr = 0;
@@ -207,7 +161,7 @@ static void proc_clear(struct unwinder *u, struct uw_proc *p)
 static void proc_exit(struct unwinder *u, struct uw_proc *p, uint64_t t)
 {
 	if (p->active)
-		set_installed(u, p, false);
+		unwind_set_installed(u, p, false);
 	for (size_t i = 0; i < p->nr; i++)
 		unuse(u, p->pid, &p->maps[i]);
 	p->exited = true;
@@ -258,7 +212,7 @@ static void proc_begin(struct unwinder *u, struct uw_proc *p, uint64_t t, bool p
 	size_t i, j;
 
 	if (p->active)
-		set_installed(u, p, false);
+		unwind_set_installed(u, p, false);
 	for (i = j = 0; i < p->nr; i++) {
 		if (t && p->maps[i].time >= t)
 			p->maps[j++] = p->maps[i];
@@ -270,7 +224,7 @@ static void proc_begin(struct unwinder *u, struct uw_proc *p, uint64_t t, bool p
 	p->exact = true;
 	p->partial = partial;
 	if (p->active && p->nr)
-		set_installed(u, p, true);
+		unwind_set_installed(u, p, true);
 }
 
 /*
@@ -313,7 +267,7 @@ static void proc_inherit(struct unwinder *u, struct uw_proc *child, const struct
 			use(u, child, nm);
 	}
 	if (child->active && child->nr)
-		set_installed(u, child, true);
+		unwind_set_installed(u, child, true);
 }
 
 /* perf's MMAP2 body after the header (the uapi documents it in a comment) */
@@ -357,13 +311,15 @@ static void on_mmap2(struct unwinder *u, const struct perf_event_header *h, int 
 	/* an image's mapping read after a newer image began is of no use */
 	if (!p || older(m.time, p->born) || !(nm = proc_add(u, p, &m)))
 		return;
+	if (how == UNWIND_INSTALL)
+		p->prio = BUILD_PRIO_TARGET;    /* its files' tables before anybody else's */
 	if (p->active) {
 		use(u, p, nm);
-		set_installed(u, p, true);
+		unwind_set_installed(u, p, true);
 	} else if (how == UNWIND_INSTALL) {
 		activate(u, p);
 	} else if (how == UNWIND_RESOLVE) {
-		prepare(u, p->pid, nm);
+		prepare(u, p->pid, nm, 0);
 	}
 }
 
@@ -410,7 +366,7 @@ static void activate(struct unwinder *u, struct uw_proc *p)
 	p->lost_seen = u->lost;
 	for (size_t i = 0; i < p->nr; i++)
 		use(u, p, &p->maps[i]);
-	set_installed(u, p, true);
+	unwind_set_installed(u, p, true);
 }
 
 void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied)
@@ -423,7 +379,7 @@ void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied)
 	 * the sideband: read /proc again (once a loss).
 	 */
 	if (p && p->active && copied && p->lost_seen != u->lost) {
-		set_installed(u, p, false);
+		unwind_set_installed(u, p, false);
 		for (size_t i = 0; i < p->nr; i++)
 			unuse(u, p->pid, &p->maps[i]);
 		p->partial = true;
@@ -434,6 +390,8 @@ void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied)
 		return;
 	if (!p && !(p = proc_find(u, pid, true)))
 		return;
+	if (p->prio < BUILD_PRIO_SAMPLED)
+		p->prio = BUILD_PRIO_SAMPLED;
 	activate(u, p);
 }
 
@@ -467,6 +425,8 @@ void unwinder__sideband(struct unwinder *u, const struct perf_event_header *h, i
 		if (parent && older(t, parent->born))
 			parent = NULL;
 		proc_begin(u, p, t, !parent || parent->partial);
+		if (parent && parent->prio > p->prio)
+			p->prio = parent->prio;     /* a target's child */
 		if (parent)
 			proc_inherit(u, p, parent, t);
 		break;
@@ -499,31 +459,65 @@ static bool read_copy(void *ctx, uint64_t addr, uint64_t *val)
 	return true;
 }
 
-/* the row for pc in p's installed mappings (NULL: the frame-pointer fallback) */
-static const struct pm_uw_row *proc_row(struct unwinder *u, const struct uw_proc *p,
-					uint64_t pc, bool exact)
+/* p's mapping at pc, or NULL */
+static struct uw_mapping *proc_mapping(struct uw_proc *p, uint64_t pc)
 {
-	for (size_t i = 0; i < p->nr; i++) {
-		const struct uw_mapping *m = &p->maps[i];
-		const struct uw_table *t;
-
-		if (!resolved(u, m) || pc < m->start || pc >= m->end)
-			continue;
-		t = &u->tables[m->slot];
-		return unwind_rows_find(u->pools[t->pool].mem + t->first, t->nr_rows,
-					pc - m->bias - (exact ? 0 : 1));
-	}
+	for (size_t i = 0; i < p->nr; i++)
+		if (pc >= p->maps[i].start && pc < p->maps[i].end)
+			return &p->maps[i];
 	return NULL;
 }
 
-size_t unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
-		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max)
+/* the row for pc in m's table (NULL: the frame-pointer fallback) */
+static const struct pm_uw_row *mapping_row(struct unwinder *u, const struct uw_mapping *m,
+					   uint64_t pc, bool exact)
+{
+	const struct uw_table *t;
+
+	if (!m || !resolved(u, m))
+		return NULL;
+	t = &u->tables[m->slot];
+	return unwind_rows_find(u->pools[t->pool].mem + t->first, t->nr_rows,
+				pc - m->bias - (exact ? 0 : 1));
+}
+
+/*
+ * Does a walk reaching m wait for its table?  One queued or under way; or
+ * none yet (dropped from the queue, or no room in it): queued now, if the
+ * process lives.  The first walk of a copy that waits counts for the build's
+ * priority.
+ */
+static bool waits(struct unwinder *u, struct uw_proc *p, struct uw_mapping *m, int how)
+{
+	if (m->slot != PENDING_TABLE && m->slot != NO_TABLE && (m->slot < 0 || resolved(u, m)))
+		return false;
+	if (!pending(u, m)) {
+		if (m->slot == NO_TABLE && m->tried == u->tick + 1)
+			return false;           /* once a drain */
+		m->slot = m->slot == PENDING_TABLE ? NO_TABLE : m->slot;
+		if (p->active && !m->installed)
+			use(u, p, m);
+		else
+			prepare(u, p->pid, m, p->prio);
+		if (m->slot == NO_TABLE)
+			m->tried = u->tick + 1;
+	}
+	if (!pending(u, m))
+		return false;
+	if (how == UNWIND_WALK_FIRST)
+		uw_build_raise(u, m->job, p->prio, 1);
+	return true;
+}
+
+int unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
+		   const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max, int how)
 {
 	struct unwind_regs r = { .pc = regs[8], .sp = regs[7], .bp = regs[6], .regs = regs,
 				 .exact = true };
 	struct stack_copy c = { .sp = regs[7], .size = size, .bytes = stack };
 	struct uw_proc *p = proc_find(u, pid, false);
 	const struct pm_uw_row *row;
+	struct uw_mapping *m;
 	size_t n = 0;
 	int end = 0;
 
@@ -532,24 +526,91 @@ size_t unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uin
 		p = NULL;
 
 	while (!end && n < max) {
+		m = p ? proc_mapping(p, r.pc) : NULL;
+		if (m && how != UNWIND_WALK_NOW && waits(u, p, m, how))
+			return -EAGAIN;
 		pcs[n++] = r.pc;
-		row = p ? proc_row(u, p, r.pc, r.exact) : NULL;
+		row = mapping_row(u, m, r.pc, r.exact);
 		end = unwind_step(row ? row->rule : PM_UW_RULE(PM_UW_NONE, 0, 0), &r, read_copy, &c);
 	}
 	u->st.walks++;
 	u->st.walk_ends[end ? end - 1 : PM_UW_END_DEPTH]++;
-	return n;
+	return (int)n;
+}
+
+void unwind_job_done(struct unwinder *u, uint32_t j, uint32_t gen, int32_t slot)
+{
+	for (size_t b = 0; b < PROC_BUCKETS; b++)
+		for (struct uw_proc *p = u->procs[b]; p; p = p->next)
+			for (size_t i = 0; i < p->nr; i++) {
+				struct uw_mapping *m = &p->maps[i];
+
+				if (m->slot != PENDING_TABLE || m->job != j || m->gen != gen)
+					continue;
+				m->slot = slot;
+				if (slot >= 0 && !unwind_mapping_bias(&u->tables[slot], m))
+					m->slot = BAD_TABLE;
+				if (m->slot >= 0)
+					m->gen = u->tables[m->slot].gen;
+				if (p->active)
+					use(u, p, m);
+			}
+}
+
+/* p has a mapping whose table is being built: a copy of its stack may wait for it */
+static bool proc_waits(const struct unwinder *u, const struct uw_proc *p)
+{
+	for (size_t i = 0; i < p->nr; i++)
+		if (pending(u, &p->maps[i]))
+			return true;
+	return false;
+}
+
+/* the mappings of installed processes that found no room in the builder's queue: again */
+static void retry(struct unwinder *u)
+{
+	u->retry = false;
+	for (size_t b = 0; b < PROC_BUCKETS && !u->retry; b++)
+		for (struct uw_proc *p = u->procs[b]; p && !u->retry; p = p->next)
+			for (size_t i = 0; p->active && i < p->nr && !u->retry; i++)
+				if (p->maps[i].slot == NO_TABLE ||
+				    (p->maps[i].slot == PENDING_TABLE && !pending(u, &p->maps[i])))
+					use(u, p, &p->maps[i]);   /* till the queue is full again */
 }
 
 void unwinder__tick(struct unwinder *u)
 {
+	uint64_t now = 0;
+
 	u->tick++;
+	unwind_collect(u);
+	if (u->retry && uw_build_pending(u) < UNWIND_BUILD_QUEUE / 2)
+		retry(u);
 	for (size_t b = 0; b < PROC_BUCKETS; b++)
 		for (struct uw_proc *p = u->procs[b], *next; p; p = next) {
 			next = p->next;
-			if (p->exited && u->tick > p->exit_tick + 1)
-				proc_free(u, p->pid);
+			if (!p->exited || u->tick <= p->exit_tick + 1)
+				continue;
+			/* kept while copies of its stacks may wait for a table (UNWIND_HOLD_NS at most) */
+			if (proc_waits(u, p) && (now = now ? now : clock_mono_ns()) < p->exit_time + UNWIND_HOLD_NS)
+				continue;
+			proc_free(u, p->pid);
 		}
+}
+
+void unwinder__collect(struct unwinder *u)
+{
+	unwind_collect(u);
+}
+
+bool unwinder__wait(struct unwinder *u, uint64_t deadline)
+{
+	return uw_build_wait(u, deadline);
+}
+
+void unwinder__notify(struct unwinder *u, int efd, bool on)
+{
+	uw_build_notify(u, efd, on);
 }
 
 /* --- life cycle ------------------------------------------------------------------ */
@@ -590,6 +651,11 @@ int unwinder__get(struct unwinder **out)
 			u->cap = cap;
 	}
 	u->st.cap = u->cap;
+	if (uw_build_new(u)) {
+		free(u->tables);
+		free(u);
+		return -ENOMEM;
+	}
 	unwind_pool_new(u, unwind_pool_rows(u, 0));  /* before any collector: no grace period to wait */
 	the_unwinder = u;
 	*out = u;
@@ -600,6 +666,7 @@ void unwinder__put(struct unwinder *u)
 {
 	if (!u || --u->refs > 0)
 		return;
+	uw_build_stop(u);           /* the workers first: nothing is built for what goes next */
 	for (size_t i = 0; i < PROC_BUCKETS; i++)
 		while (u->procs[i])
 			proc_free(u, u->procs[i]->pid);
@@ -609,91 +676,8 @@ void unwinder__put(struct unwinder *u)
 	the_unwinder = NULL;
 }
 
-static void clear_map(int fd, size_t key_size)
-{
-	uint8_t k[32], next[32];
-
-	if (key_size > sizeof(k))
-		return;
-	while (!bpf_map_get_next_key(fd, NULL, next)) {
-		memcpy(k, next, key_size);
-		if (bpf_map_delete_elem(fd, k))
-			break;
-	}
-}
-
-static uint32_t map_value_size(int fd)
-{
-	struct bpf_map_info info = { 0 };
-	uint32_t len = sizeof(info);
-
-	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.value_size;
-}
-
-/* whether the array of pools takes ours (its inner map's value is a block) */
-static bool pools_fit(const struct unwinder *u, int pools_fd)
-{
-	uint32_t last = u->nr_pools - 1;   /* where add_maps puts it anyway */
-
-	return !u->nr_pools || !bpf_map_update_elem(pools_fd, &last, &u->pools[last].fd, BPF_ANY);
-}
-
-int unwinder__add_maps(struct unwinder *u, int pools_fd, int maps_fd, int pids_fd)
-{
-	struct uw_set *s;
-	int *fds;
-	uint32_t *keys, n = u->nr_pools;
-
-	if (u->nr_sets == MAX_SETS)
-		return -ENOSPC;
-	/* maps pinned by a perfmark whose tables had another layout */
-	if (map_value_size(maps_fd) != sizeof(struct pm_uw_map) ||
-	    map_value_size(pids_fd) != sizeof(struct pm_uw_pid) || !pools_fit(u, pools_fd))
-		return -EPROTO;
-	clear_map(maps_fd, sizeof(struct pm_uw_map_key));
-	clear_map(pids_fd, sizeof(uint32_t));
-	s = &u->sets[u->nr_sets++];
-	s->pools_fd = pools_fd;
-	s->maps_fd = maps_fd;
-	s->pids_fd = pids_fd;
-	/* all pools in one batch: one grace period */
-	keys = calloc(n + 1, sizeof(*keys));
-	fds = calloc(n + 1, sizeof(*fds));
-	for (uint32_t i = 0; keys && fds && i < n; i++) {
-		keys[i] = i;
-		fds[i] = u->pools[i].fd;
-	}
-	if (keys && fds && n)
-		bpf_map_update_batch(pools_fd, keys, fds, &n, NULL);
-	free(keys);
-	free(fds);
-	/* an adopted collector's maps: the pools of the process that pinned them go */
-	for (uint32_t i = u->nr_pools; i < PM_UW_MAX_POOLS; i++)
-		bpf_map_delete_elem(pools_fd, &i);
-	for (size_t b = 0; b < PROC_BUCKETS; b++)
-		for (struct uw_proc *p = u->procs[b]; p; p = p->next) {
-			struct pm_uw_pid v = { .since = p->born };
-
-			for (size_t i = 0; i < p->nr; i++)
-				if (p->maps[i].installed)
-					install_mapping(u, s, p->pid, &p->maps[i]);
-			if (p->active)
-				bpf_map_update_elem(pids_fd, &p->pid, &v, BPF_ANY);
-		}
-	return 0;
-}
-
-void unwinder__remove_maps(struct unwinder *u, int pools_fd)
-{
-	for (size_t i = 0; i < u->nr_sets; i++) {
-		if (u->sets[i].pools_fd != pools_fd)
-			continue;
-		u->sets[i] = u->sets[--u->nr_sets];
-		return;
-	}
-}
-
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	*st = u->st;
+	st->builds_pending = uw_build_pending(u);
 }

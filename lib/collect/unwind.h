@@ -29,6 +29,16 @@
 #define UNWIND_MAX_MAPS    (1u << 18)      /* LPM prefixes per collector */
 #define UNWIND_MAX_PIDS    (1u << 16)      /* processes installed at once */
 #define UNWIND_COPY_STACK  8192            /* stack bytes copied for a process without tables */
+/*
+ * Tables are built off the thread that drains the ring (unwind_build.c):
+ * by at most UNWIND_BUILD_THREADS workers (and no more than the CPUs), a
+ * nice level below the caller's, from a queue of at most
+ * UNWIND_BUILD_QUEUE files, the most urgent first (a target's, then by the
+ * copied samples waiting for it).
+ */
+#define UNWIND_BUILD_THREADS 4
+#define UNWIND_BUILD_QUEUE   64
+#define UNWIND_BUILD_NICE    10                /* added to the creator's nice level */
 
 struct unwinder;
 
@@ -41,6 +51,9 @@ struct unwind_stats {
 	uint64_t procs, mappings;            /* processes and mappings installed now */
 	uint64_t walks;                      /* stack copies walked here (unwinder__walk) */
 	uint64_t walk_ends[5];               /* how they ended, by enum pm_uw_end */
+	uint64_t builds_pending;             /* files queued or being built now */
+	uint64_t builds_dropped;             /* builds not queued, or dropped, for room (asked again later) */
+	uint64_t build_max_ns;               /* the longest build */
 };
 
 /* The process's unwinder (created on first use); unwinder__put releases it. */
@@ -74,11 +87,29 @@ void unwinder__sample(struct unwinder *u, uint32_t pid, bool copied);
 /*
  * Walk a stack the BPF side copied at time (regs: perf's 20 user registers,
  * stack: size bytes from regs[SP] up) with pid's tables, by the BPF rules;
- * the pcs, leaf first.  A stack from before pid's image began (an exec read
- * since) gets the frame pointers only.  Call unwinder__sample(pid) first.
+ * the pcs, leaf first: their number.  A stack from before pid's image began
+ * (an exec read since) gets the frame pointers only.  Call
+ * unwinder__sample(pid) first.  how:
  */
-size_t unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
-		      const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max);
+enum {
+	UNWIND_WALK_NOW,     /* with the tables there are (frame pointers where one is missing) */
+	UNWIND_WALK_FIRST,   /* -EAGAIN if a frame is in a file whose table is being built: the
+			      * copy waits for it (and makes that build more urgent) */
+	UNWIND_WALK_AGAIN,   /* the same for a copy that waits already */
+};
+int unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64_t *regs,
+		   const uint8_t *stack, uint64_t size, uint64_t *pcs, size_t max, int how);
+/*
+ * A copy waits UNWIND_HOLD_NS at most (after that it is walked as it can
+ * be); the unwinder keeps the mappings of an exited process that long too.
+ */
+#define UNWIND_HOLD_NS (1500ull * 1000 * 1000)
+/* Tables built since: loaded, and the mappings that waited installed (also at each tick). */
+void unwinder__collect(struct unwinder *u);
+/* Wait for a build to end, until deadline (CLOCK_MONOTONIC ns); true if one did. */
+bool unwinder__wait(struct unwinder *u, uint64_t deadline);
+/* efd (an eventfd) is told of every build that ends, from now on (on) or no more. */
+void unwinder__notify(struct unwinder *u, int efd, bool on);
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st);
 
 #endif

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Inside the unwinder (users include unwind.h): the state unwind.c (processes,
- * their mappings, the BPF maps that point at tables, walks) and unwind_pool.c
+ * their mappings, the BPF maps that point at tables, walks), unwind_pool.c
  * (table slots, their rows in the BPF pools, resolving a mapping to its
- * table) share.
+ * table) and unwind_build.c (the worker threads that build tables) share.
+ * Everything but the builder's jobs belongs to the thread that drains the
+ * ring; a job, to whoever its state says (struct uw_job).
  */
 #ifndef PERFMARK_UNWIND_INT_H
 #define PERFMARK_UNWIND_INT_H
 
+#include <libelf.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "unwind.h"
@@ -24,6 +29,9 @@
 #define KEY_LEN      48
 #define NO_TABLE     (-1)     /* not resolved yet */
 #define BAD_TABLE    (-2)     /* resolved: none (no file, no CFI, over the cap) */
+#define PENDING_TABLE (-3)    /* its file's table is being built (uw_mapping.job) */
+#define BUILD_PRIO_TARGET (1ull << 32)   /* a target's file: before any other's */
+#define BUILD_PRIO_SAMPLED 1              /* a sampled process's file (+ each copy that waits) */
 
 struct uw_load {
 	uint64_t vaddr, off, filesz;
@@ -60,8 +68,10 @@ struct uw_mapping {
 	uint64_t start, end, pgoff;
 	uint32_t maj, min;
 	uint64_t ino;
-	int32_t slot;              /* NO_TABLE, BAD_TABLE or a table ... */
-	uint32_t gen;              /* ... as long as the slot's gen is this */
+	int32_t slot;              /* NO_TABLE, BAD_TABLE, PENDING_TABLE or a table ... */
+	uint32_t gen;              /* ... as long as the slot's (the job's) gen is this */
+	uint32_t job;              /* PENDING_TABLE: the job building its file's table */
+	uint64_t tried;            /* NO_TABLE: the tick of the last try (no room in the queue) */
 	uint64_t bias;
 	uint64_t time;             /* of its record: no older record replaces it */
 	bool vdso, installed;
@@ -86,12 +96,54 @@ struct uw_proc {
 	uint64_t lost_seen;        /* the sideband's losses when it was installed */
 	uint64_t exit_time;
 	uint64_t exit_tick;
+	uint64_t prio;             /* of its files' builds: BUILD_PRIO_TARGET, _SAMPLED or 0 */
 	struct uw_mapping *maps;
 	size_t nr, cap;
 };
 
 struct uw_set {
 	int pools_fd, maps_fd, pids_fd;
+};
+
+/*
+ * A table to build, of one file (a file mapped by many processes is one
+ * job).  state says whose it is: FREE and DONE, the drain thread's; QUEUED,
+ * both's under the lock (prio may rise); BUILDING, the worker's but for
+ * prio and the fields the drain thread set before queuing it, which nobody
+ * changes until it is FREE again.
+ */
+enum { JOB_FREE, JOB_QUEUED, JOB_BUILDING, JOB_DONE };
+
+struct uw_job {
+	bool live;                 /* not FREE: the drain thread's to read unlocked */
+	int state;
+	uint64_t prio;             /* BUILD_PRIO_TARGET for a target's file, + copied samples that wait */
+	uint64_t order;            /* first come first among equals */
+	uint32_t gen;              /* which use of the slot (mappings check it) */
+	/* the file, set before QUEUED */
+	Elf *elf;                  /* read from fd */
+	int fd;
+	struct stat sb;
+	char key[KEY_LEN];         /* its build-id key, or "" (a hash of the rows, once built) */
+	/* the worker's result, the drain thread's once DONE */
+	int err, why;              /* 0 or unwind_table__build's error; why: E2BIG's refusal */
+	struct unwind_table *t;
+	struct uw_load loads[MAX_LOADS];
+	size_t nr_loads;
+	uint64_t ns;               /* the build's time */
+};
+
+struct uw_builder {
+	pthread_mutex_t lock;
+	pthread_cond_t work, done;
+	pthread_t threads[UNWIND_BUILD_THREADS];
+	size_t nr_threads;
+	atomic_bool stop;          /* set under the lock; builds read it to give up early */
+	uint64_t order;
+	uint64_t finished;         /* jobs DONE since start (under the lock) */
+	int notify[MAX_SETS];      /* eventfds told of each job DONE */
+	size_t nr_notify;
+	struct uw_job jobs[UNWIND_BUILD_QUEUE];
 };
 
 struct unwinder {
@@ -107,6 +159,8 @@ struct unwinder {
 	uint32_t gen;
 	struct uw_refused refused[MAX_REFUSED];   /* a ring */
 	uint32_t next_refused;
+	struct uw_builder *b;      /* started at the first build */
+	bool retry;                /* mappings wait for room in the builder's queue */
 	struct unwind_stats st;
 };
 
@@ -119,11 +173,66 @@ int unwind_pool_new(struct unwinder *u, uint32_t rows);
 /* unmap and close every pool */
 void unwind_pools_free(struct unwinder *u);
 /*
- * The table slot for mapping m of pid: cached, or built from the file mapped
- * there (/proc/PID/map_files) and loaded into a pool; BAD_TABLE if none.
+ * The table slot for mapping m of pid: cached; or the file mapped there
+ * (/proc/PID/map_files) is handed to the builder, at priority prio
+ * (PENDING_TABLE, m->job and m->gen set); BAD_TABLE if none; NO_TABLE when
+ * the builder has no room for it now.
  */
-int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m);
+int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m, uint64_t prio);
 /* m->bias from the table's PT_LOAD segments; false if m maps none of them */
 bool unwind_mapping_bias(const struct uw_table *t, struct uw_mapping *m);
+/* the tables built since: loaded into pools, their mappings told (unwind_job_done) */
+void unwind_collect(struct unwinder *u);
+
+/* --- unwind_maps.c ----------------------------------------------------------------- */
+
+/* the BPF side unwinds p's stacks (with the mappings of p's image since p->born) or copies them */
+void unwind_set_installed(struct unwinder *u, const struct uw_proc *p, bool on);
+/* [start, end) of pid set to val (NULL: deleted) in every collector's trie, or only's */
+int unwind_set_range(struct unwinder *u, const struct uw_set *only, uint32_t pid,
+		     uint64_t start, uint64_t end, const struct pm_uw_map *val);
+/* m in the tries (only's), with its table if it has one */
+int unwind_install_mapping(struct unwinder *u, const struct uw_set *only, uint32_t pid,
+			   const struct uw_mapping *m);
+
+/* --- unwind.c ---------------------------------------------------------------------- */
+
+/* job j (of generation gen) ended: slot, or BAD_TABLE, for the mappings that wait for it */
+void unwind_job_done(struct unwinder *u, uint32_t j, uint32_t gen, int32_t slot);
+
+/* --- unwind_build.c ---------------------------------------------------------------- */
+
+/* the builder, its workers not started yet */
+int uw_build_new(struct unwinder *u);
+/*
+ * Queue a build of the file at fd (elf read from it; both the job's from
+ * now on, also on failure): 0 and *job, or -ENOSPC (the queue is full of
+ * jobs at least as urgent) or -ENOMEM.  A full queue makes room by
+ * dropping its least urgent job not started (its mappings resolve again).
+ */
+int uw_build_submit(struct unwinder *u, int fd, Elf *elf, const struct stat *sb,
+		    const char *key, uint64_t prio, uint32_t *job);
+/* the live job (queued, building or done) for this file or build-id key; -1 if none */
+int32_t uw_build_find(const struct unwinder *u, const struct stat *sb, const char *key);
+/* whether job j is still the one of generation gen */
+bool uw_build_live(const struct unwinder *u, uint32_t j, uint32_t gen);
+/* job j's priority: at least at_least, then add more */
+void uw_build_raise(struct unwinder *u, uint32_t j, uint64_t at_least, uint64_t add);
+/* jobs live now */
+size_t uw_build_pending(const struct unwinder *u);
+/* efd is told (an eventfd count) of every job DONE from now on (on), or no more */
+void uw_build_notify(struct unwinder *u, int efd, bool on);
+/* the next job DONE (its result the caller's to free with uw_build_release), or -1 */
+int32_t uw_build_next_done(struct unwinder *u);
+/* job j's result used: the slot is free for another (its generation moves on) */
+void uw_build_release(struct unwinder *u, uint32_t j);
+/* until a job is DONE or deadline (CLOCK_MONOTONIC ns): true if one is */
+bool uw_build_wait(struct unwinder *u, uint64_t deadline);
+/* stop and join the workers (a build under way gives up), free every job */
+void uw_build_stop(struct unwinder *u);
+/* what the build-id tells before building: "b:" and its hex, or "" */
+void uw_build_id_key(Elf *elf, char *key);
+/* elf's PT_LOAD segments (the first MAX_LOADS) */
+void uw_elf_loads(Elf *elf, struct uw_load *loads, size_t *nr);
 
 #endif

@@ -7,10 +7,12 @@
  * period (about 10 ms here); the first one is made at start.  Pools double
  * up to the memory cap; past it, tables no mapping uses are evicted, least
  * recently used first.  A mapping's table is found through the very file
- * mapped (/proc/PID/map_files), its build-id or a hash of its CFI, the
- * cache, else built with libdw (unwind_table.c).
+ * mapped (/proc/PID/map_files): by the file, its build-id, or a build of
+ * that file already queued; else the file goes to the builder's workers
+ * (unwind_build.c) and the mapping waits (PENDING_TABLE) until
+ * unwind_collect() finds the table built, keyed by its build-id or a hash
+ * of its CFI, and loads it here.
  */
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
@@ -190,40 +192,6 @@ static int32_t find_file(struct unwinder *u, const struct stat *sb)
 	return -1;
 }
 
-/* the table's key: "b:" build-id, else "h:" a hash of the CFI section and size */
-static void elf_key(Elf *elf, const struct unwind_table *t, int64_t size, char *key)
-{
-	const void *bid = NULL;
-	ssize_t n = dwelf_elf_gnu_build_id(elf, &bid);
-	uint64_t h = 14695981039346656037ull;
-
-	if (n > 0 && n <= 20) {
-		key += sprintf(key, "b:");
-		for (ssize_t i = 0; i < n; i++)
-			key += sprintf(key, "%02x", ((const uint8_t *)bid)[i]);
-		return;
-	}
-	/* FNV-1a over the rows (what the CFI says) and the file size */
-	for (size_t i = 0; i < t->nr_rows * sizeof(*t->rows); i++)
-		h = (h ^ ((const uint8_t *)t->rows)[i]) * 1099511628211ull;
-	sprintf(key, "h:%016" PRIx64 ":%" PRId64, h, size);
-}
-
-static void elf_loads(Elf *elf, struct uw_table *t)
-{
-	size_t n = 0;
-	GElf_Phdr ph;
-
-	t->nr_loads = 0;
-	if (elf_getphdrnum(elf, &n))
-		return;
-	for (size_t i = 0; i < n && t->nr_loads < MAX_LOADS; i++) {
-		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		t->loads[t->nr_loads++] = (struct uw_load){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
-	}
-}
-
 /*
  * Files refused for their CFI (unwind_table.h's budgets) are counted once
  * and remembered, so a hostile file mapped by many processes is not read
@@ -254,28 +222,31 @@ static int32_t refuse(struct unwinder *u, const struct stat *sb, int why)
 	return BAD_TABLE;
 }
 
-/* A table for this ELF in a slot: cached, or built and loaded.  BAD_TABLE if none. */
-static int32_t table_for_elf(struct unwinder *u, Elf *elf, const struct stat *sb)
+/* the slot of key's table, its file now sb (an ino 0: not a file) with these segments */
+static int32_t found(struct unwinder *u, int32_t slot, const struct stat *sb,
+		     const struct uw_load *loads, size_t nr_loads)
 {
-	struct unwind_table *t = NULL;
-	struct unwind_budget bud;
-	char key[KEY_LEN];
+	struct uw_table *ut = &u->tables[slot];
+
+	ut->dev = sb->st_dev;
+	ut->ino = sb->st_ino;
+	ut->size = sb->st_size;
+	ut->mtime = sb->st_mtim.tv_sec;
+	memcpy(ut->loads, loads, nr_loads * sizeof(*loads));
+	ut->nr_loads = nr_loads;
+	return slot;
+}
+
+/* A built table (freed) in a slot: the one of its key, or loaded into a pool.  BAD_TABLE if none. */
+static int32_t load_table(struct unwinder *u, struct unwind_table *t, const char *key,
+			  const struct stat *sb, const struct uw_load *loads, size_t nr_loads)
+{
 	struct uw_table *ut;
 	uint32_t pool, first;
-	int32_t slot;
-	int e;
+	int32_t slot = find_key(u, key);
 
-	e = unwind_table__build(elf, &t, &bud);
-	if (e == -E2BIG)
-		return refuse(u, sb, bud.why);
-	if (e) {
-		u->st.failed++;
-		return BAD_TABLE;
-	}
-	elf_key(elf, t, sb->st_size, key);
-	slot = find_key(u, key);
 	if (slot >= 0)
-		goto found;
+		goto out;
 	if ((slot = free_slot(u)) < 0 || alloc_rows(u, (uint32_t)t->nr_rows, &pool, &first)) {
 		u->st.over_cap++;
 		unwind_table__free(t);
@@ -294,15 +265,34 @@ static int32_t table_for_elf(struct unwinder *u, Elf *elf, const struct stat *sb
 	u->st.tables++;
 	u->st.table_bytes += unwind_table__bytes(t);
 	u->st.built++;
-found:
-	ut = &u->tables[slot];
-	ut->dev = sb->st_dev;
-	ut->ino = sb->st_ino;
-	ut->size = sb->st_size;
-	ut->mtime = sb->st_mtim.tv_sec;
-	elf_loads(elf, ut);
+out:
 	unwind_table__free(t);
-	return slot;
+	return found(u, slot, sb, loads, nr_loads);
+}
+
+void unwind_collect(struct unwinder *u)
+{
+	int32_t j;
+
+	while ((j = uw_build_next_done(u)) >= 0) {
+		struct uw_job *job = &u->b->jobs[j];
+		int32_t slot = BAD_TABLE;
+
+		if (job->ns > u->st.build_max_ns)
+			u->st.build_max_ns = job->ns;
+		if (job->err == -E2BIG) {
+			refuse(u, &job->sb, job->why);
+		} else if (job->err == -ECANCELED) {
+			/* stopping */
+		} else if (job->err) {
+			u->st.failed++;
+		} else {
+			slot = load_table(u, job->t, job->key, &job->sb, job->loads, job->nr_loads);
+			job->t = NULL;
+		}
+		unwind_job_done(u, (uint32_t)j, job->gen, slot);
+		uw_build_release(u, (uint32_t)j);
+	}
 }
 
 /* runtime address - ELF address for the mapping of file offset pgoff at start */
@@ -346,22 +336,94 @@ static int32_t vdso_table(struct unwinder *u)
 
 	if (slot >= 0 || !base || !(size = vdso_size()))
 		return slot >= 0 ? slot : BAD_TABLE;
+	struct unwind_table *t = NULL;
+	struct uw_load loads[MAX_LOADS];
+	size_t nr_loads = 0;
+
 	elf = elf_memory((char *)base, size);
 	if (!elf)
 		return BAD_TABLE;
-	slot = table_for_elf(u, elf, &sb);
+	/* a page or two of our own memory, not a file: built here, at once */
+	if (unwind_table__build(elf, &t, NULL)) {
+		elf_end(elf);
+		u->st.failed++;
+		return BAD_TABLE;
+	}
+	uw_elf_loads(elf, loads, &nr_loads);
 	elf_end(elf);
-	if (slot >= 0)
-		snprintf(u->tables[slot].key, KEY_LEN, "vdso");
-	return slot;
+	return load_table(u, t, "vdso", &sb, loads, nr_loads);
 }
 
-int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
+/* m waits for job j */
+static int32_t pending(struct unwinder *u, struct uw_mapping *m, int32_t j, uint64_t prio)
+{
+	uw_build_raise(u, (uint32_t)j, prio, 0);
+	m->job = (uint32_t)j;
+	m->gen = u->b->jobs[j].gen;
+	return PENDING_TABLE;
+}
+
+/* the file at fd (closed), sb: its cached table, a job building it, or a new job */
+static int32_t resolve_file(struct unwinder *u, struct uw_mapping *m, int fd,
+			    const struct stat *sb, uint64_t prio)
+{
+	struct uw_load loads[MAX_LOADS];
+	char key[KEY_LEN];
+	size_t nr_loads;
+	int32_t slot = find_file(u, sb), j;
+	Elf *elf;
+	int e;
+
+	if (slot >= 0)
+		;
+	else if (was_refused(u, sb))
+		slot = BAD_TABLE;
+	else if ((j = uw_build_find(u, sb, NULL)) >= 0)
+		slot = pending(u, m, j, prio);
+	else if ((e = unwind_table__check_fd(fd)) == -E2BIG)
+		slot = refuse(u, sb, UNWIND_REFUSED_SIZE);
+	else if (e)                  /* not an ELF file the builder reads */
+		slot = (u->st.failed++, BAD_TABLE);
+	else
+		slot = NO_TABLE;
+	if (slot != NO_TABLE) {
+		close(fd);
+		return slot;
+	}
+	/* read, not mapped: the file's owner may truncate it (a SIGBUS) or change it */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf) {
+		close(fd);
+		u->st.failed++;
+		return BAD_TABLE;
+	}
+	/* the same build under another name (a copy, another container's): no build */
+	uw_build_id_key(elf, key);
+	if (key[0] && (slot = find_key(u, key)) >= 0) {
+		uw_elf_loads(elf, loads, &nr_loads);
+		elf_end(elf);
+		close(fd);
+		return found(u, slot, sb, loads, nr_loads);
+	}
+	if (key[0] && (j = uw_build_find(u, NULL, key)) >= 0) {
+		elf_end(elf);
+		close(fd);
+		return pending(u, m, j, prio);
+	}
+	e = uw_build_submit(u, fd, elf, sb, key, prio, &m->job);
+	if (e == -ENOSPC)
+		u->retry = true;         /* asked again when the queue has room (unwinder__tick) */
+	if (e)
+		return e == -ENOSPC ? NO_TABLE : BAD_TABLE;
+	m->gen = u->b->jobs[m->job].gen;
+	return PENDING_TABLE;
+}
+
+int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m, uint64_t prio)
 {
 	char path[96];
 	struct stat sb;
-	int32_t slot;
-	Elf *elf;
+	int32_t j;
 	int fd;
 
 	if (m->vdso)
@@ -369,11 +431,18 @@ int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
 	snprintf(path, sizeof(path), "/proc/%u/map_files/%" PRIx64 "-%" PRIx64, pid, m->start, m->end);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		/* gone already (a short-lived process): the table of the same file, if read before */
+		/* gone already (a short-lived process): the table of the same file, if read before ... */
 		for (uint32_t i = 0; m->ino && i < MAX_TABLES; i++)
 			if (u->tables[i].used && u->tables[i].ino == m->ino &&
 			    u->tables[i].dev == makedev(m->maj, m->min))
 				return (int32_t)i;
+		/* ... or being built */
+		sb.st_ino = m->ino;
+		sb.st_dev = makedev(m->maj, m->min);
+		for (j = 0; m->ino && j < UNWIND_BUILD_QUEUE; j++)
+			if (u->b->jobs[j].live && u->b->jobs[j].sb.st_ino == sb.st_ino &&
+			    u->b->jobs[j].sb.st_dev == sb.st_dev)
+				return pending(u, m, j, prio);
 		return BAD_TABLE;
 	}
 	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) ||
@@ -382,19 +451,7 @@ int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m)
 		close(fd);
 		return BAD_TABLE;
 	}
-	slot = find_file(u, &sb);
-	if (slot < 0 && was_refused(u, &sb)) {
-		slot = BAD_TABLE;
-	} else if (slot < 0 && unwind_table__check_fd(fd) == -E2BIG) {
-		slot = refuse(u, &sb, UNWIND_REFUSED_SIZE);
-	} else if (slot < 0) {
-		/* read, not mapped: the file's owner may truncate it (a SIGBUS) or change it */
-		elf = elf_begin(fd, ELF_C_READ, NULL);
-		slot = elf ? table_for_elf(u, elf, &sb) : BAD_TABLE;
-		elf_end(elf);
-	}
-	close(fd);
-	return slot;
+	return resolve_file(u, m, fd, &sb, prio);
 }
 
 void unwind_pools_free(struct unwinder *u)

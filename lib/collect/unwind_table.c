@@ -28,6 +28,7 @@ struct builder {
 	struct cfi_image im;
 	struct unwind_table *t;
 	size_t cap_rows;
+	const atomic_bool *stop;     /* given up when true (unwind_table__build_until) */
 };
 
 /* --- rules ------------------------------------------------------------------- */
@@ -213,6 +214,8 @@ static int build_rows(struct builder *b)
 	for (size_t i = 0; i < b->im.nr_fdes; i++) {
 		const struct cfi_fde *f = &b->im.fdes[i];
 
+		if (b->stop && atomic_load_explicit(b->stop, memory_order_relaxed))
+			return -ECANCELED;
 		if (i && f->lo > prev_end) {
 			e = push_row(b, prev_end, PM_UW_RULE(PM_UW_NONE, 0, 0));
 			if (e)
@@ -256,8 +259,14 @@ int unwind_table__image(Elf *elf, void **img, size_t *len, struct unwind_budget 
 
 int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *bud)
 {
+	return unwind_table__build_until(elf, out, bud, NULL);
+}
+
+int unwind_table__build_until(Elf *elf, struct unwind_table **out, struct unwind_budget *bud,
+			      const atomic_bool *stop)
+{
 	struct unwind_budget local;
-	struct builder b = { 0 };
+	struct builder b = { .stop = stop };
 	int e;
 
 	*out = NULL;
@@ -348,101 +357,43 @@ const struct pm_uw_row *unwind_table__find(const struct unwind_table *t, uint64_
 	return unwind_rows_find(t->rows, t->nr_rows, pc);
 }
 
-/* --- the BPF unwinder's step, in C --------------------------------------------------- */
+/* --- the BPF unwinder's step (bpf/unwind_step.h), over a copy ---------------------- */
 
-#define STACK_SPAN (8ull << 20)   /* as bpf/unwind.bpf.c: a frame pointer further is junk */
+struct step_read {
+	unwind_read_fn read;
+	void *ctx;
+};
 
-static int stop(int why)
+/* len bytes (8 or 16) at addr through the caller's 8-byte reader; 0 when read */
+static int step_read(void *ctx, void *dst, unsigned len, uint64_t addr)
 {
-	return why + 1;
+	struct step_read *sr = ctx;
+	uint64_t *w = dst;
+
+	for (unsigned i = 0; i < len / 8; i++)
+		if (!sr->read(sr->ctx, addr + 8 * i, &w[i]))
+			return -EFAULT;
+	return 0;
 }
 
-static int fp_step(struct unwind_regs *r, unwind_read_fn read, void *ctx)
-{
-	uint64_t bp, ra;
-
-	if (!r->bp)
-		return stop(PM_UW_END_OK);
-	if (r->bp < r->sp || r->bp - r->sp > STACK_SPAN || (r->bp & 7))
-		return stop(PM_UW_END_NO_TABLE);
-	if (!read(ctx, r->bp, &bp) || !read(ctx, r->bp + 8, &ra))
-		return stop(PM_UW_END_READ);
-	r->sp = r->bp + 16;
-	r->bp = bp;
-	r->pc = ra;
-	r->exact = false;
-	r->regs = NULL;
-	return ra ? 0 : stop(PM_UW_END_OK);
-}
-
-/* DWARF x86-64 register number (ax dx cx bx si di bp sp r8..r15) -> perf's order */
-static unsigned perf_reg_of(unsigned dwarf)
-{
-	if (dwarf == 1 || dwarf == 3)
-		return 4 - dwarf;
-	return dwarf < 8 ? dwarf : dwarf + 4;
-}
+#define UW_STEP_READ(ctx, dst, len, addr) step_read((ctx), (dst), (len), (addr))
+#define UW_STEP_BARRIER(x) ((void)0)
+#include "unwind_step.h"
 
 int unwind_step(uint32_t rule, struct unwind_regs *r, unwind_read_fn read, void *ctx)
 {
-	int32_t off = PM_UW_OFF(rule), arg = PM_UW_ARG(rule);
-	uint64_t cfa, ra;
+	struct step_read sr = { .read = read, .ctx = ctx };
+	struct pm_uw_cursor c = { .pc = r->pc, .sp = r->sp, .bp = r->bp, .exact = r->exact };
+	int end = pm_uw_step(&c, rule, r->regs != NULL, (const __u64 *)r->regs, &sr);
 
-	switch (PM_UW_TYPE(rule)) {
-	case PM_UW_NONE:
-		return fp_step(r, read, ctx);
-	case PM_UW_RSP:
-		cfa = r->sp + off;
-		break;
-	case PM_UW_RBP:
-		cfa = r->bp + off;
-		break;
-	case PM_UW_PLT:
-		cfa = r->sp + off + ((r->pc & 15) >= (uint32_t)arg ? 8 : 0);
-		arg = 0;
-		break;
-	case PM_UW_DEREF_RBP:
-		if (!read(ctx, r->bp + off, &cfa))
-			return stop(PM_UW_END_READ);
-		break;
-	case PM_UW_REG:
-		if (!r->regs || arg < 0 || arg > 15)
-			return stop(PM_UW_END_RULE);
-		cfa = r->regs[perf_reg_of((unsigned)arg)] + off;
-		arg = 0;
-		break;
-	case PM_UW_END:
-		return stop(PM_UW_END_OK);
-	case PM_UW_SIGNAL: {
-		uint64_t bp, sp, pc;
-
-		if (!read(ctx, r->sp + PM_UW_SIGFRAME_RBP, &bp) ||
-		    !read(ctx, r->sp + PM_UW_SIGFRAME_RSP, &sp) ||
-		    !read(ctx, r->sp + PM_UW_SIGFRAME_RIP, &pc))
-			return stop(PM_UW_END_READ);
-		r->bp = bp;
-		r->sp = sp;
-		r->pc = pc;
-		r->exact = true;
+	if (!end) {
+		r->pc = c.pc;
+		r->sp = c.sp;
+		r->bp = c.bp;
+		r->exact = c.exact;
 		r->regs = NULL;
-		return pc ? 0 : stop(PM_UW_END_OK);
 	}
-	default:
-		return stop(PM_UW_END_RULE);
-	}
-	if (cfa <= r->sp)                      /* a caller's frame is always above */
-		return stop(PM_UW_END_RULE);
-	if (!read(ctx, cfa - 8, &ra))
-		return stop(PM_UW_END_READ);
-	if (arg == PM_UW_RBP_LOST)
-		r->bp = 0;
-	else if (arg < 0 && !read(ctx, cfa + (int64_t)arg * 8, &r->bp))
-		return stop(PM_UW_END_READ);
-	r->sp = cfa;
-	r->pc = ra;
-	r->exact = false;
-	r->regs = NULL;
-	return ra ? 0 : stop(PM_UW_END_OK);
+	return end;
 }
 
 size_t unwind_table__bytes(const struct unwind_table *t)

@@ -15,6 +15,7 @@
 #define PERFMARK_UNWIND_TABLE_H
 
 #include <libelf.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -102,6 +103,9 @@ struct unwind_table {
  * b may be NULL.
  */
 int unwind_table__build(Elf *elf, struct unwind_table **out, struct unwind_budget *b);
+/* The same, given up (-ECANCELED) between two FDEs once *stop is true (another thread's). */
+int unwind_table__build_until(Elf *elf, struct unwind_table **out, struct unwind_budget *b,
+			      const atomic_bool *stop);
 /*
  * Whether the ELF file at fd has headers libelf can open within the
  * budget (64-bit little-endian, at most UNWIND_ELF_MAX_SECTIONS sections and

@@ -66,6 +66,7 @@ struct session {
 
 bool pidset_has(const struct pidset *p, uint32_t pid);
 int pidset_add(struct pidset *p, uint32_t pid);
+void pidset_del(struct pidset *p, uint32_t pid);
 
 /* session.c: a record the window lets go, to the sink */
 int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len);

@@ -45,65 +45,6 @@ uint64_t session__clock(void)
 	return clock_mono_ns();
 }
 
-/* --- pid set (user-space mirror of the BPF targets map) ----------------- */
-
-bool pidset_has(const struct pidset *p, uint32_t pid)
-{
-	size_t i;
-
-	if (!p->cap || !pid)
-		return false;
-	for (i = (pid * 2654435761u) & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
-		if (p->slots[i] == pid)
-			return true;
-	return false;
-}
-
-int pidset_add(struct pidset *p, uint32_t pid)
-{
-	size_t i;
-
-	if (!pid || pidset_has(p, pid))
-		return 0;
-	if ((p->n + 1) * 2 > p->cap) {
-		struct pidset np = { .cap = p->cap ? p->cap * 2 : 64 };
-
-		np.slots = calloc(np.cap, sizeof(*np.slots));
-		if (!np.slots)
-			return -ENOMEM;
-		for (i = 0; i < p->cap; i++)
-			if (p->slots[i])
-				pidset_add(&np, p->slots[i]);
-		free(p->slots);
-		*p = np;
-	}
-	for (i = (pid * 2654435761u) & (p->cap - 1); p->slots[i]; i = (i + 1) & (p->cap - 1))
-		;
-	p->slots[i] = pid;
-	p->n++;
-	return 0;
-}
-
-/* Remove pid, shifting back the entries of its probe run. */
-static void pidset_del(struct pidset *p, uint32_t pid)
-{
-	size_t i, j, mask = p->cap - 1;
-
-	if (!pidset_has(p, pid))
-		return;
-	for (i = (pid * 2654435761u) & mask; p->slots[i] != pid; i = (i + 1) & mask)
-		;
-	p->slots[i] = 0;
-	p->n--;
-	for (j = (i + 1) & mask; p->slots[j]; j = (j + 1) & mask) {
-		uint32_t v = p->slots[j];
-
-		p->slots[j] = 0;
-		p->n--;
-		pidset_add(p, v);
-	}
-}
-
 /* --- sideband from the dummy events ------------------------------------- */
 
 /*
@@ -690,6 +631,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
 	for (int i = 1; collector__consume(s->c) && force && i < COLLECTOR_ALL_BATCHES; i++)
 		;
+	/* stack copies waiting for a table being built: a forced drain takes them as they are */
+	if (force)
+		collector__settle(s->c, cutoff, cutoff == UINT64_MAX);
 	recheck_held(s);
 	collector__lost(s->c, &ls, &lm);
 	/* drops happened since the last drain: after what is already written */
@@ -707,6 +651,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 	if (!force && !s->err && now - s->flushed_at < SESSION_DRAIN_MS * 1000000ull / 2)
 		return 0;
 	s->flushed_at = now;
+	/* else the window goes no further than the oldest copy waiting: in order when it comes */
+	if (!force && collector__held_since(s->c) <= cutoff)
+		cutoff = collector__held_since(s->c) - 1;
 	e = s->err ? s->err : flush_staged(s, cutoff);
 	if (e)
 		s->err = e;
