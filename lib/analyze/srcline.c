@@ -156,6 +156,32 @@ static bool has_dwarf(Elf *elf)
 }
 
 /*
+ * Its string sections end with a NUL (after libdw inflated them in place):
+ * libdw 0.188's line table reader takes strlen() of a name at any offset
+ * in them, past the section's end when its last string is unterminated.
+ */
+static bool strings_end(Elf *elf)
+{
+	static const char *const names[] = { ".debug_str", ".debug_line_str" };
+	GElf_Shdr sh;
+
+	for (size_t i = 0; i < 2 * sizeof(names) / sizeof(names[0]); i++) {
+		char z[32];
+		Elf_Scn *scn;
+		Elf_Data *d;
+
+		snprintf(z, sizeof(z), "%s%s", i % 2 ? ".z" : ".", names[i / 2] + 1);
+		scn = find_section(elf, z, &sh);
+		if (!scn || sh.sh_type == SHT_NOBITS)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (d && d->d_buf && d->d_size && ((const char *)d->d_buf)[d->d_size - 1])
+			return false;
+	}
+	return true;
+}
+
+/*
  * The bytes libdw will hold of r's DWARF sections (it loads and inflates
  * them all at dwarf_begin_elf): their sizes as the headers say, read here
  * without inflating anything.  0, or -E2BIG over a budget.
@@ -409,7 +435,8 @@ static int unit_functions(struct srcfile *f, struct unit *u)
 	if (r == -ENOMEM)
 		return r;
 	u->fn_hi = f->nfns;
-	qsort(f->fns + first, f->nfns - first, sizeof(*f->fns), range_cmp);
+	if (f->nfns > first)    /* none: f->fns may be NULL still */
+		qsort(f->fns + first, f->nfns - first, sizeof(*f->fns), range_cmp);
 	return 0;
 }
 
@@ -631,7 +658,13 @@ struct srcfile *srcfile__open(const char *path, const char *build_id, struct src
 		return NULL;
 	f->main.fd = f->debug.fd = f->alt.fd = -1;
 	f->st = st;
-	if (elfref_open(&f->main, path, st) || read_loads(f) || !(src = dwarf_file(f, build_id)))
+	if (elfref_open(&f->main, path, st))
+		goto fail;
+	if (read_loads(f)) {
+		st->refused_elf++;      /* no program headers to place its code by */
+		goto fail;
+	}
+	if (!(src = dwarf_file(f, build_id)))
 		goto fail;
 	st->files++;
 	r = dwarf_bytes(src, &total, &info);
@@ -648,6 +681,10 @@ struct srcfile *srcfile__open(const char *path, const char *build_id, struct src
 	f->dw = dwarf_begin_elf(src->elf, DWARF_C_READ, NULL);
 	if (!f->dw) {
 		st->no_dwarf++;
+		goto fail;
+	}
+	if (!strings_end(src->elf) || (f->altdw && !strings_end(f->alt.elf))) {
+		st->refused_elf++;
 		goto fail;
 	}
 	if (f->altdw)

@@ -46,7 +46,8 @@ struct srcline_stats {
 	uint64_t files;         /* read for lines */
 	uint64_t no_dwarf;      /* no line table, in the file or a debug file */
 	uint64_t stale;         /* not the build id the recording saw */
-	uint64_t refused_elf;   /* headers over unwind_table__check_fd()'s budget, or not ELF */
+	uint64_t refused_elf;   /* headers over unwind_table__check_fd()'s budget, not ELF, or
+				 * malformed (no program headers, an unterminated string section) */
 	uint64_t refused_size;  /* DWARF over SRCLINE_MAX_*_BYTES or the compression ratio */
 	uint64_t refused_alt;   /* needs a supplementary file that is not in /usr/lib/debug */
 	uint64_t refused_units; /* compile units whose line program is over its budget */
