@@ -454,7 +454,7 @@ static void pb_src_notice(const struct srcline_stats *st)
 	uint64_t refused = st->refused_elf + st->refused_size + st->refused_alt;
 
 	if (refused)
-		pm_notice("pprof: no source lines from %llu files (%llu ELF headers over budget, "
+		pm_notice("pprof: no source lines from %llu files (%llu ELF files malformed or over budget, "
 			  "%llu DWARF over budget, %llu supplementary DWARF not found)",
 			  (unsigned long long)refused, (unsigned long long)st->refused_elf,
 			  (unsigned long long)st->refused_size, (unsigned long long)st->refused_alt);
