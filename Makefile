@@ -15,11 +15,12 @@ DEPS = build-essential clang llvm meson ninja-build pkg-config bpftool python3 \
        protobuf-c-compiler libprotobuf-c-dev zlib1g-dev linux-perf
 # ... and what the tests add (make check): cmocka, the readers and tools the
 # tests check against (hotspot's perfparser, bpftrace, go's pprof, chromium),
-# the sanitizer and fuzzer runtimes, the system test's container tools, and
-# xmllint (the flame graph's SVG must be well-formed XML).
+# the sanitizer and fuzzer runtimes, the system test's container tools,
+# xmllint (the flame graph's SVG must be well-formed XML) and tmux (perfmark top driven
+# as a user drives it).
 TEST_DEPS = libcmocka-dev systemtap-sdt-dev hotspot bpftrace zstd time xz-utils binutils \
        libc6-dbg libclang-rt-14-dev golang-go chromium curl systemd-container debootstrap \
-       libxml2-utils
+       libxml2-utils tmux
 # npm packages the tests load (speedscope), kept out of the tree
 NPM_CACHE ?= /var/cache/perfmark-npm
 NPM_DEPS = speedscope@1.25.0

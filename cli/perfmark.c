@@ -99,6 +99,7 @@ static const struct cmd {
 	{ "diff", cmd_diff, &diff_cmd },
 	{ "session", cmd_session, &session_cmd },
 	{ "stat", cmd_stat, &stat_cmd },
+	{ "top", cmd_top, &top_cmd },
 	{ "help", cmd_help, NULL },
 	{ NULL, NULL, NULL },
 };

@@ -31,6 +31,7 @@
 
 #include "commands.h"
 #include "opts.h"
+#include "proto.h"
 #include "recopts.h"
 #include "record_backend.h"
 
@@ -93,6 +94,17 @@ static int set_duration(void *ctx, const struct opt *o, const char *arg)
 	return 0;
 }
 
+static int set_keep_as(void *ctx, const struct opt *o, const char *arg)
+{
+	struct record *r = ctx;
+
+	if (!proto_name_valid(arg))
+		return pm_err("invalid session name '%s' for --keep-as (use [A-Za-z0-9_.-], 1-64 "
+			      "characters, not starting with '.')", arg);
+	r->keep_as = arg;
+	return 0;
+}
+
 /* record's own rows; the recording options are recopts_table */
 static const struct opt record_table[] = {
 	{ .flag = 'o', .name = "output", .arg = "FILE|-",
@@ -101,6 +113,10 @@ static const struct opt record_table[] = {
 	{ .name = "duration", .arg = "SECONDS",
 	  .help = "stop after this long (CMD goes on unrecorded)",
 	  .def = "until CMD exits, or SIGINT", .set = set_duration },
+	{ .name = "keep-as", .arg = "NAME",
+	  .help = "the name SIGUSR2 keeps the recording under: through perfmarkd, the file ends "
+	    "and the recording goes on as that named session (as 'perfmark session keep')",
+	  .def = "rec-YYYYmmdd-HHMMSS-PID", .set = set_keep_as },
 	{ .flag = 'v', .name = "verbose",
 	  .help = "say more: whether perfmarkd recorded, and the unwinder's and the fast lane's "
 	    "counts; -vv adds libbpf's debug messages",
@@ -211,8 +227,26 @@ struct rec_loop {
 	int ep, tfd, sfd, pfd;
 	struct timespec start;
 	bool child_done, stopping;
+	bool keep;                    /* SIGUSR2: keep the recording as a named session */
 	int status;
 };
+
+/* SIGUSR2 was blocked when perfmark started (CMD inherits it so) */
+static bool usr2_was_blocked;
+
+/*
+ * SIGUSR2 blocked from the start: one sent while the recording is being set
+ * up waits for the loop (a keep), rather than killing perfmark record.
+ */
+static void hold_usr2(void)
+{
+	sigset_t m, old;
+
+	sigemptyset(&m);
+	sigaddset(&m, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &m, &old);
+	usr2_was_blocked = sigismember(&old, SIGUSR2);
+}
 
 /* Block the stopping signals into a signalfd (before CMD is forked). */
 static void loop_signals(struct rec_loop *l, sigset_t *oldmask)
@@ -223,7 +257,10 @@ static void loop_signals(struct rec_loop *l, sigset_t *oldmask)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &mask, oldmask);
+	if (!usr2_was_blocked)     /* blocked by hold_usr2, not by whoever started us */
+		sigdelset(oldmask, SIGUSR2);
 	signal(SIGPIPE, SIG_IGN);
 	l->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 }
@@ -287,11 +324,19 @@ static int loop_wait(const struct record *r, struct rec_loop *l, bool *tick, int
 		} else if (fd == l->sfd) {
 			struct signalfd_siginfo si;
 
-			while (read(l->sfd, &si, sizeof(si)) == sizeof(si))
+			bool stop = false;
+
+			while (read(l->sfd, &si, sizeof(si)) == sizeof(si)) {
+				if (si.ssi_signo == SIGUSR2) {   /* ours: keep, not for the command */
+					l->keep = true;
+					continue;
+				}
+				stop = true;
 				if (r->child > 0 && si.ssi_signo != SIGINT)
 					kill(r->child, si.ssi_signo);
+			}
 			/* SIGINT: the terminal sent it to the command too */
-			if (r->child <= 0 || l->child_done || !r->cmd_argc)
+			if (stop && (r->child <= 0 || l->child_done || !r->cmd_argc))
 				l->stopping = true;
 		} else if (fd == l->pfd) {
 			if (waitpid(r->child, &l->status, WNOHANG) == r->child) {
@@ -491,6 +536,43 @@ static const struct record_backend *take_over(struct record *r, struct rec_loop 
 	return &record_local;
 }
 
+/* SIGUSR2: ask the back end to keep the recording as a named session */
+static int ask_keep(struct record *r, const struct record_backend *b)
+{
+	char name[PROTO_NAME_MAX + 1];
+	struct tm tm;
+	time_t now;
+
+	if (!b->keep) {
+		pm_notice("SIGUSR2: only a recording through perfmarkd can be kept as a session "
+			  "(this one runs in-process); it goes on");
+		return 0;
+	}
+	if (r->keep_as) {
+		snprintf(name, sizeof(name), "%s", r->keep_as);
+	} else {
+		now = time(NULL);
+		localtime_r(&now, &tm);
+		strftime(name, sizeof(name), "rec-%Y%m%d-%H%M%S", &tm);
+		snprintf(name + strlen(name), sizeof(name) - strlen(name), "-%d", (int)getpid());
+	}
+	return b->keep(r, name);
+}
+
+/* The recording went on as a named session: its file ended; said once. */
+static void say_kept(struct record *r, const struct session_stats *st, bool waiting)
+{
+	if (r->status)
+		status_stats(st, true);
+	summary_stats(r, st, r->verbose ? record_daemon.via : "");
+	if (r->kept_err)
+		pm_err("%s: %s; the file holds everything up to the last flush",
+		       r->so.pipe ? "output" : r->output, strerror(-r->kept_err));
+	pm_notice("the recording goes on as session '%s' in perfmarkd ('perfmark session show %s'); "
+		  "%s ends here%s", r->kept, r->kept, r->so.pipe ? "the stream" : r->output,
+		  waiting ? "; waiting for the command" : "");
+}
+
 static int drive(struct record *r, const struct record_backend *b)
 {
 	struct rec_loop l = { .ep = -1, .tfd = -1, .sfd = -1, .pfd = -1 };
@@ -530,6 +612,18 @@ static int drive(struct record *r, const struct record_backend *b)
 
 		e = loop_wait(r, &l, &tick, ready, 4);
 		e = b->step(r, tick, e > 0, &st, &fresh);
+		if (!e && l.keep) {
+			l.keep = false;
+			e = ask_keep(r, b);
+		}
+		if (e == RECORD_KEPT) {
+			say_kept(r, &st, r->cmd_argc && !l.child_done);
+			b->close(r);
+			b = &record_none;
+			if (!r->cmd_argc || l.child_done)
+				break;
+			continue;
+		}
 		if (e == RECORD_GONE) {
 			b = take_over(r, &l, b);
 			continue;
@@ -541,7 +635,16 @@ static int drive(struct record *r, const struct record_backend *b)
 		if (fresh && r->status)
 			status_stats(&st, false);
 	}
+	if (r->kept[0]) {              /* the file ended when the recording was kept */
+		ret = exit_status(r, l.child_done, l.status);
+		goto out;
+	}
 	e = b->stop(r, &st);
+	if (e == RECORD_KEPT) {         /* kept just before the stop: the file ended then */
+		say_kept(r, &st, false);
+		ret = exit_status(r, l.child_done, l.status);
+		goto out;
+	}
 	if (e == RECORD_GONE) {         /* gone while finishing: finish here */
 		b = take_over(r, &l, b);
 		e = b->stop(r, &st);
@@ -575,6 +678,7 @@ int cmd_record(int argc, char **argv)
 	};
 	int e;
 
+	hold_usr2();
 	if (parse(&r, argc, argv))
 		return 1;
 	if (check_targets(&r))

@@ -20,6 +20,8 @@
 #define RECORD_NOTICES 4
 /* a back end's result: perfmarkd went away (nothing said yet) */
 #define RECORD_GONE 2
+/* ... the recording was kept as a named session: its file ended (r->kept, st) */
+#define RECORD_KEPT 3
 
 struct record {
 	struct session_opts so;
@@ -32,6 +34,9 @@ struct record {
 	int argc;                    /* perfmark's own, for the CMDLINE feature */
 	char **argv;
 	bool status;                 /* a status line on the terminal */
+	const char *keep_as;         /* --keep-as: SIGUSR2 keeps the recording under this name */
+	char kept[72];               /* the session it was kept as */
+	int kept_err;                /* ... and the error its file ended with (0: none) */
 	pid_t child;
 	int go_fd, exec_err_fd;
 	struct outfile out;
@@ -68,6 +73,12 @@ struct record_backend {
 	int (*step)(struct record *r, bool tick, bool ready, struct session_stats *st, bool *fresh);
 	/* final drain, the file finished; the counters in st */
 	int (*stop)(struct record *r, struct session_stats *st);
+	/*
+	 * Ask that the recording go on as the named session name (SIGUSR2);
+	 * the answer comes through step (RECORD_KEPT, or a notice and on).
+	 * NULL: this back end cannot (in-process).
+	 */
+	int (*keep)(struct record *r, const char *name);
 	void (*close)(struct record *r);
 };
 

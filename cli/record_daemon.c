@@ -219,6 +219,39 @@ static int hear(struct record *r, struct json_object **rep)
 	return e ? RECORD_GONE : 0;
 }
 
+/*
+ * A message about keeping: the recording was kept (RECORD_KEPT, its counts
+ * in st), or a keep this process asked for was refused (said; recording
+ * goes on: 0).  -1: not about keeping.
+ */
+static int kept(struct record *r, struct json_object *rep, struct session_stats *st)
+{
+	const char *ev = jsonf_get_str(rep, "event"), *re = jsonf_get_str(rep, "re");
+
+	if (!jsonf_get_bool(rep, "ok") && re && !strcmp(re, "keep")) {
+		pm_notice("cannot keep the recording: %s; it goes on", jsonf_get_str(rep, "error") ?
+			  jsonf_get_str(rep, "error") : "refused");
+		json_object_put(rep);
+		return 0;
+	}
+	if (!jsonf_get_bool(rep, "ok") || !ev || strcmp(ev, "kept"))
+		return -1;
+	snprintf(r->kept, sizeof(r->kept), "%s", jsonf_get_str(rep, "name") ? jsonf_get_str(rep, "name") : "?");
+	r->kept_err = -(int)jsonf_get_int(rep, "errno");
+	take_stats(rep, st);
+	json_object_put(rep);
+	return RECORD_KEPT;
+}
+
+static int daemon_keep(struct record *r, const char *name)
+{
+	struct json_object *req = client_request("keep", name);
+	int e = proto_send(r->sock, req, NULL, 0);
+
+	json_object_put(req);
+	return e ? RECORD_GONE : 0;
+}
+
 /* the daemon says something (stats, or that the output failed); the tick asks for stats */
 static int daemon_step(struct record *r, bool tick, bool ready, struct session_stats *st, bool *fresh)
 {
@@ -228,6 +261,9 @@ static int daemon_step(struct record *r, bool tick, bool ready, struct session_s
 	if (ready) {
 		e = hear(r, &rep);
 		if (e)
+			return e;
+		e = kept(r, rep, st);
+		if (e >= 0)
 			return e;
 		if (!jsonf_get_bool(rep, "ok"))
 			return failed(rep);
@@ -259,12 +295,21 @@ static int daemon_stop(struct record *r, struct session_stats *st)
 		e = hear(r, &rep);
 		if (e)
 			return e;
-		if (!jsonf_get_bool(rep, "ok"))
-			return failed(rep);
 		re = jsonf_get_str(rep, "re");
-		if (re && !strcmp(re, "record-stop"))
+		if (re && !strcmp(re, "record-stop")) {
+			if (jsonf_get_bool(rep, "ok") && jsonf_get_str(rep, "event"))
+				return kept(r, rep, st);    /* kept just before: the file ended then */
+			if (!jsonf_get_bool(rep, "ok"))
+				return failed(rep);
 			break;
-		json_object_put(rep);   /* a stats reply still on its way */
+		}
+		e = kept(r, rep, st);
+		if (e == RECORD_KEPT)
+			return e;           /* record-stop's answer says the same: not waited for */
+		if (e < 0 && !jsonf_get_bool(rep, "ok"))
+			return failed(rep);
+		if (e < 0)
+			json_object_put(rep);   /* a stats reply still on its way */
 	}
 	take_stats(rep, st);
 	json_object_put(rep);
@@ -280,5 +325,5 @@ static void daemon_close(struct record *r)
 
 const struct record_backend record_daemon = {
 	.via = " via perfmarkd", .open = daemon_open, .start = daemon_start, .fds = daemon_fds,
-	.step = daemon_step, .stop = daemon_stop, .close = daemon_close,
+	.step = daemon_step, .stop = daemon_stop, .keep = daemon_keep, .close = daemon_close,
 };

@@ -29,9 +29,10 @@
 #include "jsonf.h"
 #include "proto.h"
 #include "sessdef.h"
+#include "session_verbs.h"
 
 /* connect, or NULL after one error line */
-static int connect_daemon(void)
+int session_connect(void)
 {
 	int fd = client_connect(0);
 
@@ -41,12 +42,12 @@ static int connect_daemon(void)
 }
 
 /* Send req (consumed) with fds; the reply when it says ok, else NULL after the error. */
-static struct json_object *call(int sock, struct json_object *req, const int *fds, size_t nfds)
+struct json_object *session_call(int sock, struct json_object *req, const int *fds, size_t nfds)
 {
 	return client_ok(client_call(sock, req, fds, nfds));
 }
 
-static bool name_ok(const char *name)
+bool session_name_ok(const char *name)
 {
 	if (proto_name_valid(name))
 		return true;
@@ -80,18 +81,25 @@ static int parse_rotate(const char *s, uint64_t *size, uint64_t *secs)
 struct create_opts {
 	uint64_t ring, rsize, rsecs, keep;
 	const char *out;
+	const char *count;
 };
+
+int session_parse_ring(const char *arg, uint64_t *ring)
+{
+	char err[256];
+
+	if (evspec_parse_size(arg, ring, err, sizeof(err)))
+		return pm_err("%s", err);
+	if (*ring < SESSDEF_RING_MIN)
+		return pm_err("ring size must be at least 64K");
+	return 0;
+}
 
 static int set_ring(void *ctx, const struct opt *o, const char *arg)
 {
 	struct create_opts *c = ctx;
-	char err[256];
 
-	if (evspec_parse_size(arg, &c->ring, err, sizeof(err)))
-		return pm_err("%s", err);
-	if (c->ring < SESSDEF_RING_MIN)
-		return pm_err("ring size must be at least 64K");
-	return 0;
+	return session_parse_ring(arg, &c->ring);
 }
 
 static int set_rotate(void *ctx, const struct opt *o, const char *arg)
@@ -127,6 +135,10 @@ static const struct opt create_table[] = {
 	{ .name = "keep", .arg = "N",
 	  .help = "with --output: delete all but the newest N files (1-100000)",
 	  .def = "all are kept", .set = set_keep },
+	{ .name = "counters", .arg = "EVENTS",
+	  .help = "count these events on the session's targets, as 'perfmark stat -e' (at most 8; "
+	    "totals and rates in 'session show')", .set = opt_set_str,
+	  .off = offsetof(struct create_opts, count) },
 	{ 0 },
 };
 
@@ -159,7 +171,7 @@ static int do_create(int argc, char **argv)
 	if (optind + 1 < argc)
 		return pm_err("unexpected argument '%s' (sessions take -a or -p, not a command)",
 			      argv[optind + 1]);
-	if (!name_ok(name))
+	if (!session_name_ok(name))
 		return 1;
 	if (recopts_check(&ro))
 		return 1;
@@ -178,6 +190,11 @@ static int do_create(int argc, char **argv)
 	}
 	sessdef_init(&sd);
 	sd.spec = ro.spec;
+	if (co.count && session_parse_count(co.count, &sd)) {
+		if (dfd >= 0)
+			close(dfd);
+		return 1;
+	}
 	if (co.out) {
 		sd.sink = SESSDEF_SINK_FILE;
 		snprintf(sd.dir, sizeof(sd.dir), "%s", dir);
@@ -188,7 +205,7 @@ static int do_create(int argc, char **argv)
 		sd.ring_size = co.ring;
 	}
 	def = sessdef_to_json(&sd, false);
-	sock = connect_daemon();
+	sock = session_connect();
 	if (sock < 0) {
 		json_object_put(def);
 		if (dfd >= 0)
@@ -197,7 +214,7 @@ static int do_create(int argc, char **argv)
 	}
 	req = client_request("create", name);
 	json_object_object_add(req, "def", def);
-	rep = call(sock, req, &dfd, dfd >= 0 ? 1 : 0);
+	rep = session_call(sock, req, &dfd, dfd >= 0 ? 1 : 0);
 	if (dfd >= 0)
 		close(dfd);
 	close(sock);
@@ -227,20 +244,13 @@ static void human(char *buf, size_t len, long long v)
 		snprintf(buf, len, "%lld", v);
 }
 
-/* what the other verbs take: a NAME, --json, -o FILE|- */
-struct verb_opts {
-	bool json;
-	const char *out;
-	const char *name;
-};
-
 static const struct opt json_table[] = {
 	{ .name = "json", .help = "print the daemon's JSON document instead of a table",
 	  .set = opt_set_true, .off = offsetof(struct verb_opts, json) },
 	{ 0 },
 };
 
-static const struct opt out_table[] = {
+const struct opt session_out_table[] = {
 	{ .flag = 'o', .name = "output", .arg = "FILE|-",
 	  .help = "where the perf.data goes (- is stdout); FILE is replaced only once perfmarkd accepted",
 	  .set = opt_set_str, .off = offsetof(struct verb_opts, out), .required = true },
@@ -260,12 +270,12 @@ static const struct opts_cmd show_cmd = {
 static const struct opts_cmd snapshot_cmd = {
 	.name = "session snapshot", .args = "NAME",
 	.about = "Write what a ring session holds now as one complete perf.data.",
-	.tables = { out_table },
+	.tables = { session_out_table },
 };
 static const struct opts_cmd attach_cmd = {
 	.name = "session attach", .args = "NAME",
 	.about = "Stream a session as pipe-mode perf.data until it ends.",
-	.tables = { out_table },
+	.tables = { session_out_table },
 };
 static const struct opts_cmd stop_cmd = {
 	.name = "session stop", .args = "NAME",
@@ -284,7 +294,7 @@ static const struct opts_cmd delete_cmd = {
  * A verb's options, then its NAME when c has one: 0, 1 after an error
  * line, OPTS_HELP after --help.
  */
-static int verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, char **argv)
+int session_verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, char **argv)
 {
 	void *ctx[] = { v };
 	int e = opts_parse(c, ctx, argc, argv);
@@ -295,7 +305,7 @@ static int verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, ch
 		if (optind >= argc)
 			return pm_err("a session NAME is needed (try 'perfmark %s --help')", c->name);
 		v->name = argv[optind++];
-		if (!name_ok(v->name))
+		if (!session_name_ok(v->name))
 			return 1;
 	}
 	if (optind < argc)
@@ -310,10 +320,10 @@ static int simple(const char *cmd, const struct verb_opts *v, struct json_object
 	struct json_object *rep;
 	int sock;
 
-	sock = connect_daemon();
+	sock = session_connect();
 	if (sock < 0)
 		return 1;
-	rep = call(sock, client_request(cmd, v->name), NULL, 0);
+	rep = session_call(sock, client_request(cmd, v->name), NULL, 0);
 	close(sock);
 	if (!rep)
 		return 1;
@@ -327,7 +337,7 @@ static int simple(const char *cmd, const struct verb_opts *v, struct json_object
 static int simple_verb(const struct opts_cmd *c, const char *cmd, int argc, char **argv)
 {
 	struct verb_opts v = { 0 };
-	int e = verb_args(c, &v, argc, argv);
+	int e = session_verb_args(c, &v, argc, argv);
 
 	if (e)
 		return e == OPTS_HELP ? 0 : 1;
@@ -343,14 +353,14 @@ static int do_list(int argc, char **argv)
 	struct verb_opts v = { 0 };
 	struct json_object *rep, *arr, *s;
 	size_t i;
-	int sock, e = verb_args(&list_cmd, &v, argc, argv);
+	int sock, e = session_verb_args(&list_cmd, &v, argc, argv);
 
 	if (e)
 		return e == OPTS_HELP ? 0 : 1;
-	sock = connect_daemon();
+	sock = session_connect();
 	if (sock < 0)
 		return 1;
-	rep = call(sock, client_request("list", NULL), NULL, 0);
+	rep = session_call(sock, client_request("list", NULL), NULL, 0);
 	close(sock);
 	if (!rep)
 		return 1;
@@ -424,7 +434,7 @@ static int do_show(int argc, char **argv)
 {
 	struct verb_opts v = { 0 };
 	struct json_object *rep = NULL, *s, *sk, *x;
-	int e = verb_args(&show_cmd, &v, argc, argv);
+	int e = session_verb_args(&show_cmd, &v, argc, argv);
 	char b[32];
 
 	if (e)
@@ -480,6 +490,7 @@ static int do_show(int argc, char **argv)
 	}
 	printf("readers:  %lld (%lld records dropped for slow readers)\n", jsonf_get_int(s, "readers"),
 	       jsonf_get_int(s, "reader_lost"));
+	session_show_counts(s);
 	if (json_object_object_get_ex(s, "unwind", &x)) {
 		struct collector_unwind_stats us;
 		char line[1024];
@@ -498,23 +509,23 @@ static int do_show(int argc, char **argv)
  * snapshot or attach leaves FILE as it was.  0, 1 after the error, -1
  * after --help.
  */
-static int start_out(const struct opts_cmd *c, int argc, char **argv, const char *cmd,
-		     struct outfile *o, int *sock, struct json_object **rep)
+int session_start_out(const struct opts_cmd *c, int argc, char **argv, const char *cmd,
+		      struct outfile *o, int *sock, struct json_object **rep)
 {
 	struct verb_opts v = { 0 };
 	int e;
 
 	*sock = -1;
 	*rep = NULL;
-	e = verb_args(c, &v, argc, argv);
+	e = session_verb_args(c, &v, argc, argv);
 	if (e)
 		return e == OPTS_HELP ? -1 : 1;
 	if (!v.out)
 		return pm_err("-o FILE|- is needed (try 'perfmark %s --help')", c->name);
-	*sock = connect_daemon();
+	*sock = session_connect();
 	if (*sock < 0 || outfile__open_atomic(o, v.out))
 		return 1;
-	*rep = call(*sock, client_request(cmd, v.name), &o->fd, 1);
+	*rep = session_call(*sock, client_request(cmd, v.name), &o->fd, 1);
 	if (!*rep) {
 		outfile__discard(o);
 		return 1;
@@ -526,7 +537,7 @@ static int do_snapshot(int argc, char **argv)
 {
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
-	int sock, ret = start_out(&snapshot_cmd, argc, argv, "snapshot", &o, &sock, &rep);
+	int sock, ret = session_start_out(&snapshot_cmd, argc, argv, "snapshot", &o, &sock, &rep);
 
 	if (sock >= 0)
 		close(sock);
@@ -545,7 +556,7 @@ static int do_attach(int argc, char **argv)
 {
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
-	int sock, ret = start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep), dn;
+	int sock, ret = session_start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep), dn;
 
 	if (o.fd > 1) {
 		close(o.fd);
@@ -590,6 +601,8 @@ static const struct subcmd {
 	{ "show", do_show, &show_cmd },
 	{ "snapshot", do_snapshot, &snapshot_cmd },
 	{ "attach", do_attach, &attach_cmd },
+	{ "keep", session_do_keep, &session_keep_cmd },
+	{ "take", session_do_take, &session_take_cmd },
 	{ "stop", do_stop, &stop_cmd },
 	{ "start", do_start, &start_cmd },
 	{ "delete", do_delete, &delete_cmd },
@@ -599,7 +612,7 @@ static const struct subcmd {
 const struct opts_cmd session_cmd = {
 	.name = "session",
 	.args = "VERB [NAME] [OPTIONS]",
-	.brief = "named sessions in perfmarkd: create, list, show, snapshot, attach, stop, start, delete",
+	.brief = "named sessions in perfmarkd: create, list, show, snapshot, attach, keep, take, stop, start, delete",
 };
 
 static void session_usage(FILE *f)
@@ -629,6 +642,6 @@ int cmd_session(int argc, char **argv)
 	for (s = subcmds; s->name; s++)
 		if (!strcmp(argv[1], s->name))
 			return s->fn(argc - 1, argv + 1);
-	return pm_err("unknown session command '%s' (create, list, show, snapshot, attach, stop, start, delete)",
+	return pm_err("unknown session command '%s' (create, list, show, snapshot, attach, keep, take, stop, start, delete)",
 		      argv[1]);
 }

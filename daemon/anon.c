@@ -43,6 +43,7 @@ struct anon {
 	bool dst_nowait;
 	uint64_t pumped, punched;
 	bool dst_polled, dst_wait, started, stopped, stop_pending, failed;
+	char kept[PROTO_NAME_MAX + 1];  /* kept as this named session (keep.c) */
 	int err;                      /* the output's negative errno */
 	struct watch wo;              /* the pipe */
 	struct client *c;             /* NULL once ended */
@@ -165,6 +166,29 @@ static int anon_finish(struct anon *a)
 	return run__end(&a->run, false);
 }
 
+/* the reply to record-stop, or the news that the recording was kept (its file ends) */
+static struct json_object *anon_stop_reply(const struct client *c, struct anon *a)
+{
+	struct json_object *o;
+
+	if (a->kept[0]) {
+		o = reply_ok();
+		json_object_object_add(o, "event", json_object_new_string("kept"));
+		json_object_object_add(o, "name", json_object_new_string(a->kept));
+		if (a->err) {   /* the session goes on; the file ended with this */
+			json_object_object_add(o, "errno", json_object_new_int(-a->err));
+			json_object_object_add(o, "error", json_object_new_string(strerror(-a->err)));
+		}
+	} else {
+		o = anon_reply("record-stop");
+		logmsg("anonymous recording of uid %u (pid %d) done: %llu samples, %llu markers",
+		       (unsigned)c->cred.uid, (int)c->cred.pid, (unsigned long long)a->run.st.samples,
+		       (unsigned long long)a->run.st.markers);
+	}
+	stats_json(o, &a->run.st);
+	return o;
+}
+
 static void anon_fail(struct client *c, int e)
 {
 	struct anon *a = c->rec;
@@ -173,6 +197,11 @@ static void anon_fail(struct client *c, int e)
 		return;
 	a->failed = true;
 	a->err = e;
+	if (a->kept[0]) {     /* the rest of a kept recording's stream: the session goes on */
+		a->stop_pending = false;
+		send_reply(c, anon_stop_reply(c, a));
+		return;
+	}
 	anon_finish(a);
 	logmsg("anonymous recording of uid %u (pid %d): output failed: %s; recording stopped",
 	       (unsigned)c->cred.uid, (int)c->cred.pid, strerror(-e));
@@ -191,18 +220,6 @@ static void on_drained(struct run *r, int e)
 		e = anon_pump(a);
 	if (e && e != -EAGAIN)
 		anon_fail(a->c, e);
-}
-
-static struct json_object *anon_stop_reply(const struct client *c, struct anon *a)
-{
-	struct json_object *o = anon_reply("record-stop");
-
-	logmsg("anonymous recording of uid %u (pid %d) done: %llu samples, %llu markers",
-	       (unsigned)c->cred.uid, (int)c->cred.pid, (unsigned long long)a->run.st.samples,
-	       (unsigned long long)a->run.st.markers);
-
-	stats_json(o, &a->run.st);
-	return o;
 }
 
 /* the client's pipe has room */
@@ -425,6 +442,12 @@ struct json_object *cmd_record_stop(struct client *c)
 		return reply_err("record-stop: no recording on this connection");
 	if (a->failed)
 		return anon_err("record-stop", a->err);
+	if (a->kept[0] && !a->stop_pending) {   /* kept meanwhile: the file ended then */
+		struct json_object *o = anon_stop_reply(c, a);
+
+		json_object_object_add(o, "re", json_object_new_string("record-stop"));
+		return o;
+	}
 	if (a->stopped || a->stop_pending)
 		return reply_err("record-stop: already stopped");
 	e = anon_finish(a);
@@ -441,4 +464,46 @@ struct json_object *cmd_record_stop(struct client *c)
 		return anon_err("record-stop", e);
 	}
 	return anon_stop_reply(c, a);
+}
+
+/* --- kept as a named session (keep.c) ------------------------------------------- */
+
+struct run *anon__keepable(struct client *rc, char *err, size_t errlen)
+{
+	struct anon *a = rc->rec;
+
+	if (!a || !a->started || !a->run.s) {
+		snprintf(err, errlen, "it is not recording");
+		return NULL;
+	}
+	if (a->failed || a->stopped || a->stop_pending || a->kept[0]) {
+		snprintf(err, errlen, "its recording is %s", a->failed ? "failed" :
+			 a->kept[0] ? "kept already" : "stopping");
+		return NULL;
+	}
+	return &a->run;
+}
+
+void anon__kept(struct client *rc, const char *name, const struct session_stats *final, int old_err)
+{
+	struct anon *a = rc->rec;
+	int e = old_err;
+
+	snprintf(a->kept, sizeof(a->kept), "%s", name);
+	a->stopped = true;
+	a->run.st = *final;
+	/* the ring memory is the session's now; a pipe's backlog is still ours */
+	rc->rec_bytes = a->pipe ? ANON_BACKLOG : 0;
+	if (!e && a->pipe) {
+		e = anon_pump(a);
+		if (e == -EAGAIN) {
+			a->stop_pending = true;   /* the news goes once the stream is out */
+			return;
+		}
+	}
+	if (e) {
+		a->failed = true;
+		a->err = e;
+	}
+	send_reply(rc, anon_stop_reply(rc, a));
 }

@@ -81,6 +81,16 @@ static struct json_object *handle_record_stop(const struct request *x)
 	return cmd_record_stop(x->c);
 }
 
+static struct json_object *handle_keep(const struct request *x)
+{
+	return cmd_keep(x->c, x->rq, x->msg, x->fds, x->nfds);
+}
+
+static struct json_object *handle_take(const struct request *x)
+{
+	return cmd_take(x->c, x->d, x->fds, x->nfds);
+}
+
 /* indexed by id: NULL from a handler means the reply comes when a stream is out */
 static struct json_object *(*const handlers[PROTO_NR_CMDS])(const struct request *) = {
 #define HANDLER(id, fn, name, flags, keys) [PROTO_CMD_##id] = handle_##fn,

@@ -266,6 +266,7 @@ int main(int argc, char **argv)
 		logmsg("epoll_wait: %s", strerror(-e));
 	sd_notify_msg("STOPPING=1");
 	logmsg("exiting; running sessions stay pinned and keep collecting");
+	sessions__keep_taken();    /* a taker cut off by the exit did not go: its session stays */
 	clients__close_all();
 	sessions__free_all();
 	loop__free();

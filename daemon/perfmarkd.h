@@ -18,6 +18,7 @@
  *   auth.c      who may talk, and about which sessions and processes
  *   views.c     the JSON a client sees: sessions, statistics, replies
  *   anon.c      anonymous recordings (`perfmark record` through the daemon)
+ *   keep.c      a recording kept as a named session while it runs
  *   limits.c    who may hold how much: per-user limits, idle connections
  *
  * Every fd the loop polls has a struct watch embedded in the object that owns
@@ -27,6 +28,7 @@
  * Calls between these files go one way, down:
  *   main.c, clients.c -> sessions.c -> streams.c -> conn.c, run.c
  *   clients.c -> anon.c -> conn.c, run.c, limits.c, auth.c
+ *   clients.c -> keep.c -> sessions.c, anon.c
  *   conn.c -> views.c, loop.c, state.c;  run.c -> loop.c, systemd.c
  * What a connection owns (a reader, a pump, a recording) learns that the
  * connection goes through a close hook it hung on it (conn.c), not by a
@@ -41,6 +43,7 @@
 #include <sys/socket.h>
 #include <sys/types.h>
 
+#include "counting.h"
 #include "session.h"
 #include "store.h"
 
@@ -126,6 +129,8 @@ struct run {
 void run__init(struct run *r, void (*drained)(struct run *r, int err));
 /* session__start r->s, poll its ring fds; the tick drains it from now on */
 int run__start(struct run *r, char *err, size_t errlen);
+/* from's recording goes on as to's (session keep): polled and drained as to's from now */
+void run__move(struct run *from, struct run *to);
 /* hold: no drains and no polling until released (an output backlog) */
 void run__hold(struct run *r, bool hold);
 /* drain (unless held), then tell the owner */
@@ -151,11 +156,30 @@ struct dsess {
 	struct defer dead;
 	int dir_fd;                   /* file sink output directory */
 	char pin[PATH_MAX];
+	struct client *taker;         /* `session take`: deleted when it goes */
+	/* --counters (counts.c): open while it runs; the last values kept after */
+	struct counting *counts;
+	struct counting_value count_val[SESSDEF_MAX_COUNT];
+	bool count_sup[SESSDEF_MAX_COUNT];
+	uint64_t count_t0, count_t1;  /* CLOCK_MONOTONIC: counting from, read at */
+	bool count_attrs;             /* the sink has the counters' attrs (snapshots hold them) */
 };
 
 struct dsess *sessions__find(const char *name);
+/*
+ * A named session around a collection that runs already (keep.c):
+ * prepare makes d (not listed) with its sink for the events s writes
+ * (*dir_fd taken for a file sink); commit gives it from's recording, once
+ * s was handed over to d->sink, and lists and stores it; discard: it never was.
+ */
+struct dsess *sessions__prepare(const struct sessdef *def, int *dir_fd, const struct session *s,
+				char *err, size_t errlen);
+void sessions__commit(struct dsess *d, struct run *from);
+void sessions__discard(struct dsess *d);
 /* Restore the stored sessions, then end pins nobody owns any more. */
 void sessions__restore(void);
+/* Daemon exit, before the connections close: taken sessions are not deleted. */
+void sessions__keep_taken(void);
 /* Daemon exit: running sessions stay pinned and keep collecting. */
 void sessions__free_all(void);
 
@@ -185,11 +209,15 @@ struct client {
 	struct reader *reader;
 	struct watch wr;
 	bool reader_polled;
+	bool reader_final;            /* take: a last flush before the reader goes */
 	/* snapshot to a pipe: stream a memfd out */
 	int pump_src, pump_dst;
 	bool pump_nowait;             /* pump_dst is a pipe or socket (fdout.h) */
 	off_t pump_off, pump_len;
 	struct watch wp;
+	/* take (sessions.c): the session deleted when this connection goes */
+	struct dsess *take;
+	struct client_hook take_hook;
 	/* record (anon.c) */
 	struct anon *rec;
 	uint64_t rec_bytes;           /* ring memory the recording holds (limits.c) */
@@ -233,11 +261,51 @@ struct json_object *cmd_record_start(struct client *c, struct json_object *msg,
 				     int *fds, size_t nfds);
 struct json_object *cmd_record_stats(struct client *c);
 struct json_object *cmd_record_stop(struct client *c);
+struct json_object *cmd_keep(struct client *c, const struct proto_request *rq,
+			     struct json_object *msg, int *fds, size_t nfds);
+struct json_object *cmd_take(struct client *c, struct dsess *d, int *fds, size_t nfds);
+
+/*
+ * keep.c's view of a recording: its run when it may be kept (started, its
+ * output fine, not stopping), else NULL with why in err; then, once handed
+ * over, anon__kept tells its client (the file ended with final; old_err
+ * its error) and leaves the recording to its connection only to pump a
+ * pipe's rest.
+ */
+struct run *anon__keepable(struct client *rc, char *err, size_t errlen);
+void anon__kept(struct client *rc, const char *name, const struct session_stats *final,
+		int old_err);
+
+/* --- counts.c: a session's counters (--counters) ---------------------------- */
+
+/* a definition's counters allowed to c (else why, in buf) */
+const char *counts__check(const struct client *c, const struct sessdef *def, char *buf, size_t len);
+/* open and enable d's counters on its targets (none: 0); -errno with err */
+int counts__start(struct dsess *d, char *err, size_t errlen);
+/* read them a last time and close them (the values stay for show) */
+void counts__stop(struct dsess *d);
+/* {"seconds":S,"counters":[{event,value,rate,...}]} for show, or NULL without counters */
+struct json_object *counts__json(const struct dsess *d);
+/*
+ * The counters in perf.data, as `perf stat record` writes them (stock perf
+ * script prints them): their attrs (ids after the session's), to add to
+ * the sink's events; and the records a snapshot ends with: THREAD_MAP,
+ * CPU_MAP, STAT_CONFIG, a STAT per counter and the final STAT_ROUND
+ * (0 without counters).
+ */
+#define COUNTS_RECORDS_MAX (40 + 16 + 64 + SESSDEF_MAX_COUNT * 48 + 24)
+size_t counts__events(const struct dsess *d, struct perfdata_event *evs, uint64_t *ids, size_t max);
+size_t counts__records(const struct dsess *d, char *buf, size_t cap);
 
 /* --- streams.c ----------------------------------------------------------- */
 
 /* A new connection: no reader or pump yet; they end when it goes. */
 void streams__init(struct client *c);
+/*
+ * attach, for `session take`: when the connection goes, its reader gets
+ * everything up to that moment first (a regular file: all of it).
+ */
+struct json_object *streams__take(struct client *c, struct dsess *d, int *fds, size_t nfds);
 /* Write out what the session's readers have pending (after a drain). */
 void streams__flush_readers(struct dsess *d);
 /* The session ended: its readers' connections end with it. */

@@ -7,6 +7,7 @@
  * any run does (and for the systemd watchdog): idle means no wakeups.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/epoll.h>
 
 #include "perfmarkd.h"
@@ -72,6 +73,23 @@ int run__start(struct run *r, char *err, size_t errlen)
 	runs = r;
 	runs__update_tick();
 	return 0;
+}
+
+void run__move(struct run *from, struct run *to)
+{
+	poll_fds(from, false);
+	unlink_run(from);
+	to->s = from->s;
+	to->nr_fds = from->nr_fds;
+	memcpy(to->fds, from->fds, sizeof(to->fds));
+	to->st = from->st;
+	to->held = false;
+	from->s = NULL;
+	from->nr_fds = 0;
+	poll_fds(to, true);
+	to->next = runs;
+	runs = to;
+	runs__update_tick();
 }
 
 void run__hold(struct run *r, bool hold)

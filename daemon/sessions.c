@@ -108,17 +108,80 @@ static void open_stopped_ring(struct dsess *d)
 		log_recovery(d, &rec);
 }
 
+/* The sink of d for the events s writes: a ring, or files in d's directory. */
+static int make_sink(struct dsess *d, const struct session *s, char *err, size_t errlen)
+{
+	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
+	uint64_t ids[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
+	struct sink_opts ko = { 0 };
+	size_t n;
+	struct sink_recovery rec;
+	char rname[PROTO_NAME_MAX + 8];
+	struct passwd *pw;
+	int e;
+
+	sink__free(d->sink);
+	d->sink = NULL;
+	ko.events = evs;
+	n = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	ko.nr_events = n + counts__events(d, evs + n, ids + n, SESSDEF_MAX_COUNT);
+	d->count_attrs = ko.nr_events > n;
+	ko.zstd_level = d->def.spec.zstd_level;
+	if (d->def.sink == SESSDEF_SINK_RING) {
+		ko.kind = SINK_RING;
+		ko.ring_size = d->def.ring_size;
+		ring_name(d, rname, sizeof(rname));
+		ko.ring_dir_fd = D.ring_dfd;
+		ko.ring_name = D.ring_dfd >= 0 ? rname : NULL;   /* --ring-dir none: memory only */
+	} else {
+		ko.kind = SINK_FILE;
+		if (d->dir_fd < 0)
+			d->dir_fd = open_dir_as_owner(&d->def);
+		if (d->dir_fd < 0) {
+			e = d->dir_fd;
+			d->dir_fd = -1;
+			snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
+			return e;
+		}
+		ko.dir_fd = d->dir_fd;
+		ko.prefix = d->def.name;
+		ko.seq = d->def.seq;
+		ko.rotate_size = d->def.rotate_size;
+		ko.rotate_secs = d->def.rotate_secs;
+		ko.keep = d->def.keep;
+		pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
+		ko.uid = d->def.owner ? d->def.owner : (uid_t)-1;
+		ko.gid = pw ? pw->pw_gid : (gid_t)-1;
+	}
+	e = sink__new(&d->sink, &ko, &rec);
+	if (e) {
+		if (ko.kind == SINK_RING)
+			snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
+				 e == -EBUSY ? "another process writes it" : strerror(-e));
+		else
+			snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+		return e;
+	}
+	log_recovery(d, &rec);
+	return 0;
+}
+
+/* the events as opened (after any fallback), stored for adoption after a restart */
+static void set_resolved(struct dsess *d, const struct session *s)
+{
+	size_t i;
+
+	for (i = 0; i < RECSPEC_MAX_EVENTS && session__event_name(s, i); i++)
+		snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
+			 session__event_name(s, i));
+	d->def.nr_resolved = i;
+}
+
 /* Build the session from its definition, adopting pins when there are. */
 static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 {
 	struct session_opts so = { 0 };
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
-	struct sink_opts ko = { 0 };
-	struct sink_recovery rec;
-	char rname[PROTO_NAME_MAX + 8];
-	struct passwd *pw;
-	size_t n, i;
+	size_t i;
 	int e;
 
 	so.spec = d->def.spec;
@@ -147,55 +210,15 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 		e = session__new(&d->run.s, &so, err, errlen);
 		if (e)
 			return e;
-		for (i = 0; i < RECSPEC_MAX_EVENTS && session__event_name(d->run.s, i); i++)
-			snprintf(d->def.resolved[i], sizeof(d->def.resolved[i]), "%s",
-				 session__event_name(d->run.s, i));
-		d->def.nr_resolved = i;
+		set_resolved(d, d->run.s);
 	}
-	n = session__events(d->run.s, evs, ids, RECSPEC_MAX_EVENTS + 2);
-	sink__free(d->sink);
-	d->sink = NULL;
-	ko.events = evs;
-	ko.nr_events = n;
-	ko.zstd_level = d->def.spec.zstd_level;
-	if (d->def.sink == SESSDEF_SINK_RING) {
-		ko.kind = SINK_RING;
-		ko.ring_size = d->def.ring_size;
-		ring_name(d, rname, sizeof(rname));
-		ko.ring_dir_fd = D.ring_dfd;
-		ko.ring_name = D.ring_dfd >= 0 ? rname : NULL;   /* --ring-dir none: memory only */
-	} else {
-		ko.kind = SINK_FILE;
-		if (d->dir_fd < 0)
-			d->dir_fd = open_dir_as_owner(&d->def);
-		if (d->dir_fd < 0) {
-			e = d->dir_fd;
-			d->dir_fd = -1;
-			snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
-			goto fail;
-		}
-		ko.dir_fd = d->dir_fd;
-		ko.prefix = d->def.name;
-		ko.seq = d->def.seq;
-		ko.rotate_size = d->def.rotate_size;
-		ko.rotate_secs = d->def.rotate_secs;
-		ko.keep = d->def.keep;
-		pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
-		ko.uid = d->def.owner ? d->def.owner : (uid_t)-1;
-		ko.gid = pw ? pw->pw_gid : (gid_t)-1;
-	}
-	e = sink__new(&d->sink, &ko, &rec);
-	if (e) {
-		if (ko.kind == SINK_RING)
-			snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
-				 e == -EBUSY ? "another process writes it" : strerror(-e));
-		else
-			snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+	e = make_sink(d, d->run.s, err, errlen);
+	if (e)
 		goto fail;
-	}
-	log_recovery(d, &rec);
 	session__set_sink(d->run.s, d->sink);
 	e = run__start(&d->run, err, errlen);
+	if (!e && (e = counts__start(d, err, errlen)))
+		run__abort(&d->run);
 	if (e)
 		goto fail;
 	d->def.stopped = false;
@@ -227,6 +250,7 @@ static void session_end(struct dsess *d, bool keep_pinned)
 {
 	if (!d->run.s)
 		return;
+	counts__stop(d);
 	run__end(&d->run, keep_pinned);
 	update_seq(d);
 	if (!keep_pinned)
@@ -249,6 +273,7 @@ static void session_fail(struct dsess *d, int e)
 		snprintf(d->def.message, sizeof(d->def.message), "collection failed: %s", strerror(-e));
 	}
 	logmsg("session '%s': %s; collection stopped", d->def.name, d->def.message);
+	counts__stop(d);
 	run__abort(&d->run);
 	session__unpin(d->pin);
 	streams__detach_session(d);
@@ -279,6 +304,7 @@ static void dsess_release(struct defer *p)
 /* after dsess_unlink: the memory goes at the end of the event batch */
 static void dsess_free(struct dsess *d)
 {
+	counts__stop(d);
 	sink__free(d->sink);
 	d->sink = NULL;
 	if (d->dir_fd >= 0)
@@ -344,7 +370,7 @@ struct json_object *cmd_create(struct client *c, const struct proto_request *rq,
 		return reply_err("ring size too large (limit %llu MiB%s)",
 				 (c->root ? RING_MAX_ROOT : RING_MAX_USER) >> 20,
 				 c->root ? "" : " for non-root users");
-	if (limits__session(c, &def, err, sizeof(err)))
+	if (limits__session(c, &def, err, sizeof(err)) || counts__check(c, &def, err, sizeof(err)))
 		return reply_err("%s", err);
 	for (i = 0; i < def.spec.nr_pids; i++)
 		if (pid_check(c, def.spec.pids[i], err, sizeof(err)))
@@ -434,6 +460,10 @@ struct json_object *cmd_delete(struct dsess *d)
 {
 	char rname[PROTO_NAME_MAX + 8];
 
+	if (d->taker) {        /* deleted before its taker went */
+		d->taker->take = NULL;
+		d->taker = NULL;
+	}
 	session_end(d, false);
 	streams__detach_session(d);
 	session__unpin(d->pin);
@@ -448,6 +478,79 @@ struct json_object *cmd_delete(struct dsess *d)
 	dsess_unlink(d);
 	dsess_free(d);
 	return reply_ok();
+}
+
+/* the taker went (cleanly or killed): its stream had everything, the session goes */
+static void on_taker_close(struct client_hook *h, struct client *c)
+{
+	struct dsess *d = c->take;
+
+	if (!d)
+		return;
+	c->take = NULL;
+	d->taker = NULL;
+	logmsg("session '%s': its taker (uid %u, pid %d) went; deleting it", d->def.name,
+	       (unsigned)c->cred.uid, (int)c->cred.pid);
+	json_object_put(cmd_delete(d));
+}
+
+struct json_object *cmd_take(struct client *c, struct dsess *d, int *fds, size_t nfds)
+{
+	struct json_object *o;
+
+	if (d->taker)
+		return reply_err("session '%s' is being taken already", d->def.name);
+	o = streams__take(c, d, fds, nfds);
+	if (!c->reader)
+		return o;    /* refused, as attach is */
+	d->taker = c;
+	c->take = d;
+	client_hook_add(c, &c->take_hook, on_taker_close);
+	logmsg("session '%s' taken by uid %u (pid %d): deleted when it goes", d->def.name,
+	       (unsigned)c->cred.uid, (int)c->cred.pid);
+	return o;
+}
+
+/* --- a collection that runs already (keep.c) -------------------------------- */
+
+struct dsess *sessions__prepare(const struct sessdef *def, int *dir_fd, const struct session *s,
+				char *err, size_t errlen)
+{
+	struct dsess *d = dsess_new(def);
+	int e;
+
+	if (!d) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (def->sink == SESSDEF_SINK_FILE) {
+		d->dir_fd = *dir_fd;
+		*dir_fd = -1;
+	} else if (D.ring_dfd >= 0) {   /* a new session: never an old ring */
+		char rname[PROTO_NAME_MAX + 8];
+
+		ring_name(d, rname, sizeof(rname));
+		sink__remove_ring(D.ring_dfd, rname);
+	}
+	set_resolved(d, s);
+	e = make_sink(d, s, err, errlen);
+	if (e) {
+		dsess_free(d);
+		return NULL;
+	}
+	return d;
+}
+
+void sessions__commit(struct dsess *d, struct run *from)
+{
+	run__move(from, &d->run);
+	dsess_link(d);
+	save_def(d);
+}
+
+void sessions__discard(struct dsess *d)
+{
+	dsess_free(d);
 }
 
 /* --- start-up and exit ------------------------------------------------------ */
@@ -512,6 +615,17 @@ void sessions__restore(void)
 {
 	store__load(D.store, restore_def, bad_def, NULL);
 	sweep_pins();
+}
+
+void sessions__keep_taken(void)
+{
+	struct dsess *d;
+
+	for (d = D.sessions; d; d = d->next)
+		if (d->taker) {
+			d->taker->take = NULL;
+			d->taker = NULL;
+		}
 }
 
 void sessions__free_all(void)

@@ -133,6 +133,15 @@ static struct json_object *check_out(const char *what, int *fds, size_t nfds, bo
 	return NULL;
 }
 
+/* the sink's records, then the counters' (counts.c) when the sink has their attrs */
+static int snapshot(struct dsess *d, int fd, bool pipe)
+{
+	char tail[COUNTS_RECORDS_MAX];
+	size_t n = d->count_attrs ? counts__records(d, tail, sizeof(tail)) : 0;
+
+	return sink__snapshot_tail(d->sink, fd, pipe, UINT64_MAX, tail, n);
+}
+
 struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, size_t nfds)
 {
 	struct json_object *refused = check_out("snapshot", fds, nfds, &c->pump_nowait);
@@ -152,7 +161,7 @@ struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, si
 	if (S_ISREG(sb.st_mode)) {
 		if (ftruncate(fds[0], 0) && errno != EINVAL)
 			return reply_err("cannot truncate the output: %s", strerror(errno));
-		e = sink__snapshot(d->sink, fds[0], false, UINT64_MAX);
+		e = snapshot(d, fds[0], false);
 		if (e)
 			return reply_err("snapshot of '%s' failed: %s", d->def.name, strerror(-e));
 		fstat(fds[0], &sb);
@@ -161,7 +170,7 @@ struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, si
 	mfd = memfd_create("perfmark-snapshot", MFD_CLOEXEC);
 	if (mfd < 0)
 		return reply_err("memfd: %s", strerror(errno));
-	e = sink__snapshot(d->sink, mfd, true, UINT64_MAX);
+	e = snapshot(d, mfd, true);
 	if (e) {
 		close(mfd);
 		return reply_err("snapshot of '%s' failed: %s", d->def.name, strerror(-e));
@@ -261,10 +270,36 @@ static void on_pump_event(struct watch *w, uint32_t ev)
 		client_close(c);
 }
 
+/*
+ * A taker's last words: everything the session read up to now goes to its
+ * reader, all of it into a regular file (writes never wait there), what
+ * fits into a pipe.  Straight through the engine: no drain callbacks while
+ * the connection is being closed.
+ */
+static void reader_final(struct client *c)
+{
+	struct dsess *d = c->att;
+
+	if (d->run.s && !d->run.held)
+		session__flush(d->run.s, session__clock());
+	while (reader__pending(c->reader) && reader__flush(c->reader) == -EAGAIN && !c->reader_polled)
+		;
+}
+
 /* the connection goes: so do its reader and its pump */
 static void on_client_close(struct client_hook *h, struct client *c)
 {
+	if (c->reader && c->reader_final)
+		reader_final(c);
 	streams_detach(c);
+}
+
+struct json_object *streams__take(struct client *c, struct dsess *d, int *fds, size_t nfds)
+{
+	struct json_object *o = cmd_attach(c, d, fds, nfds);
+
+	c->reader_final = c->reader != NULL;
+	return o;
 }
 
 void streams__init(struct client *c)

@@ -44,7 +44,7 @@ const char *dsess_state(const struct dsess *d)
 
 struct json_object *session_info(const struct dsess *d)
 {
-	struct json_object *o = sessdef_to_json(&d->def, true), *sink;
+	struct json_object *o = sessdef_to_json(&d->def, true), *sink, *x;
 	struct sink_stats ks;
 
 	memset(&ks, 0, sizeof(ks));
@@ -72,6 +72,8 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "readers", ks.readers);
 	add_u64(o, "reader_lost", ks.reader_lost);
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->pin));
+	if ((x = counts__json(d)))    /* --count: totals and rates */
+		json_object_object_add(o, "counts", x);
 	if (d->run.st.unwind.cap)   /* --call-graph ehframe: tables, their cap, stacks that ended early */
 		json_object_object_add(o, "unwind", collector_unwind_stats_json(&d->run.st.unwind));
 	if (json_object_object_get_ex(o, "sink", &sink))

@@ -17,6 +17,11 @@
  *                            (kind 9), printing "pid P" first, "attached at
  *                            K" when it sees a recorder join, and at the end
  *                            "loop emitted N fast 0|1"
+ *   prog-children split N FILE  N markers (kind 10), one each 100 us; at
+ *                            N*3/10 prints "at K"; at N*7/10 waits until
+ *                            FILE exists (a test splits the recording in
+ *                            between, while markers flow), then the rest;
+ *                            "split emitted N" at the end
  *
  * Every marker is perfmark_emit(TYPE_CHILD + K, {u32 magic, u32 seq}, 8)
  * with seq 0..N-1 in order, so a test can check each kind's count and order.
@@ -279,6 +284,26 @@ static int mode_loop(double secs)
 	return 0;
 }
 
+static int mode_split(long n, const char *file)
+{
+	struct timespec d = { 0, 100 * 1000 }, w = { 0, 5 * 1000 * 1000 };
+	long i;
+
+	for (i = 0; i < n; i++) {
+		uint32_t v[2] = { MAGIC, (uint32_t)i };
+
+		if (i == n * 3 / 10)
+			printf("at %ld\n", i);
+		if (i == n * 7 / 10)
+			while (access(file, F_OK))
+				nanosleep(&w, NULL);
+		perfmark_emit(TYPE_CHILD + 10, v, sizeof(v));
+		nanosleep(&d, NULL);
+	}
+	printf("split emitted %ld\n", i);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -295,6 +320,9 @@ int main(int argc, char **argv)
 		return mode_exit(atol(argv[2]), true);
 	if (argc == 3 && !strcmp(argv[1], "loop"))
 		return mode_loop(atof(argv[2]));
-	fprintf(stderr, "usage: prog-children all N | emit N KIND | exit N | exec N | loop SEC\n");
+	if (argc == 4 && !strcmp(argv[1], "split"))
+		return mode_split(atol(argv[2]), argv[3]);
+	fprintf(stderr, "usage: prog-children all N | emit N KIND | exit N | exec N | loop SEC | "
+		"split N FILE\n");
 	return 2;
 }

@@ -47,6 +47,11 @@ cmd=flamegraph; help flamegraph
 has "  -i, --input FILE|-" "  -o, --output FILE.svg|FILE.html" "      --range NAME" "  -e, --event EVENT"
 cmd=export; help export
 has "  -i, --input FILE|-" "  -f, --format chrome|pprof|collapsed" "  -o, --output FILE" "  -e, --event EVENT"
+cmd=top; help top
+has "${REC[@]}" "      --session NAME" "  -d, --delay SECONDS" "      --sort self|total" "      --stdio" \
+    "      --frames N" "(default: 1)" "(default: self)"
+grep -qF '[-a | -p PID[,PID...] | --session NAME]' "$T/help" ||
+	die "top usage lacks [-a | -p PID | --session NAME]" -- "$T/help"
 cmd="session create"; help session create
 has "${REC[@]}" "      --ring SIZE" "  -o, --output DIR" "      --rotate SIZE|TIME" "      --keep N" "(default: 64M)"
 grep -q '^usage: perfmark session create NAME ' "$T/help" || die "create usage lacks NAME" -- "$T/help"
@@ -66,7 +71,7 @@ for v in create list show snapshot attach stop start delete; do
 	grep -q "perfmark session $v" "$T/help" || die "session --help lacks $v" -- "$T/help"
 done
 "$PERFMARK" --help >"$T/help" || die "perfmark --help failed"
-for c in record script report flamegraph export session; do
+for c in record script report flamegraph export session top; do
 	grep -q "^  $c  " "$T/help" || die "perfmark --help lacks $c" -- "$T/help"
 done
 # -h too, and the help comes first: nothing after it is parsed

@@ -478,6 +478,11 @@ static void test_unknown_keys(void **state)
 		  "perfmarkd does not know request key 'name' (in 'list')" },
 		{ "{\"v\":2,\"cmd\":\"stop\",\"name\":\"a\",\"def\":{}}",
 		  "perfmarkd does not know request key 'def' (in 'stop')" },
+		/* keep and take: their keys only (take has none but the name) */
+		{ "{\"v\":2,\"cmd\":\"keep\",\"name\":\"a\",\"from\":9,\"uid\":0}",
+		  "perfmarkd does not know request key 'uid' (in 'keep')" },
+		{ "{\"v\":2,\"cmd\":\"take\",\"name\":\"a\",\"from\":9}",
+		  "perfmarkd does not know request key 'from' (in 'take')" },
 		{ "{\"v\":2,\"cmd\":\"record-start\",\"pipe\":true,\"fd\":3}",
 		  "perfmarkd does not know request key 'fd' (in 'record-start')" },
 		/* the client's bytes are bounded and shown without control characters */
@@ -561,6 +566,76 @@ static void test_sparse_request(void **state)
 }
 
 /* one row per command: a name each, none twice, found again by name */
+/* keep's options: a pid, a ring or an absolute directory, never both */
+static void test_keep_opts(void **state)
+{
+	static const char *bad[] = {
+		"{\"from\":0}", "{\"from\":-1}", "{\"from\":4294967296}", "{\"from\":\"1\"}",
+		"{\"ring\":0}", "{\"ring\":-5}", "{\"dir\":\"rel/x\"}", "{\"dir\":7}",
+		"{\"ring\":65536,\"dir\":\"/x\"}",
+	};
+	struct json_object *o;
+	char err[256], dir[64];
+	uint64_t ring;
+	size_t i;
+	int from;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = parse(bad[i]);
+		err[0] = '\0';
+		assert_int_equal(proto_keep_opts(o, &from, &ring, dir, sizeof(dir), err, sizeof(err)), -EINVAL);
+		assert_true(err[0] != '\0');
+		json_object_put(o);
+	}
+	o = parse("{\"from\":42,\"dir\":\"/srv/t\"}");
+	assert_int_equal(proto_keep_opts(o, &from, &ring, dir, sizeof(dir), err, sizeof(err)), 0);
+	assert_int_equal(from, 42);
+	assert_int_equal(ring, 0);
+	assert_string_equal(dir, "/srv/t");
+	json_object_put(o);
+	/* a directory longer than the caller's buffer is refused, not cut */
+	o = parse("{\"dir\":\"/aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\"}");
+	assert_int_equal(proto_keep_opts(o, &from, &ring, dir, sizeof(dir), err, sizeof(err)), -EINVAL);
+	json_object_put(o);
+}
+
+/* --counters: stat's names, kept in the document, at most SESSDEF_MAX_COUNT, no unknown */
+static void test_sessdef_count(void **state)
+{
+	struct sessdef d, back;
+	struct json_object *o;
+	char err[256];
+
+	(void)state;
+	sessdef_init(&d);
+	assert_int_equal(evspec_lookup_for("context-switches", EVSPEC_COUNTING, &d.count[0]), 0);
+	assert_int_equal(evspec_lookup_for("task-clock", EVSPEC_COUNTING, &d.count[1]), 0);
+	d.nr_count = 2;
+	o = sessdef_to_json(&d, false);
+	assert_int_equal(sessdef_from_json(o, &back, false, err, sizeof(err)), 0);
+	json_object_put(o);
+	assert_int_equal(back.nr_count, 2);
+	assert_string_equal(back.count[0].name, "context-switches");
+	assert_string_equal(back.count[1].name, "task-clock");
+	assert_true(evspec_same(&back.count[0], &d.count[0]));
+
+	o = parse("{\"spec\":{},\"count\":[\"bogus\"]}");
+	assert_int_equal(read_sessdef(o, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "cannot count 'bogus'"));
+	json_object_put(o);
+	o = parse("{\"spec\":{},\"count\":[7]}");
+	assert_int_equal(read_sessdef(o, err, sizeof(err)), -EINVAL);
+	json_object_put(o);
+	o = parse("{\"spec\":{},\"count\":[\"task-clock\",\"task-clock\",\"task-clock\",\"task-clock\","
+		  "\"task-clock\",\"task-clock\",\"task-clock\",\"task-clock\",\"task-clock\"]}");
+	assert_int_equal(read_sessdef(o, err, sizeof(err)), -EINVAL);
+	json_object_put(o);
+	o = parse("{\"spec\":{},\"count\":\"task-clock\"}");
+	assert_int_equal(read_sessdef(o, err, sizeof(err)), -EINVAL);
+	json_object_put(o);
+}
+
 static void test_proto_commands(void **state)
 {
 	char text[128], err[256];
@@ -676,6 +751,8 @@ int main(void)
 		cmocka_unit_test(test_unknown_keys_trusted),
 		cmocka_unit_test(test_sparse_request),
 		cmocka_unit_test(test_proto_commands),
+		cmocka_unit_test(test_keep_opts),
+		cmocka_unit_test(test_sessdef_count),
 		cmocka_unit_test(test_store),
 	};
 

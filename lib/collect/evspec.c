@@ -165,15 +165,20 @@ int evspec_parse(const char *list, int use, struct evspec *out, size_t max, char
 	return (int)n;
 }
 
-int evspec_lookup(const char *name, struct evspec *out)
+int evspec_lookup_for(const char *name, int use, struct evspec *out)
 {
 	size_t n = 0;
 
 	if (!name || !out || !*name)
 		return -EINVAL;
-	if (evspec_one(name, strlen(name), EVSPEC_SAMPLING, false, out, 1, &n, NULL, 0) || n != 1)
+	if (evspec_one(name, strlen(name), use, false, out, 1, &n, NULL, 0) || n != 1)
 		return -EINVAL;
 	return 0;
+}
+
+int evspec_lookup(const char *name, struct evspec *out)
+{
+	return evspec_lookup_for(name, EVSPEC_SAMPLING, out);
 }
 
 bool evspec_same(const struct evspec *a, const struct evspec *b)

@@ -52,6 +52,8 @@ int evspec_parse(const char *list, int use, struct evspec *out, size_t max,
 		 char *err, size_t errlen);
 /* One event, no glob (as recspec's JSON names them); 0 or -EINVAL. */
 int evspec_lookup(const char *name, struct evspec *out);
+/* ... for this use: EVSPEC_COUNTING names what stat counts (context-switches, ...) */
+int evspec_lookup_for(const char *name, int use, struct evspec *out);
 /* a and b open the same perf event */
 bool evspec_same(const struct evspec *a, const struct evspec *b);
 /* e becomes the named event base (cycles -> cpu-clock), keeping its modifiers; 0 or -EINVAL */

@@ -145,6 +145,13 @@ long long jsonf_get_int(struct json_object *o, const char *key)
 	return x ? (long long)json_object_get_int64(x) : 0;
 }
 
+double jsonf_get_double(struct json_object *o, const char *key)
+{
+	struct json_object *x = field(o, key);
+
+	return x ? json_object_get_double(x) : 0;
+}
+
 bool jsonf_get_bool(struct json_object *o, const char *key)
 {
 	struct json_object *x = field(o, key);

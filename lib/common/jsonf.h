@@ -41,5 +41,6 @@ int jsonf_known_keys(struct json_object *o, const char *known, const char *what,
 const char *jsonf_get_str(struct json_object *o, const char *key);   /* NULL */
 long long jsonf_get_int(struct json_object *o, const char *key);     /* 0 */
 bool jsonf_get_bool(struct json_object *o, const char *key);         /* false */
+double jsonf_get_double(struct json_object *o, const char *key);     /* 0 */
 
 #endif

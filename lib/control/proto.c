@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* perfmarkd control protocol: framing, validation, SCM_RIGHTS. */
 #include <errno.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -485,5 +486,45 @@ int proto_record_start_opts(struct json_object *msg, bool *pipe, int *pid, char 
 		return -EINVAL;
 	}
 	*pid = (int)json_object_get_int64(x);
+	return 0;
+}
+
+int proto_keep_opts(struct json_object *msg, int *from, uint64_t *ring, char *dir, size_t dirlen,
+		    char *err, size_t errlen)
+{
+	struct json_object *x;
+	const char *d;
+
+	*from = 0;
+	*ring = 0;
+	dir[0] = '\0';
+	if (json_object_object_get_ex(msg, "from", &x)) {
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) <= 0 ||
+		    json_object_get_int64(x) > INT32_MAX) {
+			snprintf(err, errlen, "keep: bad pid in \"from\"");
+			return -EINVAL;
+		}
+		*from = (int)json_object_get_int64(x);
+	}
+	if (json_object_object_get_ex(msg, "ring", &x)) {
+		if (!json_object_is_type(x, json_type_int) || json_object_get_int64(x) <= 0) {
+			snprintf(err, errlen, "keep: bad ring size");
+			return -EINVAL;
+		}
+		*ring = (uint64_t)json_object_get_int64(x);
+	}
+	if (json_object_object_get_ex(msg, "dir", &x)) {
+		d = json_object_get_string(x);
+		if (!json_object_is_type(x, json_type_string) || d[0] != '/' ||
+		    strlen(d) >= dirlen || strlen(d) >= PATH_MAX) {
+			snprintf(err, errlen, "keep: the output directory must be an absolute path");
+			return -EINVAL;
+		}
+		snprintf(dir, dirlen, "%s", d);
+	}
+	if (*ring && dir[0]) {
+		snprintf(err, errlen, "keep: give only one of a ring and an output directory");
+		return -EINVAL;
+	}
 	return 0;
 }

@@ -25,7 +25,21 @@
  *     -> {"ok":true,"re":"record-stop","stats":{...}}
  * While it records the daemon may send, unasked,
  *   {"ok":false,"event":"failed","errno":E,"error":"..."}  (output failed)
+ *   {"ok":true,"event":"kept","name":NAME,"stats":{...}}    (see keep)
  * and errors of record-start/-stop carry "errno" when the output failed.
+ *
+ * A recording becomes a named session while it runs (issue 20, seed 003):
+ *   {"cmd":"keep","name":NAME[,"from":PID][,"ring":BYTES|,"dir":ABSDIR + its fd]}
+ *     the recording of the connection of process PID (without "from": of
+ *     this connection), kept by its owner or root: its file ends there and
+ *     is finished, the session goes on from the same collection.  The
+ *     recording's connection hears the "kept" event (and a record-stop
+ *     after it is answered with it); the asker gets {"ok":true,"session":{...}}
+ *     (the recording's own connection: the event is its answer).  Errors
+ *     carry "re":"keep".
+ *   {"cmd":"take","name":NAME} + the output fd: as attach (the ring's
+ *     contents first, then live); the session is deleted when this
+ *     connection ends, however it ends.
  *
  * Everything returns 0 / a count, or a negative errno.
  */
@@ -73,7 +87,9 @@ struct json_object;
 	X(RECORD,       record,       "record",       PROTO_DOC,          "opts,argv") \
 	X(RECORD_START, record_start, "record-start", 0,                  "pipe,pid") \
 	X(RECORD_STATS, record_stats, "record-stats", 0,                  "") \
-	X(RECORD_STOP,  record_stop,  "record-stop",  0,                  "")
+	X(RECORD_STOP,  record_stop,  "record-stop",  0,                  "") \
+	X(KEEP,         keep,         "keep",         PROTO_NAMED | PROTO_NEW, "from,ring,dir") \
+	X(TAKE,         take,         "take",         PROTO_NAMED,        "")
 
 enum proto_cmd {
 #define PROTO_CMD_ENUM(id, fn, name, flags, keys) PROTO_CMD_##id,
@@ -111,6 +127,13 @@ bool proto_name_valid(const char *name);
  */
 int proto_record_argv(struct json_object *msg, char ***argv, int *argc);
 void proto_argv_free(char **argv);
+/*
+ * keep's options: "from" (0: none), "ring" (0: none) and "dir" ("": none;
+ * absolute, for the record: the directory itself comes as an fd).  Only
+ * one of ring and dir.  0, or -EINVAL with err.
+ */
+int proto_keep_opts(struct json_object *msg, int *from, uint64_t *ring, char *dir, size_t dirlen,
+		    char *err, size_t errlen);
 /* record-start's options: "pipe" (bool) and "pid" (0: none).  0, or -EINVAL with err. */
 int proto_record_start_opts(struct json_object *msg, bool *pipe, int *pid, char *err, size_t errlen);
 

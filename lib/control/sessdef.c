@@ -18,7 +18,7 @@ void sessdef_init(struct sessdef *d)
 }
 
 /* the keys of the document (sessdef.h), and of the sink object, as a client may send them */
-#define DEF_KEYS   "name,spec,sink,owner,resolved,seq,stopped,error,message"
+#define DEF_KEYS   "name,spec,sink,count,owner,resolved,seq,stopped,error,message"
 #define SINK_KEYS  "type,size,dir,rotate_size,rotate_secs,keep"
 /* earlier perfmark: the recspec's and the sink's keys beside them */
 #define FLAT_SINK_KEYS "ring_size,dir,rotate_size,rotate_secs,keep"
@@ -65,6 +65,27 @@ static int sink_from_json(struct json_object *o, struct sessdef *d, bool trusted
 		return errline(err, errlen, "a file sink needs an output directory");
 	if (d->sink == SESSDEF_SINK_RING && (d->rotate_size || d->rotate_secs || d->keep))
 		return errline(err, errlen, "--rotate and --keep need --output DIR");
+	return 0;
+}
+
+/* "count": [EVENT, ...], each one event as perf stat names it (no globs) */
+static int count_from_json(struct json_object *o, struct sessdef *d, char *err, size_t errlen)
+{
+	struct json_object *arr, *x;
+	size_t i;
+	int e = jsonf_array(o, "count", &arr, SESSDEF_MAX_COUNT, err, errlen);
+
+	if (e)
+		return e;
+	for (i = 0; arr && i < json_object_array_length(arr); i++) {
+		x = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(x, json_type_string) ||
+		    evspec_lookup_for(json_object_get_string(x), EVSPEC_COUNTING, &d->count[i]))
+			return errline(err, errlen, "cannot count '%.64s': unknown event",
+				       json_object_is_type(x, json_type_string) ?
+				       json_object_get_string(x) : "?");
+		d->nr_count = i + 1;
+	}
 	return 0;
 }
 
@@ -132,7 +153,8 @@ int sessdef_from_json(struct json_object *o, struct sessdef *d, bool trusted,
 	/* earlier perfmark: the recspec's keys at the top level */
 	if ((e = spec ? recspec_from_json(spec, &d->spec, err, errlen) :
 			recspec_from_json_in(o, &d->spec, err, errlen)) ||
-	    (e = sink_from_json(o, d, trusted, err, errlen)))
+	    (e = sink_from_json(o, d, trusted, err, errlen)) ||
+	    (e = count_from_json(o, d, err, errlen)))
 		return e;
 	if (d->spec.target == RECSPEC_TARGET_PIDS && !d->spec.nr_pids)
 		return errline(err, errlen, "target \"pids\" needs at least one pid");
@@ -177,6 +199,12 @@ struct json_object *sessdef_to_json(const struct sessdef *d, bool with_state)
 	/* without the state: a client's request, only what differs from the defaults */
 	json_object_object_add(o, "spec", recspec_to_json(&d->spec, with_state));
 	json_object_object_add(o, "sink", sink_to_json(d, with_state));
+	if (d->nr_count) {
+		a = json_object_new_array();
+		for (i = 0; i < d->nr_count; i++)
+			json_object_array_add(a, json_object_new_string(d->count[i].name));
+		json_object_object_add(o, "count", a);
+	}
 	if (!with_state)
 		return o;
 	add_u64(o, "owner", d->owner);

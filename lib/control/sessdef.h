@@ -9,13 +9,14 @@
  *    "spec":{...recspec.h...},
  *    "sink":{"type":"ring","size":BYTES}
  *         | {"type":"file","dir":ABSDIR,"rotate_size":BYTES,"rotate_secs":S,"keep":N},
+ *    "count":[EVENT,...]   (optional: counted, not sampled; no globs here),
  *    kept by the daemon (ignored in a create request):
  *    "owner":UID, "resolved":[EVENT as opened, ...], "seq":N,
  *    "stopped":B, "error":B, "message":TEXT}
  *
  * `session show`/`list` add what is live: "state", "samples", "markers",
  * "lost", "bytes", "readers", "reader_lost", "pin_dir", and in "sink" its
- * usage.  Definitions stored by earlier perfmark (recspec keys, "sink" as
+ * usage; with counters, "counts" (daemon/counts.c).  Definitions stored by earlier perfmark (recspec keys, "sink" as
  * "ring"/"file" and the sink's keys at the top level) are still read.
  */
 #ifndef PERFMARK_SESSDEF_H
@@ -34,6 +35,7 @@
 #define SESSDEF_RING_MAX     (1ull << 30)
 #define SESSDEF_ROTATE_MIN   (64ull << 10)
 #define SESSDEF_KEEP_MAX     100000
+#define SESSDEF_MAX_COUNT    8        /* --counters: counters of one session */
 
 enum sessdef_sink {
 	SESSDEF_SINK_RING,
@@ -48,6 +50,9 @@ struct sessdef {
 	char dir[PATH_MAX];                /* file sink */
 	uint64_t rotate_size, rotate_secs;
 	uint32_t keep;                     /* 0: keep all */
+	/* --counters: events counted on the session's targets, as perf stat counts them */
+	struct evspec count[SESSDEF_MAX_COUNT];
+	size_t nr_count;
 	/* kept by the daemon */
 	uint32_t owner;                    /* uid */
 	char resolved[RECSPEC_MAX_EVENTS][EVSPEC_NAME_MAX];     /* as opened (after fallback), for adoption */

@@ -134,6 +134,35 @@ int session__adopt(struct session **out, const struct session_opts *opts,
 int session__unpin(const char *dir);
 
 /*
+ * Hand a running session over to another output (handover.c; perfmarkd
+ * keeps a `perfmark record` as a named session).  The collection is not
+ * touched: no event, program or ring is opened or closed.  In order:
+ *   - pin_dir (when set): the collection is pinned there (it outlives the
+ *     process from now on); on failure nothing has changed;
+ *   - everything read up to `until` goes to the current output as a last
+ *     round, and that output is finished (features written);
+ *   - from then on records go to sink (not freed; session__events tells
+ *     its events), which first gets the targets' state (COMM, MMAP2, ...
+ *     as of now, stamped with the session's start so they come before
+ *     anything it will hold) and what the reorder window still holds.
+ * Every record read goes to exactly one of the two outputs.  final: the
+ * finished output's counts (its samples, markers, bytes); the session
+ * counts afresh from here.  *old_err: that output's error (0: complete).
+ * Returns 0, or -errno with err when nothing was done.
+ */
+struct session_handover {
+	struct sink *sink;
+	uint64_t until;                  /* session__clock() of the request */
+	const char *pin_dir;             /* kept by the caller while the session lives */
+	void (*notice)(void *ctx, const char *msg);
+	void *notice_ctx;
+};
+int session__handover(struct session *s, const struct session_handover *h,
+		      struct session_stats *final, int *old_err, char *err, size_t errlen);
+/* what the session records, its targets so far included (a CMD, -p) */
+const struct recspec *session__spec(const struct session *s);
+
+/*
  * The events as they appear in perf.data (attrs with ids and names), for
  * sinks that write their own files; ids[] receives the id storage and must
  * hold max entries.  Returns the number of events.

@@ -386,6 +386,16 @@ int window__overflow(struct window *o, window_out_fn out, void *ctx)
 	return e;
 }
 
+int window__foreach(const struct window *o, window_out_fn out, void *ctx)
+{
+	size_t i;
+	int e = 0;
+
+	for (i = 0; !e && i < o->n; i++)
+		e = out(ctx, o->idx[i].time, o->idx[i].rec, o->idx[i].len);
+	return e;
+}
+
 uint64_t window__flushed(const struct window *o)
 {
 	return o->flushed;

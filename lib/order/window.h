@@ -71,6 +71,12 @@ int window__overflow(struct window *o, window_out_fn out, void *ctx);
  * Returns 1 when something went out (a round), 0 when nothing did.
  */
 int window__flush(struct window *o, uint64_t cutoff, window_out_fn out, void *ctx);
+/*
+ * out() for each record held, in no particular order, and they stay: a
+ * session handed to a new sink journals what it still holds there.  A
+ * non-zero return stops and is returned.
+ */
+int window__foreach(const struct window *o, window_out_fn out, void *ctx);
 /* the highest cutoff flushed so far (0: none) */
 uint64_t window__flushed(const struct window *o);
 void window__stats(const struct window *o, struct window_stats *st);

@@ -567,6 +567,30 @@ int sink__round(struct sink *s)
 
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 {
+	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
+}
+
+/* records of the caller's after what the sink holds (tail: complete records, 8-aligned) */
+static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
+{
+	const char *p = tail;
+	size_t off = 0;
+	int e = 0;
+
+	while (!e && off + sizeof(struct perf_event_header) <= len) {
+		const struct perf_event_header *h = (const void *)(p + off);
+
+		if (h->size < sizeof(*h) || (h->size & 7) || h->size > len - off)
+			return -EINVAL;
+		e = perfdata_writer__add(w, h, h->size);
+		off += h->size;
+	}
+	return e ? e : perfdata_writer__round(w);
+}
+
+int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
+			size_t tail_len)
+{
 	struct perfdata_writer *w = NULL;
 	struct copy c = { 0 };
 	int e;
@@ -582,6 +606,8 @@ int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
 		e = pring__sorted(s->pr, until, copy_one, &c);
 	else
 		e = file_snapshot(s, w);
+	if (!e && tail_len)
+		e = add_tail(w, tail, tail_len);
 	if (!e)
 		e = perfdata_writer__finish(w);
 	perfdata_writer__free(w);

@@ -111,6 +111,13 @@ int sink__round(struct sink *s);
  * sink holds with time <= until: the ring, or the current file.
  */
 int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until);
+/*
+ * The same with the caller's records after what the sink holds (a
+ * session's counters as perf stat's records): tail_len bytes of complete
+ * perf records.
+ */
+int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
+			size_t tail_len);
 /* perfdata, file: finish the output (features written).  Later records: -EBADF. */
 int sink__close(struct sink *s);
 void sink__stats(const struct sink *s, struct sink_stats *st);
