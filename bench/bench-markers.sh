@@ -11,6 +11,13 @@
 #     goal 0.1).  Markers come in bursts of at most half a thread's fast-lane
 #     ring with untimed pauses (so is trace_marker): the cost of a marker
 #     the fast lane takes; what a thread sustains is (d).
+# (w) a whole process (issue 24): one that starts and emits BENCH_WHOLE_N
+#     perf_printf("bench %ld") at once, under `perfmark record`, against one
+#     that starts and writes as many formatted lines to trace_marker (not
+#     recorded); per-call ns of each process's whole CPU time (its start,
+#     its library's set-up, the first markers' trap lane, full rings:
+#     everything), paired per round, BENCH_WHOLE_ROUNDS rounds (goal <= 0.15);
+#     beside it how many markers took the trap lane and why (record -v).
 # (c) traced perfmark_emit of 64 bytes (target <= 0.15 x trace_marker) and of
 #     4 KiB (target <= 0.5 x), same run.
 # (a') the same run with PERFMARK_FASTLANE=0: every marker takes the trap
@@ -30,6 +37,7 @@
 #
 # Environment: BENCH_MARKER_N (calls per round, default 200000),
 # BENCH_MARKER_ROUNDS (default 7), BENCH_RATE_SECS (default 1),
+# BENCH_WHOLE_N (default 1000000), BENCH_WHOLE_ROUNDS (default 5),
 # BENCH_RATES (default "1000000 2500000 5000000 7500000 10000000 12500000 15000000 0"),
 # BENCH_RATES4 (default "2000000 5000000 10000000 15000000 20000000 0"; 0 = unpaced).
 set -u
@@ -39,6 +47,8 @@ build=$(cd "${1:-$src/build}" && pwd) || exit 1
 PERFMARK=${PERFMARK:-$build/perfmark}
 N=${BENCH_MARKER_N:-200000}
 ROUNDS=${BENCH_MARKER_ROUNDS:-7}
+WN=${BENCH_WHOLE_N:-1000000}
+WROUNDS=${BENCH_WHOLE_ROUNDS:-5}
 SECS=${BENCH_RATE_SECS:-1}
 RATES=${BENCH_RATES:-"1000000 2500000 5000000 7500000 10000000 12500000 15000000 0"}
 RATES4=${BENCH_RATES4:-"2000000 5000000 10000000 15000000 20000000 0"}
@@ -108,6 +118,34 @@ side() {
 side fast
 side trap PERFMARK_FASTLANE=0
 S=$W/side.fast.out T0=$W/side.trap.out
+
+# --- (w): whole processes, side by side with trace_marker ----------------------------
+: >"$W/whole.res"
+for r in $(seq "$WROUNDS"); do
+	for k in $( [ $((r % 2)) = 1 ] && echo "pm tm" || echo "tm pm"); do
+		if [ "$k" = pm ]; then
+			"$PERFMARK" record -v -o "$W/whole.data" -- "$MB" whole "$WN" \
+				>"$W/whole.pm.out" 2>"$W/whole.pm.err" ||
+				{ cat "$W/whole.pm.err" >&2; die "whole run under perfmark record failed"; }
+			[ "$(val enabled "$W/whole.pm.out")" = 1 ] || die "markers were not traced in the whole run"
+			pm=$(val whole_ns "$W/whole.pm.out")
+			sed -n 's/.*perfmark record: [0-9]* markers through the fast lane, \([0-9]*\) through the trap lane.*/\1/p' \
+				"$W/whole.pm.err" >>"$W/whole.trap"
+			grep -o 'through the trap lane.*' "$W/whole.pm.err" | sed 's/ ]$//' >"$W/whole.why"
+			rm -f "$W/whole.data"
+		else
+			"$MB" whole "$WN" "$INST/trace_marker" >"$W/whole.tm.out" 2>&1 || die "whole trace_marker run failed"
+			tm=$(val whole_ns "$W/whole.tm.out")
+		fi
+	done
+	echo "$pm $tm" >>"$W/whole.res"
+done
+med() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
+	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+wpm=$(awk '{ print $1 }' "$W/whole.res" | med)
+wtm=$(awk '{ print $2 }' "$W/whole.res" | med)
+wratio=$(awk '{ print $1 / $2 }' "$W/whole.res" | med)
+wtrap=$(med <"$W/whole.trap")
 
 # --- (b): untraced ----------------------------------------------------------------
 "$MB" untraced 50000000 "$ROUNDS" >"$W/untraced.out" 2>&1 || die "untraced run failed"
@@ -179,7 +217,7 @@ if command -v bpftrace >/dev/null; then
 fi
 
 # --- table -------------------------------------------------------------------------
-pass() { awk "BEGIN { exit !($1) }" && echo ok || echo MISSED; }
+pass() { awk "BEGIN { exit !($1) }" && echo PASS || echo FAIL; }
 echo
 echo "marker costs, ns/call in thread CPU time: median of $ROUNDS rounds, best round, [median wall time]"
 row() { printf '%-46s %9s %9s %10s %11s %8s\n' "$@"; }
@@ -191,6 +229,10 @@ rp=$(val ratio_paired "$S")
 row "(a) ratio perf_printf / trace_marker, paired" "$rp" - - "<= 0.25" "$(pass "$rp <= 0.25")"
 row "(a) same, against the goal" "$rp" - - "<= 0.1" "$(pass "$rp <= 0.1")"
 r64=$(val ratio64_paired "$S"); r4k=$(val ratio4k_paired "$S")
+row "(w) whole process: perf_printf under record" "$wpm" - - - -
+row "(w) whole process: write(trace_marker)" "$wtm" - - - -
+row "(w) ratio whole processes, paired" "$wratio" - - "<= 0.15" "$(pass "$wratio <= 0.15")"
+row "(w) trap-lane markers of the $WN (median)" "$wtrap" - - - -
 row "(c) perfmark_emit 64 B traced" "$(val emit64_ns "$S")" "$(val emit64_min_ns "$S")" "[$(val emit64_wall_ns "$S")]" - -
 row "(c) ratio emit 64 B / trace_marker, paired" "$r64" - - "<= 0.15" "$(pass "$r64 <= 0.15")"
 row "(c) perfmark_emit 4 KiB traced" "$(val emit4k_ns "$S")" "$(val emit4k_min_ns "$S")" "[$(val emit4k_wall_ns "$S")]" - -
@@ -209,4 +251,5 @@ row "(e) recorder CPU s per million markers" "$best4_cpu" - - - -
 row "(f) uprobe hit, five-byte nop site (old)" "$nop5" - - - -
 row "(f) uprobe hit, one-byte nop site (now)" "$nop1" - - - -
 echo "(a)/(c) check: $(cat "$W/side.fast.check"); trap lane run: $(cat "$W/side.trap.check")"
+echo "(w) the last whole run's markers: $(cat "$W/whole.why" 2>/dev/null)"
 echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

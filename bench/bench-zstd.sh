@@ -69,7 +69,7 @@ one_try() {
 		[ "$kind" = pmz ] && perf report --header-only -i "$out" 2>/dev/null |
 			sed -n 's/^# compressed : .*ratio = \([0-9]*\).*/\1/p' >>"$W/pmz.hdr"
 	fi
-	read -r wall wcpu <"$res"
+	read -r wall wcpu _ <"$res"
 	read -r u s < <(tail -n 1 "$W/time")
 	echo "$wall $wcpu $(calc "$u + $s") $size $samples $dsize" >>"$W/$kind.res"
 }

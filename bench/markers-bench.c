@@ -11,6 +11,13 @@
  *   markers-bench untraced N ROUNDS
  *       Untraced perf_printf and perfmark_emit ns/call (medians), beside an
  *       empty out-of-line function call for scale.
+ *   markers-bench whole N [TRACE_MARKER]
+ *       A whole process: from its first instruction, N perf_printf("bench
+ *       %ld") (with TRACE_MARKER: snprintf + write() of the same string to
+ *       it instead), no pause, then the process's CPU time since it started
+ *       (exec, loading, libperfmark's constructor, the first markers'
+ *       trap lane, full rings: all of it) per call, and wall time per call
+ *       from main().
  *   markers-bench rate RATE SECONDS [THREADS]
  *       Emits 16-byte perfmark_emit markers (type BENCH_TYPE_RATE, payload
  *       u64 sequence + u64 time) from THREADS threads (default 1), together
@@ -351,6 +358,30 @@ static int mode_rate(double rate, double secs, int threads)
 	return 0;
 }
 
+static int mode_whole(long n, const char *marker)
+{
+	uint64_t w0 = now_ns();
+	struct timespec ts;
+	double cpu;
+
+	if (marker) {
+		trace_fd = open(marker, O_WRONLY | O_CLOEXEC);
+		if (trace_fd < 0) {
+			fprintf(stderr, "markers-bench: %s: %s\n", marker, strerror(errno));
+			return 1;
+		}
+	}
+	calls(marker ? K_FTRACE : K_PRINTF, n, 0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	cpu = (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+	printf("enabled %d\n", (int)perfmark_enabled());
+	printf("whole_ns %.1f\n", cpu / n);
+	printf("whole_wall_ns %.1f\n", (double)(now_ns() - w0) / n);
+	printf("emitted %ld\n", marker ? 0 : n);
+	printf("errors %ld\n", errors);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -358,9 +389,11 @@ int main(int argc, char **argv)
 		return mode_side(atol(argv[2]), atoi(argv[3]), argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "untraced"))
 		return mode_untraced(atol(argv[2]), atoi(argv[3]));
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "whole"))
+		return mode_whole(atol(argv[2]), argc == 4 ? argv[3] : NULL);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "rate"))
 		return mode_rate(atof(argv[2]), atof(argv[3]), argc == 5 ? atoi(argv[4]) : 1);
 	fprintf(stderr, "usage: markers-bench side N ROUNDS TRACE_MARKER | untraced N ROUNDS | "
-		"rate RATE SECONDS [THREADS]\n");
+		"whole N [TRACE_MARKER] | rate RATE SECONDS [THREADS]\n");
 	return 2;
 }

@@ -4,8 +4,7 @@
 #   bench/run.sh [BUILD_DIR]          (make bench runs ./bench/run.sh build)
 #
 # Environment: BENCH_ROUNDS (default 5), BENCH_ITERS (loop iterations,
-# default 40000000, ~2 s), BENCH_FREQ (default 4000), BENCH_STARTUP_ROUNDS
-# (default 10).
+# default 40000000, ~2 s), BENCH_FREQ (default 4000).
 #
 # 1. A fixed-work CPU loop (bench/loop.c) runs bare, under
 #    `perf record -e cpu-clock -F 4000 -g` and under `perfmark record -F 4000 -g`,
@@ -16,12 +15,10 @@
 #    - the recorder's own CPU time: user+sys of the recorder and its children
 #      (/usr/bin/time) minus the CPU time the loop reports for itself;
 #    - the size of the file written.
-# 2. Start-up: wall time of `perfmark record -o X -- true` against
-#    `perf record -o Y -- true`, median of BENCH_STARTUP_ROUNDS.
-# 3. Every bench/bench-*.sh found, run as `bash bench/bench-NAME.sh BUILD_DIR`.
+# 2. Every bench/bench-*.sh found, run as `bash bench/bench-NAME.sh BUILD_DIR`
+#    (start-up, in-process and through perfmarkd: bench-startup.sh).
 . "$(dirname "$0")/lib.sh"
 bench_setup bench "$@"
-srounds=${BENCH_STARTUP_ROUNDS:-10}
 
 W=$(mktemp -d /tmp/perfmark-bench.XXXXXX)
 trap 'rm -rf "$W"' EXIT
@@ -44,7 +41,7 @@ one_run() {
 	[ -s "$res" ] || { cat "$W/err.$kind" >&2 2>/dev/null; die "$kind run $r failed"; }
 	local size=0
 	[ -f "$out" ] && size=$(stat -c %s "$out")
-	read -r wall wcpu <"$res"
+	read -r wall wcpu _ <"$res"
 	read -r u s < <(tail -n 1 "$W/time")
 	echo "$wall $wcpu $(awk "BEGIN { print $u + $s }") $size" >>"$W/$kind.res"
 }
@@ -83,28 +80,6 @@ done
 echo
 printf 'perfmark factor / perf factor: wall %.3f, cpu %.3f   (1.000 = same cost as perf)\n' \
 	"$(calc "$perfmark_wf / $perf_wf")" "$(calc "$perfmark_cf / $perf_cf")"
-
-# --- start-up -----------------------------------------------------------------
-startup() {   # tool -> prints wall seconds of one `record -- true`
-	local t0 t1
-	t0=$(date +%s%N)
-	case $1 in
-	perf) perf record -q -o "$W/s.perf.data" -- true >/dev/null 2>&1;;
-	perfmark) "$PERFMARK" record -o "$W/s.pm.data" -- true >/dev/null 2>&1;;
-	esac
-	t1=$(date +%s%N)
-	awk "BEGIN { print ($t1 - $t0) / 1e9 }"
-}
-for i in $(seq "$srounds"); do
-	startup perf >>"$W/s.perf"
-	startup perfmark >>"$W/s.perfmark"
-done
-sp=$(median <"$W/s.perf")
-sm=$(median <"$W/s.perfmark")
-echo
-printf '%-10s %12s\n' tool "start-up ms"
-printf '%-10s %12.1f\n' perf "$(awk "BEGIN { print $sp * 1000 }")" perfmark "$(awk "BEGIN { print $sm * 1000 }")"
-printf 'perfmark start-up / perf start-up = %.2f   (median of %d)\n' "$(awk "BEGIN { print $sm / $sp }")" "$srounds"
 
 # --- further benchmarks (markers, ...) -------------------------------------------
 for b in "$here"/bench-*.sh; do

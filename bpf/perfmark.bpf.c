@@ -179,19 +179,29 @@ static __always_inline __u32 task_tgid_ns(struct task_struct *t)
  * else is PM_UID_PRIVILEGED, which no member's uid filter matches.  The
  * real uid alone (bpf_get_current_uid_gid) let a member record the
  * setuid-root programs they start, secrets included.
+ *
+ * A global function: the verifier checks it once per program, not at each
+ * call site on each path.  Each load of a pointer through a trusted BTF
+ * pointer makes it search the kernel's BTF for a type by name, one type
+ * after another (btf_nested_type_is_trusted): inlined, those searches were
+ * a fifth of the CPU time of `record -- true` (perf record of it).
  */
-static __always_inline __u32 task_owner_uid(void)
+__noinline __u32 task_owner_uid(void)
 {
-	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	const struct cred *c = BPF_CORE_READ(t, real_cred);
-	struct mm_struct *mm = BPF_CORE_READ(t, mm);
-	__u32 uid = BPF_CORE_READ(c, uid.val);
-	unsigned long mmflags = 0;
+	/*
+	 * Through the task's BTF pointer: plain loads the JIT inlines (a fault
+	 * reads 0), not one probe-read helper call a field: this runs on every
+	 * sample of every CPU, and the calls were most of a filtered sample's cost.
+	 */
+	struct task_struct *t = bpf_get_current_task_btf();
+	const struct cred *c = t->real_cred;
+	struct mm_struct *mm = t->mm;
+	__u32 uid = c->uid.val;
 
-	if (BPF_CORE_READ(c, euid.val) != uid || BPF_CORE_READ(c, suid.val) != uid)
+	if (c->euid.val != uid || c->suid.val != uid)
 		return PM_UID_PRIVILEGED;
 	/* mm->flags: an unsigned long, or (6.18) a bitmap whose first word it is */
-	if (mm && (bpf_core_read(&mmflags, sizeof(mmflags), &mm->flags) || (mmflags & 3) != 1))
+	if (mm && (*(unsigned long *)&mm->flags & 3) != 1)
 		return PM_UID_PRIVILEGED;
 	return uid;
 }
@@ -208,6 +218,28 @@ static __always_inline bool wanted(__u32 tgid, __u32 uid)
 	if (c->nr_uids && bpf_map_lookup_elem(&uids, &uid))
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/*
+ * wanted() with the owner's uid looked up only when needed: the filter
+ * first (most samples of a recording of one command are other tasks').
+ * *uid is set when true is returned.
+ */
+static __always_inline bool wanted_uid(__u32 tgid, __u32 *uid)
+{
+	__u32 zero = 0;
+	struct pm_cfg *c = bpf_map_lookup_elem(&cfg, &zero);
+
+	if (!c)
+		return false;
+	if (c->all || bpf_map_lookup_elem(&targets, &tgid)) {
+		*uid = task_owner_uid();
+		return true;
+	}
+	if (!c->nr_uids)
+		return false;
+	*uid = task_owner_uid();
+	return bpf_map_lookup_elem(&uids, uid) != NULL;
 }
 
 /*
@@ -313,7 +345,7 @@ out:
 SEC("perf_event")
 int on_sample(struct bpf_perf_event_data *ctx)
 {
-	__u32 tgid, zero = 0, uid = task_owner_uid();
+	__u32 tgid, zero = 0, uid = 0;
 	struct pm_sample *s;
 	__u64 nk = 0, nu = 0, size, id, flags;
 	bool no_room = false;
@@ -322,7 +354,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	if (!current_ids(&id, true))
 		return 0;
 	tgid = id >> 32;
-	if (!wanted(tgid, uid))
+	if (!wanted_uid(tgid, &uid))
 		return 0;
 	if (want_callchain && ustack_mode == PM_US_DWARF)
 		return copy_sample(ctx, id, uid);
@@ -383,7 +415,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
  * probe site itself for libraries that do not pass one.
  */
 static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void *data, __u32 size,
-				     __u64 ip, __u32 tgid, __u32 tid, __u32 uid)
+				     __u64 ip, __u32 tgid, __u32 tid, __u32 uid, __u32 ext)
 {
 	__u32 flags = 0;
 	__u64 n = size;
@@ -411,7 +443,7 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 	m->flags = flags;
 	m->ip = ip;
 	m->uid = uid;
-	m->ext = 0;
+	m->ext = ext;
 	barrier_var(n);
 	if (n > PM_MAX_PAYLOAD)
 		return 0;
@@ -420,16 +452,24 @@ static __always_inline int marker_in(struct pm_marker *m, __u32 type, const void
 	return 0;
 }
 
-static __always_inline int marker(__u32 type, const void *data, __u32 size, __u64 ip)
+/* the library's word on why the marker came this way (PM_TRAP_TAG | why), for pm_marker.ext */
+static __always_inline __u32 trap_ext(__u64 why)
 {
-	__u32 tgid, zero = 0, slot = PM_MARKER_SLOTS, uid = task_owner_uid(), *busy;
+	if ((why & ~0xffull) != PM_TRAP_TAG || (why & 0xff) >= PM_TRAP_NR)
+		return 0;        /* PM_TRAP_UNKNOWN */
+	return (__u32)(why & 0xff) << PM_X_TRAP_SHIFT;
+}
+
+static __always_inline int marker(__u32 type, const void *data, __u32 size, __u64 ip, __u32 ext)
+{
+	__u32 tgid, zero = 0, slot = PM_MARKER_SLOTS, uid = 0, *busy;
 	struct pm_marker *m;
 	__u64 id;
 
 	if (!current_ids(&id, false))
 		return 0;
 	tgid = id >> 32;
-	if (!wanted(tgid, uid))
+	if (!wanted_uid(tgid, &uid))
 		return 0;
 	busy = bpf_map_lookup_elem(&mbusy, &zero);
 	if (!busy)
@@ -450,23 +490,23 @@ static __always_inline int marker(__u32 type, const void *data, __u32 size, __u6
 	}
 	m = bpf_map_lookup_elem(&mscratch, &slot);
 	if (m)
-		marker_in(m, type, data, size, ip, tgid, (__u32)id, uid);
+		marker_in(m, type, data, size, ip, tgid, (__u32)id, uid, ext);
 	__sync_fetch_and_and(busy, ~(1u << slot));
 	return 0;
 }
 
-/* perfmark:trap (type, data, size, caller), attached by file, pid -1 */
+/* perfmark:trap (type, data, size, caller, why), attached by file, pid -1 */
 SEC("uprobe")
-int BPF_KPROBE(on_trap, __u32 type, const void *data, __u32 size, __u64 ip)
+int BPF_KPROBE(on_trap, __u32 type, const void *data, __u32 size, __u64 ip, __u64 why)
 {
-	return marker(type, data, size, ip);
+	return marker(type, data, size, ip, trap_ext(why));
 }
 
 /* perfmark:uevent of a libperfmark without the trap site: (type, data, size) */
 SEC("uprobe")
 int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
 {
-	return marker(type, data, size, PT_REGS_IP(ctx));
+	return marker(type, data, size, PT_REGS_IP(ctx), 0);
 }
 
 /*

@@ -73,10 +73,39 @@ struct pm_marker {
 #define PM_X_CLAMPED   0x1
 
 /*
+ * Why a marker took the trap lane, as the library says (the trap site's
+ * fifth argument, PM_TRAP_TAG | why; anything else is PM_TRAP_UNKNOWN):
+ * BPF puts it in pm_marker.ext bits 8-15.  Only ever counted: a traced
+ * process can say what it likes here.
+ */
+#define PM_TRAP_TAG       0x504d545200000000ull   /* "PMTR" in the top half */
+#define PM_X_TRAP_SHIFT   8
+#define PM_X_TRAP_MASK    0xff00u
+enum pm_trap_why {
+	PM_TRAP_UNKNOWN = 0,     /* a library that does not say (or the uevent site) */
+	PM_TRAP_NO_AREA,         /* the first marker: it offers the area (or none could be made) */
+	PM_TRAP_NOT_JOINED,      /* an area, not yet joined by every recorder */
+	PM_TRAP_RING_FULL,       /* the thread's ring was full */
+	PM_TRAP_SILENT,          /* every reader had gone silent (a recorder died) */
+	PM_TRAP_NO_SLOT,         /* a vfork() child: no ring of its own */
+	PM_TRAP_TRAPALL,         /* a recorder without a site of its own listens */
+	PM_TRAP_OFF,             /* PERFMARK_FASTLANE=0 */
+	PM_TRAP_NR
+};
+
+/*
  * libperfmark's registration of a fast-lane area: the argument of its
  * perfmark:register probe (layout of the area: lib/perfmark/fastlane_wire.h).
  */
 #define PM_FL_REG_AREA 1
+/*
+ * Offered as the library loaded, before any marker: the recorder maps and
+ * joins it, but reads it only once a PM_FL_REG_AREA offer of the same area
+ * (the process's first marker, which takes the trap lane) has said whose
+ * its markers are: the owner as of the first marker, as before, not as of
+ * the load (a process may make itself non-dumpable in between).
+ */
+#define PM_FL_REG_EARLY 2
 struct pm_fl_reg {
 	__u32 kind;         /* PM_FL_REG_AREA */
 	__u32 version;      /* PM_FL_VERSION */

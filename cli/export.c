@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * perfmark export [-i FILE|-] [-e EVENT] --format chrome|pprof|collapsed [-o FILE]
+ *                 [perf's filters: --comm --pid --tid --dso --sym --cpu --time]
  *
  *   collapsed  Brendan Gregg's folded stacks: "comm;outer;...;leaf COUNT"
  *   chrome     Trace Event JSON (Perfetto UI, chrome://tracing, speedscope):
@@ -24,6 +25,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "escape.h"
+#include "filteropts.h"
 #include "marker.h"
 
 /* ---- collapsed ------------------------------------------------------------------ */
@@ -338,6 +340,8 @@ static const struct format {
 
 struct export_args {
 	const char *input, *output, *format;
+	int argc;
+	char **argv;
 };
 
 static const struct opt export_table[] = {
@@ -360,39 +364,31 @@ const struct opts_cmd export_cmd = {
 	.brief = "convert for other viewers: chrome, pprof, collapsed",
 	.about = "Convert a recording for other viewers.",
 	.in_order = true,
-	.tables = { export_table, export_event_table },
+	.tables = { export_table, export_event_table, pm_filter_table },
 };
 
-int cmd_export(int argc, char **argv)
+/* The command once its options are parsed */
+static int export_run(const struct export_args *args, struct profile_opts *po, struct filter *f)
 {
-	const char *input = "perf.data", *output = NULL, *fmt = NULL;
 	const struct format *fm;
-	struct profile_opts po = { 0 };
 	struct profile *p = NULL;
-	struct export_args args = { .input = "perf.data" };
-	void *ctx[] = { &args, &po };
 	FILE *out;
 	int r;
 
-	r = opts_parse(&export_cmd, ctx, argc, argv);
-	if (r)
-		return r == OPTS_HELP ? 0 : 1;
-	input = args.input;
-	output = args.output;
-	fmt = args.format;
-	if (optind < argc)
-		return pm_err("unexpected argument '%s'", argv[optind]);
-	if (!fmt)
+	if (optind < args->argc)
+		return pm_err("unexpected argument '%s'", args->argv[optind]);
+	if (!args->format)
 		return pm_err("--format is required (chrome, pprof or collapsed)");
-	for (fm = formats; fm->name && strcmp(fm->name, fmt); fm++)
+	for (fm = formats; fm->name && strcmp(fm->name, args->format); fm++)
 		;
 	if (!fm->name)
-		return pm_err("unknown format '%s' (chrome, pprof or collapsed)", fmt);
-	po.keep_marks = fm->marks;
-	po.keep_addrs = fm->addrs;
-	if (pm_load(input, &po, &p))
+		return pm_err("unknown format '%s' (chrome, pprof or collapsed)", args->format);
+	po->keep_marks = fm->marks;
+	po->keep_addrs = fm->addrs;
+	po->filter = f;
+	if (pm_load(args->input, po, &p))
 		return 1;
-	out = pm_output(output);
+	out = pm_output(args->output);
 	if (!out) {
 		profile__free(p);
 		return 1;
@@ -400,6 +396,24 @@ int cmd_export(int argc, char **argv)
 	r = fm->fn(p, out);
 	profile__free(p);
 	if (out != stdout || !r)
-		r = pm_output_close(out, output) || r;
+		r = pm_output_close(out, args->output) || r;
+	return r;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	struct profile_opts po = { 0 };
+	struct export_args args = { .input = "perf.data", .argc = argc, .argv = argv };
+	struct pm_filters pf = { 0 };
+	void *ctx[] = { &args, &po, &pf };
+	int r;
+
+	r = opts_parse(&export_cmd, ctx, argc, argv);
+	if (r) {
+		pm_filters__free(&pf);
+		return r == OPTS_HELP ? 0 : 1;
+	}
+	r = export_run(&args, &po, pf.f);
+	pm_filters__free(&pf);
 	return r;
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] [--range NAME]
+ *                     [perf's filters: --comm --pid --tid --dso --sym --cpu --time]
  *
  * HTML (the default, and FILE.html or .htm; another name is an error, not a
  * page under a name that says otherwise): one self-contained
@@ -39,6 +40,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "escape.h"
+#include "filteropts.h"
 #include "flamegraph-assets.h"
 
 #define SVG_WIDTH 1200
@@ -299,7 +301,7 @@ const struct opts_cmd flamegraph_cmd = {
 	.brief = "a flame graph, as an interactive HTML page or an SVG",
 	.about = "Draw a recording's call stacks as a flame graph.",
 	.in_order = true,
-	.tables = { fg_table, fg_event_table },
+	.tables = { fg_table, fg_event_table, pm_filter_table },
 };
 
 static bool ends_with(const char *path, const char *ext)
@@ -329,20 +331,26 @@ int cmd_flamegraph(int argc, char **argv)
 	struct profile *p = NULL;
 	struct weights w = { 0 };
 	FILE *out = NULL;
-	void *ctx[] = { &o, &po };
+	struct pm_filters pf = { 0 };
+	void *ctx[] = { &o, &po, &pf };
 	int r = 1, svg;
 
 	r = opts_parse(&flamegraph_cmd, ctx, argc, argv);
-	if (r)
+	if (r) {
+		pm_filters__free(&pf);
 		return r == OPTS_HELP ? 0 : 1;
+	}
 	r = 1;
-	if (optind < argc)
-		return pm_err("unexpected argument '%s'", argv[optind]);
+	if (optind < argc) {
+		pm_err("unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
 	svg = output_kind(o.output);
 	if (svg < 0)
-		return 1;
+		goto out;
+	po.filter = pf.f;
 	if (pm_load(o.input, &po, &p))
-		return 1;
+		goto out;
 	if (o.range && pm_range_id(p, o.input, o.range, &id))
 		goto out;
 	if ((o.range && range_pred__init(&rc, p, id) < 0) ||
@@ -367,5 +375,6 @@ out:
 	range_pred__free(&rc);
 	weights__free(&w);
 	profile__free(p);
+	pm_filters__free(&pf);
 	return r;
 }

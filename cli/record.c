@@ -182,41 +182,14 @@ static int open_output(struct record *r)
 	return 0;
 }
 
-/* Fork CMD stopped on a pipe: it execs once everything is attached. */
+/* Fork CMD held (heldcmd.h): it execs once everything is attached. */
 static int spawn(struct record *r, const sigset_t *oldmask)
 {
-	int go[2], ee[2];
+	/* a stream on stdout owns it; the command writes to stderr instead */
+	int e = heldcmd__fork(&r->held, r->cmd, oldmask, r->so.pipe);
 
-	if (pipe2(go, O_CLOEXEC) || pipe2(ee, O_CLOEXEC))
-		return pm_err("pipe: %s", strerror(errno));
-	r->child = fork();
-	if (r->child < 0)
-		return pm_err("fork: %s", strerror(errno));
-	if (r->child == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(ee[0]);
-		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		signal(SIGPIPE, SIG_DFL);
-		if (r->so.pipe) {
-			/* the stream owns stdout; the command writes to stderr instead */
-			dup2(2, 1);
-		}
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		execvp(r->cmd[0], r->cmd);
-		e = errno;
-		if (write(ee[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ee[1]);
-	r->go_fd = go[1];
-	r->exec_err_fd = ee[0];
-	return 0;
+	r->child = r->held.pid;
+	return e;
 }
 
 /*
@@ -398,6 +371,17 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 			"(the process had gone, its owner unknown), %llu refused (not plainly one "
 			"user's, or not a safe file) ]\n", (unsigned long long)st->jit_lines,
 			(unsigned long long)st->jit_missed, (unsigned long long)st->jit_refused);
+	if (r->verbose && st->markers) {
+		char line[512];
+
+		collector_lanes_text(st->fast_markers, st->trap_markers, line, sizeof(line));
+		fprintf(stderr, "[ perfmark record: %s ]\n", line);
+	}
+	/* the sampling program's own cost, as the kernel measures it (bpf_stats on) */
+	if (r->verbose && st->sampler_runs)
+		fprintf(stderr, "[ perfmark record: sampler: %llu runs, %.0f ns a run (kernel.bpf_stats_enabled; "
+			"every CPU's samples, the filtered ones too) ]\n", (unsigned long long)st->sampler_runs,
+			(double)st->sampler_ns / st->sampler_runs);
 	if (r->verbose && st->unwind.cap) {
 		char line[1024];
 
@@ -438,27 +422,6 @@ static int exit_status(const struct record *r, bool child_done, int status)
 		return WEXITSTATUS(status);
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
-	return 0;
-}
-
-/* Let CMD exec; 0, or 1 after the error (CMD reaped). */
-static int release_child(struct record *r)
-{
-	int xe;
-
-	/* the child execs when this byte arrives (or the pipe closes: it exits) */
-	(void)!write(r->go_fd, "g", 1);
-	close(r->go_fd);
-	r->go_fd = -1;
-	/* the error pipe closes on a successful exec */
-	if (read(r->exec_err_fd, &xe, sizeof(xe)) == sizeof(xe)) {
-		waitpid(r->child, NULL, 0);
-		close(r->exec_err_fd);
-		r->exec_err_fd = -1;
-		return pm_err("%s: %s", r->cmd[0], strerror(xe));
-	}
-	close(r->exec_err_fd);
-	r->exec_err_fd = -1;
 	return 0;
 }
 
@@ -600,7 +563,7 @@ static int drive(struct record *r, const struct record_backend *b)
 			kill(r->child, SIGKILL), waitpid(r->child, NULL, 0);
 		goto fail_unlink;
 	}
-	if (r->cmd_argc && release_child(r))
+	if (r->cmd_argc && heldcmd__release(&r->held, r->cmd[0]))
 		goto fail_unlink;
 	flush_notices(r);
 
@@ -673,7 +636,7 @@ out:
 int cmd_record(int argc, char **argv)
 {
 	struct record r = {
-		.go_fd = -1, .exec_err_fd = -1, .sock = -1, .so.uid_filter = (uint32_t)-1,
+		.held = HELDCMD_INIT, .sock = -1, .so.uid_filter = (uint32_t)-1,
 		.out.fd = -1, .argc = argc, .argv = argv,
 	};
 	int e;

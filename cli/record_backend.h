@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "heldcmd.h"
 #include "outfile.h"
 #include "session.h"
 
@@ -38,7 +39,7 @@ struct record {
 	char kept[72];               /* the session it was kept as */
 	int kept_err;                /* ... and the error its file ended with (0: none) */
 	pid_t child;
-	int go_fd, exec_err_fd;
+	struct heldcmd held;          /* CMD, held until attached */
 	struct outfile out;
 	char notices[RECORD_NOTICES][256];
 	size_t nr_notices;

@@ -102,7 +102,7 @@ static void take_notices(struct record *r, struct json_object *rep)
 
 static void take_stats(struct json_object *rep, struct session_stats *st)
 {
-	struct json_object *o;
+	struct json_object *o, *l;
 
 	memset(st, 0, sizeof(*st));
 	if (!json_object_object_get_ex(rep, "stats", &o))
@@ -121,6 +121,10 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->jit_lines = (uint64_t)jsonf_get_int(o, "jit_lines");
 	st->jit_missed = (uint64_t)jsonf_get_int(o, "jit_missed");
 	st->jit_refused = (uint64_t)jsonf_get_int(o, "jit_refused");
+	if (json_object_object_get_ex(o, "lanes", &l))
+		collector_lanes_from_json(l, &st->fast_markers, st->trap_markers);
+	st->sampler_runs = (uint64_t)jsonf_get_int(o, "sampler_runs");
+	st->sampler_ns = (uint64_t)jsonf_get_int(o, "sampler_ns");
 	if (json_object_object_get_ex(o, "unwind", &o))
 		collector_unwind_stats_from_json(o, &st->unwind);
 }

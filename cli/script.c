@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * perfmark script [-i FILE|-] [--type N] [--json]
+ *                 [perf's filters: --comm --pid --tid --dso --sym --cpu --time]
  *
  * Reads a perf.data file (file or pipe mode, compressed or not) in time
  * order, as report, flamegraph and export do (lib/analyze/replay.h: sorted
@@ -20,6 +21,7 @@
 #include "callchain.h"
 #include "commands.h"
 #include "evnames.h"
+#include "filteropts.h"
 #include "opts.h"
 #include "replay.h"
 #include "script.h"
@@ -109,7 +111,7 @@ static int on_marker(void *ctx, const struct perfread_sample *s, const struct re
 	const struct marker *m = &rm->m;
 	struct script_marker sm = { .m = m };
 
-	if (sc->o.filter_type && (m->state != MARKER_OK || m->type != sc->o.type))
+	if (rm->outside || (sc->o.filter_type && (m->state != MARKER_OK || m->type != sc->o.type)))
 		return 0;
 	errno = 0;
 	sm.h = head_of(sc, s, m->event == MARKER_UEVENT ? PERFMARK_EV_UEVENT : PERFMARK_EV_PRINTF);
@@ -155,6 +157,10 @@ int script__run(struct script *sc, int fd, const char **why, int *write_err)
 	}
 	sc->sym = replay__symbolizer(sc->rp);
 	sc->r = replay__reader(sc->rp);
+	if (sc->o.filter && replay__set_filter(sc->rp, sc->o.filter) < 0) {
+		*why = replay__error(sc->rp);
+		return 1;
+	}
 	r = replay__run(sc->rp, &ops, sc);
 	if (!sc->write_err && fflush(sc->out) == EOF)
 		sc->write_err = errno ? errno : EIO;
@@ -207,17 +213,18 @@ const struct opts_cmd script_cmd = {
 	.brief = "print samples and markers in time order (text or JSON)",
 	.about = "Print a recording's samples and markers in time order, as text or JSON.",
 	.in_order = true,
-	.tables = { script_table },
+	.tables = { script_table, pm_filter_table },
 };
 
 /* 0: go on; 1: --help printed; -EINVAL after the error line */
-static int parse_args(int argc, char **argv, struct script_opts *o)
+static int parse_args(int argc, char **argv, struct script_opts *o, struct pm_filters *pf)
 {
-	void *ctx[] = { o };
+	void *ctx[] = { o, pf };
 	int e;
 
 	o->input = "perf.data";
 	e = opts_parse(&script_cmd, ctx, argc, argv);
+	o->filter = pf->f;
 	if (e)
 		return e == OPTS_HELP ? 1 : -EINVAL;
 	if (optind < argc) {
@@ -230,18 +237,23 @@ static int parse_args(int argc, char **argv, struct script_opts *o)
 int cmd_script(int argc, char **argv)
 {
 	struct script sc = { .out = stdout };
+	struct pm_filters pf = { 0 };
 	const char *why = NULL;
 	int fd, r, werr;
 
-	r = parse_args(argc, argv, &sc.o);
-	if (r)
+	r = parse_args(argc, argv, &sc.o, &pf);
+	if (r) {
+		pm_filters__free(&pf);
 		return r > 0 ? 0 : 1;
+	}
 	if (!strcmp(sc.o.input, "-")) {
 		fd = STDIN_FILENO;
 	} else {
 		fd = open(sc.o.input, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+		if (fd < 0) {
+			pm_filters__free(&pf);
 			return pm_err("%s: %s", sc.o.input, strerror(errno));
+		}
 	}
 	r = script__run(&sc, fd, &why, &werr);
 	if (werr)
@@ -249,6 +261,7 @@ int cmd_script(int argc, char **argv)
 	else if (why)
 		pm_err("%s: %s", strcmp(sc.o.input, "-") ? sc.o.input : "<stdin>", why);
 	script__free(&sc);
+	pm_filters__free(&pf);
 	if (fd > STDIN_FILENO)
 		close(fd);
 	return r;

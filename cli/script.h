@@ -36,8 +36,11 @@
 
 struct replay;
 
+struct filter;
+
 struct script_opts {
 	const char *input;
+	struct filter *filter;      /* perf's filters (filter.h), or NULL */
 	bool json;
 	bool filter_type;
 	uint32_t type;

@@ -119,11 +119,12 @@ static void tp_fields(struct json_object *o, const struct script_tp *tp)
 static void json_sample(FILE *f, const struct script_sample *s)
 {
 	struct json_object *o = head(&s->h), *chain;
+	char frame[SYMBOLIZER_FRAME_NAME_MAX];
 
 	if (!o)
 		return;
 	add_u64(o, "ip", s->at.ip);
-	add_name(o, "sym", s->at.loc.name);
+	add_name(o, "sym", symbolizer_loc__frame(&s->at.loc, frame, sizeof(frame)));
 	if (s->at.loc.dso)
 		add_name(o, "dso", s->at.loc.dso);
 	if (s->period)
@@ -131,9 +132,11 @@ static void json_sample(FILE *f, const struct script_sample *s)
 	if (s->tp)
 		tp_fields(o, s->tp);
 	chain = json_object_new_array();
-	for (size_t i = 0; chain && i < s->nchain; i++)
-		json_object_array_add(chain, escape_json_object(s->chain[i].loc.name,
-								strlen(s->chain[i].loc.name)));
+	for (size_t i = 0; chain && i < s->nchain; i++) {
+		const char *n = symbolizer_loc__frame(&s->chain[i].loc, frame, sizeof(frame));
+
+		json_object_array_add(chain, escape_json_object(n, strlen(n)));
+	}
 	json_object_object_add(o, "callchain", chain ? chain : json_object_new_array());
 	emit(f, o);
 }

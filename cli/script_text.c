@@ -58,17 +58,18 @@ static void prefix(FILE *f, const struct script_head *h)
 }
 
 /*
- * An address's symbol, or, like perf script, "[unknown]" with the file it
- * is in: "[unknown] (/usr/lib/x86_64-linux-gnu/libc.so.6)", or
- * "[unknown] ([unknown])" outside any mapping.
+ * An address's symbol; an unsymbolized one by its place, its file after it
+ * as perf script shows it: "liblzma.so.5.4.1+0x1692b
+ * (/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1)" (symbolize.h), or
+ * "[unknown] ([unknown])" outside any file.
  */
 static void put_sym(FILE *f, const struct symbolizer_loc *loc)
 {
-	char buf[PATH_MAX + 16];
-	const char *s = loc->name;
+	char frame[SYMBOLIZER_FRAME_NAME_MAX], buf[PATH_MAX + SYMBOLIZER_FRAME_NAME_MAX + 8];
+	const char *s = symbolizer_loc__frame(loc, frame, sizeof(frame));
 
-	if (!strcmp(s, "[unknown]")) {
-		snprintf(buf, sizeof(buf), "[unknown] (%s)", loc->dso ? loc->dso : "[unknown]");
+	if (!symbolizer_loc__has_sym(loc)) {
+		snprintf(buf, sizeof(buf), "%s (%s)", s, loc->dso ? loc->dso : "[unknown]");
 		s = buf;
 	}
 	put_name(f, s, strlen(s));

@@ -465,6 +465,14 @@ static int do_show(int argc, char **argv)
 	printf("clamped:  %lld marker times outside what the recorder saw; %lld fast-lane areas "
 	       "given up (nonsense in their rings)\n", jsonf_get_int(s, "clamped"),
 	       jsonf_get_int(s, "fastlane_corrupt"));
+	if (json_object_object_get_ex(s, "lanes", &x)) {
+		uint64_t fast, trap[COLLECTOR_TRAP_WHYS];
+		char line[512];
+
+		collector_lanes_from_json(x, &fast, trap);
+		collector_lanes_text(fast, trap, line, sizeof(line));
+		printf("lanes:    %s\n", line);
+	}
 	printf("jit map:  %lld lines written, %lld not (process gone, owner unknown), %lld refused\n",
 	       jsonf_get_int(s, "jit_lines"), jsonf_get_int(s, "jit_missed"),
 	       jsonf_get_int(s, "jit_refused"));

@@ -26,6 +26,7 @@
 #include "counting.h"
 #include "evspec.h"
 #include "opts.h"
+#include "heldcmd.h"
 #include "stat.h"
 
 #define INTERVAL_MIN_MS 10
@@ -95,66 +96,24 @@ static uint64_t now_ns(void)
 
 /* CMD, forked and held on a pipe until the counters are open */
 struct child {
-	pid_t pid;
-	int go, exec_err;
+	struct heldcmd h;     /* -- CMD, held until the counters are enabled */
 	int status;
 	struct rusage ru;
 	bool done;
 };
 
-static int spawn(struct child *ch, char **argv, const sigset_t *oldmask)
-{
-	int go[2], ee[2];
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(ee, O_CLOEXEC))
-		return pm_err("pipe: %s", strerror(errno));
-	ch->pid = fork();
-	if (ch->pid < 0)
-		return pm_err("fork: %s", strerror(errno));
-	if (ch->pid == 0) {
-		char b;
-		int e;
-
-		close(go[1]);
-		close(ee[0]);
-		sigprocmask(SIG_SETMASK, oldmask, NULL);
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);
-		execvp(argv[0], argv);
-		e = errno;
-		if (write(ee[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ee[1]);
-	ch->go = go[1];
-	ch->exec_err = ee[0];
-	return 0;
-}
-
 /* let CMD exec: 0, or 1 after the error line (CMD reaped) */
 static int release(struct child *ch, const char *name)
 {
-	int e;
+	int e = heldcmd__release(&ch->h, name);
 
-	if (write(ch->go, "g", 1) != 1)
-		return pm_err("cannot start '%s': %s", name, strerror(errno));
-	close(ch->go);
-	ch->go = -1;
-	if (read(ch->exec_err, &e, sizeof(e)) == sizeof(e)) {
-		waitpid(ch->pid, NULL, 0);
-		ch->done = true;
-		return pm_err("cannot run '%s': %s", name, strerror(e));
-	}
-	close(ch->exec_err);
-	ch->exec_err = -1;
-	return 0;
+	ch->done = e != 0;
+	return e;
 }
 
 static void reap(struct child *ch)
 {
-	if (ch->pid > 0 && !ch->done && wait4(ch->pid, &ch->status, WNOHANG, &ch->ru) == ch->pid)
+	if (ch->h.pid > 0 && !ch->done && wait4(ch->h.pid, &ch->status, WNOHANG, &ch->ru) == ch->h.pid)
 		ch->done = true;
 }
 
@@ -249,7 +208,7 @@ static int watch(struct run *r, struct child *ch, int sfd, const pid_t *pids, si
 		pfd[n++] = (struct pollfd){ .fd = tfd, .events = POLLIN };
 	}
 	/* without CMD, -p counts until its processes are gone */
-	for (i = 0; ch->pid <= 0 && i < npids; i++) {
+	for (i = 0; ch->h.pid <= 0 && i < npids; i++) {
 		int fd = (int)syscall(SYS_pidfd_open, pids[i], 0);
 
 		if (fd >= 0) {
@@ -258,7 +217,7 @@ static int watch(struct run *r, struct child *ch, int sfd, const pid_t *pids, si
 		}
 	}
 	while (!ret) {
-		if (ch->pid > 0 ? ch->done : npids && !alive)
+		if (ch->h.pid > 0 ? ch->done : npids && !alive)
 			break;
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
@@ -277,10 +236,10 @@ static int watch(struct run *r, struct child *ch, int sfd, const pid_t *pids, si
 				 * CMD itself, a kill(1) of stat is passed on.  Without
 				 * CMD, stop.
 				 */
-				if (ch->pid <= 0 || ch->done)
+				if (ch->h.pid <= 0 || ch->done)
 					goto out;
 				if (si.ssi_code != SI_KERNEL)
-					kill(ch->pid, (int)si.ssi_signo);
+					kill(ch->h.pid, (int)si.ssi_signo);
 			}
 			reap(ch);
 		}
@@ -307,7 +266,7 @@ out:
 
 static int exit_status(const struct child *ch)
 {
-	if (ch->pid <= 0 || !ch->done)
+	if (ch->h.pid <= 0 || !ch->done)
 		return 0;
 	if (WIFEXITED(ch->status))
 		return WEXITSTATUS(ch->status);
@@ -326,7 +285,7 @@ int cmd_stat(int argc, char **argv)
 	struct stat_cmd o = { 0 };
 	void *ctx[] = { &o };
 	struct run r = { .o = &o };
-	struct child ch = { .pid = -1, .go = -1, .exec_err = -1 };
+	struct child ch = { .h = HELDCMD_INIT };
 	struct evspec *events = NULL;
 	struct counting_opts co = { 0 };
 	pid_t pids[COUNTING_MAX_PIDS];
@@ -387,10 +346,10 @@ int cmd_stat(int argc, char **argv)
 		pm_err("signalfd: %s", strerror(errno));
 		goto out;
 	}
-	if (ncmd && spawn(&ch, cmd, &oldmask))
+	if (ncmd && heldcmd__fork(&ch.h, cmd, &oldmask, false))
 		goto out;
 	if (co.target == COUNTING_TASK) {
-		pids[0] = ch.pid;
+		pids[0] = ch.h.pid;
 		co.pids = pids;
 		co.nr_pids = 1;
 	}
@@ -423,13 +382,13 @@ int cmd_stat(int argc, char **argv)
 		goto out;
 	}
 	r.t0 = r.last = now_ns();
-	if (ch.pid > 0 && release(&ch, cmd[0]))
+	if (ch.h.pid > 0 && release(&ch, cmd[0]))
 		goto out;
 	if (watch(&r, &ch, sfd, pids, co.target == COUNTING_THREADS ? co.nr_pids : 0))
 		goto out;
 	end = now_ns();
 	counting__disable(r.c);
-	if (ch.pid > 0 && !ch.done && wait4(ch.pid, &ch.status, 0, &ch.ru) == ch.pid)
+	if (ch.h.pid > 0 && !ch.done && wait4(ch.h.pid, &ch.status, 0, &ch.ru) == ch.h.pid)
 		ch.done = true;
 
 	if (r.interval_ms) {
@@ -444,8 +403,8 @@ int cmd_stat(int argc, char **argv)
 		target_text(&o, cmd, ncmd, target, sizeof(target));
 		stat_print_head(&r.out, target);
 		stat_print_counts(&r.out, &r.ev, r.cur, end - r.t0, -1);
-		stat_print_tail(&r.out, end - r.t0, ch.pid > 0 ? tv_ns(&ch.ru.ru_utime) : -1,
-				ch.pid > 0 ? tv_ns(&ch.ru.ru_stime) : -1);
+		stat_print_tail(&r.out, end - r.t0, ch.h.pid > 0 ? tv_ns(&ch.ru.ru_utime) : -1,
+				ch.h.pid > 0 ? tv_ns(&ch.ru.ru_stime) : -1);
 	}
 	if (r.out.f != stderr && fclose(r.out.f)) {
 		r.out.f = NULL;
@@ -455,14 +414,11 @@ int cmd_stat(int argc, char **argv)
 	r.out.f = NULL;
 	ret = exit_status(&ch);
 out:
-	if (ch.pid > 0 && !ch.done) {
-		kill(ch.pid, SIGKILL);
-		waitpid(ch.pid, NULL, 0);
+	if (ch.h.pid > 0 && !ch.done) {
+		kill(ch.h.pid, SIGKILL);
+		waitpid(ch.h.pid, NULL, 0);
 	}
-	if (ch.go >= 0)
-		close(ch.go);
-	if (ch.exec_err >= 0)
-		close(ch.exec_err);
+	heldcmd__close(&ch.h);
 	if (r.out.f && r.out.f != stderr)
 		fclose(r.out.f);
 	if (sfd >= 0)

@@ -174,6 +174,7 @@ static uint32_t fn_at(struct top_model *m, struct symbolizer *sym, uint32_t pid,
 		      const struct callchain_ip *ip)
 {
 	struct symbolizer_loc loc;
+	char buf[SYMBOLIZER_FRAME_NAME_MAX];
 	uint64_t key = 0;
 	bool cached = addr_key(m, pid, ip, &key);
 	uint32_t f = cached ? idmap__get(&m->addr, key) : TABLE_NONE;
@@ -181,7 +182,8 @@ static uint32_t fn_at(struct top_model *m, struct symbolizer *sym, uint32_t pid,
 	if (f != TABLE_NONE)
 		return f;
 	symbolizer__lookup(sym, pid, ip->ip, ip->kernel, &loc);
-	f = fn_of(m, loc.dso ? base_name(loc.dso) : "[unknown]", loc.name ? loc.name : "[unknown]");
+	/* one frame-name rule with report and the exports: FILE+0xOFFSET without a symbol */
+	f = fn_of(m, loc.dso ? base_name(loc.dso) : "[unknown]", symbolizer_loc__frame(&loc, buf, sizeof(buf)));
 	if (f != TABLE_NONE && cached)
 		idmap__put(&m->addr, key, f);
 	return f;

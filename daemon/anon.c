@@ -316,6 +316,7 @@ struct json_object *cmd_record(struct client *c, const struct proto_request *rq,
 	/* as a named session of this user: never other users' processes */
 	a->so.uid_filter = c->root ? (uint32_t)-1 : c->cred.uid;
 	a->so.out_fd = -1;
+	a->so.pinnable = true;   /* `session keep` may pin it; kept (--linger) for the next one */
 	a->so.notice = anon_notice;
 	a->so.notice_ctx = a;
 	e = session__new(&a->run.s, &a->so, err, sizeof(err));

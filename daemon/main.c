@@ -151,10 +151,20 @@ static int daemonize(void)
 	return ready_pipe[1];
 }
 
+/*
+ * --linger: how long a collector whose last recording ended is kept (BPF
+ * loaded and verified, uprobes on, events disabled) for the next recording
+ * of the same events, rate, call graph, markers and ring size
+ * (lib/collect/collector_idle.c).  Meanwhile libperfmark's probes stay on,
+ * so processes nobody records pay for their markers as they do while any
+ * recording runs: a few seconds, not minutes.
+ */
+#define LINGER_S 10
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: perfmarkd [--foreground] [--socket PATH] [--state-dir DIR] [--pin-dir DIR]\n"
-		   "                 [--ring-dir DIR] [--idle-timeout SECONDS]\n");
+		   "                 [--ring-dir DIR] [--idle-timeout SECONDS] [--linger SECONDS]\n");
 }
 
 int main(int argc, char **argv)
@@ -166,10 +176,12 @@ int main(int argc, char **argv)
 		{ "pin-dir", required_argument, NULL, 'P' },
 		{ "ring-dir", required_argument, NULL, 'R' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
+		{ "linger", required_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
+	unsigned linger_s = LINGER_S;
 	bool foreground = false, activated;
 	int ready_fd = -1;
 	size_t kept, exited, dropped;
@@ -179,7 +191,7 @@ int main(int argc, char **argv)
 	D.socket_path = PROTO_SOCKET_DEFAULT;
 	D.state_dir = "/var/lib/perfmark";
 	D.pin_root = "/sys/fs/bpf/perfmark";
-	while ((c = getopt_long(argc, argv, "fs:S:P:R:I:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "fs:S:P:R:I:L:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': foreground = true; break;
 		case 's': D.socket_path = optarg; break;
@@ -197,6 +209,17 @@ int main(int argc, char **argv)
 			idle_timeout_s = (unsigned)v;
 			break;
 		}
+		case 'L': {
+			char *end;
+			unsigned long v = strtoul(optarg, &end, 10);
+
+			if (!*optarg || *end || v > 3600) {
+				logmsg("bad --linger '%s' (seconds, 0 to 3600)", optarg);
+				return 1;
+			}
+			linger_s = (unsigned)v;
+			break;
+		}
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("perfmarkd %s\n", PERFMARK_VERSION); return 0;
 		default: usage(stderr); return 1;
@@ -210,6 +233,8 @@ int main(int argc, char **argv)
 		logmsg("must run as root (it loads BPF programs)");
 		return 1;
 	}
+	/* an anonymous recording's BPF programs and probes, kept for the next one */
+	collector__set_linger(linger_s * 1000000000ull);
 	libbpf_set_print(print_libbpf);
 	ensure_bpffs();
 	/* before anything that a running daemon would feel */

@@ -162,13 +162,20 @@ void runs__drain_all(void)
 			run__drain(all[i]);
 }
 
-/* every SESSION_DRAIN_MS while a run goes on, and at half the watchdog's period */
+/*
+ * every SESSION_DRAIN_MS while a run goes on, every IDLE_TICK_MS while an
+ * idle collector is kept for the next recording (collector__set_linger),
+ * and at half the watchdog's period
+ */
+#define IDLE_TICK_MS 1000
 void runs__update_tick(void)
 {
 	uint64_t ns = 0, wd = sd_watchdog_usec() * 1000 / 2;
 
 	if (runs)
 		ns = SESSION_DRAIN_MS * 1000000ull;
+	else if (collector__nr_idle())
+		ns = IDLE_TICK_MS * 1000000ull;
 	if (wd && (!ns || wd < ns))
 		ns = wd;
 	loop__set_tick(ns);
@@ -178,6 +185,8 @@ static void on_tick(struct watch *w, uint32_t ev)
 {
 	loop__ack_tick();
 	runs__drain_all();
+	if (!collector__idle_tick() && !runs)
+		runs__update_tick();   /* the last one let go: no more ticks for it */
 	sd_watchdog_tick();
 }
 

@@ -64,6 +64,9 @@ struct json_object *session_info(const struct dsess *d)
 	/* marker times a traced process wrote outside what the recorder saw, clamped */
 	add_u64(o, "clamped", d->run.st.clamped);
 	add_u64(o, "fastlane_corrupt", d->run.st.fl_corrupt);   /* areas given up */
+	/* markers by lane: the fast lane's, the trap lane's by why (all sessions on the same events) */
+	json_object_object_add(o, "lanes", collector_lanes_json(d->run.st.fast_markers,
+								d->run.st.trap_markers));
 	/* /tmp/perf-PID.map lines of JIT code markers (all sessions on the same events) */
 	add_u64(o, "jit_lines", d->run.st.jit_lines);
 	add_u64(o, "jit_missed", d->run.st.jit_missed);
@@ -99,6 +102,9 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "jit_lines", st->jit_lines);
 	add_u64(x, "jit_missed", st->jit_missed);
 	add_u64(x, "jit_refused", st->jit_refused);
+	json_object_object_add(x, "lanes", collector_lanes_json(st->fast_markers, st->trap_markers));
+	add_u64(x, "sampler_runs", st->sampler_runs);
+	add_u64(x, "sampler_ns", st->sampler_ns);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
 	json_object_object_add(o, "stats", x);

@@ -39,14 +39,22 @@ has "  -e, --event EVENT[,EVENT...]" "  -a, --all-cpus" "  -p, --pid PID[,PID...
     "  -x, --field-separator SEP" "      --json" "  -o, --output FILE" "(default: perf stat's set"
 grep -qF '[-a | -p PID[,PID...]]' "$T/help" && grep -qF '[-x SEP | --json]' "$T/help" ||
 	die "stat usage lacks [-a | -p PID] or [-x SEP | --json]" -- "$T/help"
+# perf's filters, on the four commands that read a recording (issue 22)
+FILTERS=("  -c, --comm COMM[,COMM...]" "      --pid PID[,PID...]" "      --tid TID[,TID...]"
+	 "  -d, --dso DSO[,DSO...]" "  -S, --sym SYM[,SYM...]" "  -C, --cpu CPUS" "      --time START,END")
 cmd=script; help script
-has "  -i, --input FILE|-" "      --type N" "      --json" "(default: perf.data)"
+has "  -i, --input FILE|-" "      --type N" "      --json" "(default: perf.data)" "${FILTERS[@]}"
 cmd=report; help report
-has "  -i, --input FILE|-" "  -e, --event EVENT" "      --by-marker" "      --range NAME" "      --sort self|total" "      --json" "(default: self)"
+has "  -i, --input FILE|-" "  -e, --event EVENT" "      --by-marker" "      --range NAME" \
+    "  -s, --sort self|total|KEY,..." "      --json" "(default: self)" "${FILTERS[@]}" \
+    "  -g, --call-graph caller|callee[,MIN]" "      --no-children" "      --percent-limit PCT" \
+    "      --max-rows N" "      --percentage relative|absolute" "(default: absolute)"
 cmd=flamegraph; help flamegraph
-has "  -i, --input FILE|-" "  -o, --output FILE.svg|FILE.html" "      --range NAME" "  -e, --event EVENT"
+has "  -i, --input FILE|-" "  -o, --output FILE.svg|FILE.html" "      --range NAME" "  -e, --event EVENT" \
+    "${FILTERS[@]}"
 cmd=export; help export
-has "  -i, --input FILE|-" "  -f, --format chrome|pprof|collapsed" "  -o, --output FILE" "  -e, --event EVENT"
+has "  -i, --input FILE|-" "  -f, --format chrome|pprof|collapsed" "  -o, --output FILE" "  -e, --event EVENT" \
+    "${FILTERS[@]}"
 cmd=top; help top
 has "${REC[@]}" "      --session NAME" "  -d, --delay SECONDS" "      --sort self|total" "      --stdio" \
     "      --frames N" "(default: 1)" "(default: self)"

@@ -35,8 +35,15 @@ done
 grep -qx 'perfmark: --format is required (chrome, pprof or collapsed)' "$T/err" || die "export without --format" -- "$T/err"
 "$PERFMARK" export --format svg >/dev/null 2>"$T/err"
 grep -qx "perfmark: unknown format 'svg' (chrome, pprof or collapsed)" "$T/err" || die "unknown format" -- "$T/err"
-"$PERFMARK" report --sort name >/dev/null 2>"$T/err"
-grep -qx "perfmark: bad --sort 'name' (self or total)" "$T/err" || die "bad --sort" -- "$T/err"
+# a bad key fails before the input is opened (the file named does not exist)
+"$PERFMARK" report -i "$T/none.data" --sort name >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	grep -qx "perfmark: bad --sort 'name': 'name' is not a key (self, total, or a list of comm, pid, tid, cpu, dso, sym; a tracepoint's fields with -e SUBSYS:NAME)" \
+	"$T/err" || die "bad --sort" -- "$T/err"
+"$PERFMARK" report -i "$T/none.data" -e sched:sched_switch --sort 'comm,,sym' >/dev/null 2>"$T/err"
+[ $? -eq 1 ] && [ "$(wc -l <"$T/err")" -eq 1 ] &&
+	grep -qx "perfmark: bad --sort 'comm,,sym': '' is not a key (self, total, or a list of comm, pid, tid, cpu, dso, sym; a tracepoint's fields with -e SUBSYS:NAME)" \
+	"$T/err" || die "bad --sort with -e" -- "$T/err"
 ok "--help, unknown options and bad values"
 
 # a recording with samples and no markers

@@ -93,7 +93,7 @@ $PERFMARK report -i "$T/pm.data" -e sched:sched_switch --sort comm,prev_state >"
 	die "report --sort comm,prev_state failed" -- "$T/rep.txt"
 rows=$(awk '$3 == "prog-tpwork" && $4 == "1" { print $1 }' "$T/rep.txt")
 [ "${rows:-0}" -ge $N ] || die "report: ${rows:-no} sleeping switches of prog-tpwork" -- "$T/rep.txt"
-$PERFMARK report -i "$T/pm.data" --sort comm,prev_state --json >"$T/rep.json" 2>&1 ||
+$PERFMARK report -i "$T/pm.data" -e sched:sched_switch --sort comm,prev_state --json >"$T/rep.json" 2>&1 ||
 	die "report --sort --json failed" -- "$T/rep.json"
 python3 -c 'import json, sys
 d = json.load(open(sys.argv[1]))

@@ -83,7 +83,7 @@ struct site {
 
 static const struct site sites[] = {
 	{ "uevent", "-4@%edi 8@%rsi -4@%edx", true },
-	{ "trap", "-4@%edi 8@%rsi -4@%edx 8@%rcx", false },
+	{ "trap", "-4@%edi 8@%rsi -4@%edx 8@%rcx 8@%r8", false },
 	{ "register0", "8@%rdi", true },
 	{ "register1", "8@%rdi", true },
 	{ "register2", "8@%rdi", true },

@@ -40,12 +40,16 @@ static int dso_read_segs(struct dso *d, Elf *elf)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		GElf_Phdr ph;
+		uint64_t size;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
+		size = ph.p_memsz > ph.p_filesz ? ph.p_memsz : ph.p_filesz;
+		/* the file is anyone's: a segment that wraps past 2^64 maps nothing */
+		if (size > UINT64_MAX - ph.p_offset || size > UINT64_MAX - ph.p_vaddr)
+			continue;
 		d->segs[d->nsegs++] = (struct load_seg){
-			.offset = ph.p_offset, .vaddr = ph.p_vaddr,
-			.filesz = ph.p_memsz > ph.p_filesz ? ph.p_memsz : ph.p_filesz,
+			.offset = ph.p_offset, .vaddr = ph.p_vaddr, .filesz = size,
 		};
 	}
 	return 0;
@@ -252,6 +256,7 @@ void dso__load(struct dso *d)
 		d->syms.n = 0;
 		d->names_len = 0;
 	}
+	dso_plt_collect(d, elf);
 out:
 	if (elf)
 		elf_end(elf);
@@ -260,6 +265,7 @@ out:
 	if (!has_symtab && !d->image)
 		dso_load_debug_file(d);
 	dso_fix_names(d);
+	dso_plt_add(d);
 }
 
 void dso__free(struct dso *d)
@@ -271,6 +277,7 @@ void dso__free(struct dso *d)
 	symtab__free(&d->syms);
 	free(d->names);
 	free(d->image);
+	dso_plt_free(d);
 	free(d);
 }
 

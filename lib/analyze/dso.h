@@ -2,7 +2,8 @@
 /*
  * One mapped file (a "DSO", as perf says): its PT_LOAD table and function
  * symbols (.symtab, else .dynsym, else a separate debug file found by
- * build-id), read with libelf on first use.  The path comes from an MMAP
+ * build-id) and its PLT stubs ("clock_gettime@plt", dso_plt.c), read with
+ * libelf on first use.  The path comes from an MMAP
  * record of the file being read: it is opened with fsafe_open_regular()
  * (a regular file, never blocking), see lib/common/fsafe.h.
  */
@@ -33,6 +34,9 @@ struct dso {
 	size_t names_len, names_cap;
 	void *image;        /* in-memory ELF (vdso), or NULL */
 	size_t image_size;
+	struct dso_plt *plt;        /* PLT stubs found, not named yet (dso_plt.c) */
+	char *plt_names;            /* their names ("clock_gettime@plt") */
+	size_t plt_names_len, plt_names_cap;
 };
 
 /* A file not read yet; bid (bid_len bytes, may be NULL) from an MMAP2 record */
@@ -44,5 +48,13 @@ void dso__load(struct dso *d);
 /* File offset -> ELF virtual address via PT_LOAD; false when no segment holds it. */
 bool dso__offset_to_vaddr(const struct dso *d, uint64_t off, uint64_t *vaddr);
 void dso__free(struct dso *d);
+
+/* dso_plt.c: PLT stubs as "NAME@plt" symbols, as perf names them */
+struct Elf;
+/* The stubs of the file open as elf (x86-64), kept to be named; none after an error */
+void dso_plt_collect(struct dso *d, struct Elf *elf);
+/* After the symbols are sorted: name the ifunc stubs, add the stubs, sort again */
+void dso_plt_add(struct dso *d);
+void dso_plt_free(struct dso *d);
 
 #endif

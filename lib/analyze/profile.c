@@ -148,7 +148,7 @@ static int push_sample(struct profile *p, const struct perfread_sample *s, uint3
 	if (node == TABLE_NONE || !ps || (p->o.keep_addrs && anode == TABLE_NONE))
 		return -ENOMEM;
 	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
-		.tid = s->tid, .node = node, .anode = anode, .thread = ti,
+		.tid = s->tid, .cpu = s->cpu, .node = node, .anode = anode, .thread = ti,
 		.range = replay__range(p->rp, s->tid) };
 	return 0;
 }
@@ -206,6 +206,18 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 	if (is_analysed(p, s->event))
 		err = add_sample(p, s);
 	return err ? err : p->err;
+}
+
+/* A sample the filter hid: only counted, when it is of the analysed event. */
+static int on_hidden(void *ctx, const struct perfread_sample *s)
+{
+	struct profile *p = ctx;
+
+	if (is_analysed(p, s->event)) {
+		p->hidden_samples++;
+		p->hidden_period += s->period ? s->period : 1;
+	}
+	return 0;
 }
 
 /* ---- markers ------------------------------------------------------------------- */
@@ -316,7 +328,9 @@ static int on_marker(void *ctx, const struct perfread_sample *s, const struct re
 	note_time(p, s);
 	if (!thread_at(p, s->pid, s->tid, s->time, &ti))
 		return -ENOMEM;
-	if (s->raw && rm->m.state == MARKER_OK)
+	/* outside the filter's --cpu or --time: only its range's begin or end */
+	if (s->raw && rm->m.state == MARKER_OK && (!rm->outside ||
+	    rm->m.type == PERFMARK_TYPE_RANGE_BEGIN || rm->m.type == PERFMARK_TYPE_RANGE_END))
 		err = add_marker(p, ti, s->time, rm);
 	return err ? err : p->err;
 }
@@ -373,6 +387,7 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 {
 	static const struct replay_ops ops = {
 		.sample = on_sample, .marker = on_marker, .lost = on_lost, .sideband = on_sideband,
+		.hidden = on_hidden,
 	};
 	struct profile_node *root = VEC_PUSH(p->nodes, struct profile_node);
 	int r;
@@ -392,6 +407,8 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 	if (r < 0)
 		return fail(err, errlen, r, "%s", replay__error(p->rp));
 	p->sym = replay__symbolizer(p->rp);
+	if (p->o.filter && (r = replay__set_filter(p->rp, p->o.filter)) < 0)
+		return fail(err, errlen, r, "%s", replay__error(p->rp));
 	r = replay__run(p->rp, &ops, p);
 	if (r < 0)
 		return fail(err, errlen, r, "%s", replay__error(p->rp));
@@ -483,6 +500,16 @@ uint64_t profile__sample_freq(const struct profile *p)
 	const struct perfread_event *e = p->sample_event;
 
 	return e && e->attr.freq ? e->attr.sample_freq : 0;
+}
+
+uint64_t profile__hidden_samples(const struct profile *p)
+{
+	return p->hidden_samples;
+}
+
+uint64_t profile__hidden_period(const struct profile *p)
+{
+	return p->hidden_period;
 }
 
 uint64_t profile__lost(const struct profile *p)

@@ -14,7 +14,10 @@
  *   its time, thread and period.
  *
  * Frames are interned per (function name, file); addresses are symbolized
- * once per (pid, address).  Marker ranges (types 1/2) become instances with
+ * once per (pid, address); a frame no symbol names is named by its file and
+ * offset ("libc.so.6+0x2a1b0", symbolize.h).  With a filter (filter.h) only
+ * the samples it keeps are in the model; those it hides are counted.
+ * Marker ranges (types 1/2) become instances with
  * a parent (the range they nest in on the same thread), numbered as
  * lib/format/marker.h pairs them; counters (type 3)
  * are kept as values.  With keep_marks, every marker is kept for exporters.
@@ -33,12 +36,16 @@
 
 struct profile;
 
+struct filter;
+
 struct profile_opts {
 	bool keep_marks;    /* keep every marker (strings, counters, app types) */
 	bool keep_addrs;    /* keep every frame's address too: profile__locs(),
 			     * profile__anodes() and each sample's anode (pprof) */
 	const char *event;  /* the sampling event to analyse (by name); NULL: the
 			     * first one whose sample comes */
+	struct filter *filter;  /* perf's filters (filter.h), applied as the recording
+				 * is read; NULL: every sample */
 };
 
 /* A sampling event of the recording and how many samples it has. */
@@ -93,6 +100,7 @@ struct profile_sample {
 	uint64_t time, period;
 	uint32_t tid, node;
 	uint32_t anode;             /* with keep_addrs, else PROFILE_NONE */
+	uint32_t cpu;
 	uint32_t range;             /* innermost open range instance, or PROFILE_NONE */
 	uint32_t thread;            /* index into the threads */
 };
@@ -144,6 +152,13 @@ uint64_t profile__sample_freq(const struct profile *p);
 /* Every sampling event with samples, in the order their first came; the
  * one analysed is profile__event_name()'s. */
 const struct profile_event *profile__events(const struct profile *p, size_t *n);
+/*
+ * The samples of the analysed event the filter hid (another command,
+ * process, thread, file or symbol): not in the model, but part of the
+ * total perf report's percentages are of (--percentage absolute).
+ */
+uint64_t profile__hidden_samples(const struct profile *p);
+uint64_t profile__hidden_period(const struct profile *p);
 /* Records the recorder said it lost (PERF_RECORD_LOST, LOST_SAMPLES). */
 uint64_t profile__lost(const struct profile *p);
 uint64_t profile__start(const struct profile *p);          /* first time seen */

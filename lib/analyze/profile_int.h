@@ -61,6 +61,7 @@ struct profile {
 	uint64_t start, end;        /* of every sample with a time (start valid once any) */
 	bool any_time;
 	uint64_t lost;              /* PERF_RECORD_LOST and LOST_SAMPLES counts */
+	uint64_t hidden_samples, hidden_period;    /* of the analysed event, by the filter */
 	int err;                    /* the first -ENOMEM of a table */
 };
 

@@ -119,6 +119,7 @@ void profile_cache_forget(struct profile *p, uint32_t pid)
 uint32_t profile_frame_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip)
 {
 	struct symbolizer_loc loc;
+	char buf[SYMBOLIZER_FRAME_NAME_MAX];
 	uint64_t key = 0;
 	bool cached = cache_key(p, pid, ip, &key);
 	uint32_t f = cached ? idmap__get(&p->addr_cache, key) : TABLE_NONE;
@@ -127,7 +128,7 @@ uint32_t profile_frame_at(struct profile *p, uint32_t pid, const struct callchai
 	if (f != TABLE_NONE)
 		return f;
 	symbolizer__lookup(p->sym, pid, ip->ip, ip->kernel, &loc);
-	name = intern(p, loc.name);
+	name = intern(p, symbolizer_loc__frame(&loc, buf, sizeof(buf)));
 	mapping = mapping_of(p, &loc);
 	if (name == TABLE_NONE || mapping == TABLE_NONE)
 		return TABLE_NONE;

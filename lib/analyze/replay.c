@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* A recording in time order, markers decoded: see replay.h. */
 #include "replay.h"
+#include "filter.h"
 #include "perfdata.h"
 #include "perfread.h"
 #include "reorder.h"
@@ -16,6 +17,7 @@ struct replay {
 	struct perfread *r;
 	struct symbolizer *sym;
 	struct marker_pairs *pairs;
+	struct filter *filter;
 	const struct replay_ops *ops;
 	void *ctx;
 	char err[256];
@@ -44,6 +46,51 @@ int replay__open(struct replay **out, int fd, const struct perfread_opts *opts)
 	return 0;
 }
 
+int replay__set_filter(struct replay *rp, struct filter *f)
+{
+	uint64_t first = 0, last = 0;
+	bool known = perfread__sample_time(rp->r, &first, &last);
+	int r = filter__set_span(f, known, first, last, rp->err, sizeof(rp->err));
+
+	if (r < 0)
+		return r;
+	rp->filter = f;
+	return 0;
+}
+
+static bool cpumode_kernel(uint16_t misc)
+{
+	uint16_t m = misc & PERF_RECORD_MISC_CPUMODE_MASK;
+
+	return m == PERF_RECORD_MISC_KERNEL || m == PERF_RECORD_MISC_GUEST_KERNEL;
+}
+
+/* What the filter says of a sample (a marker: is_marker, and no leaf frame to match). */
+static enum filter_verdict verdict(struct replay *rp, const struct perfread_sample *s,
+				   bool is_marker)
+{
+	const struct filter *f = rp->filter;
+	struct symbolizer_loc loc;
+	char buf[SYMBOLIZER_FRAME_NAME_MAX];
+
+	bool task;
+
+	if (!f)
+		return FILTER_KEEP;
+	task = filter__task(f, s->pid, s->tid, symbolizer__comm(rp->sym, s->tid));
+	/* outside --cpu/--time a sample is dropped, hidden or not (as perf does); a
+	 * marker of a hidden thread stays hidden: its ranges are not paired */
+	if (!filter__where(f, s->cpu, s->time))
+		return is_marker && !task ? FILTER_HIDE : FILTER_DROP;
+	if (!task)
+		return FILTER_HIDE;
+	if (is_marker || !filter__wants_leaf(f))
+		return FILTER_KEEP;
+	symbolizer__lookup(rp->sym, s->pid, s->ip, cpumode_kernel(s->misc), &loc);
+	return filter__leaf(f, loc.dso, symbolizer_loc__frame(&loc, buf, sizeof(buf))) ?
+	       FILTER_KEEP : FILTER_HIDE;
+}
+
 /* JIT code names the addresses of its samples from its moment on. */
 static void add_jit(struct replay *rp, uint32_t pid, const struct marker *m)
 {
@@ -59,8 +106,12 @@ static int on_marker(struct replay *rp, const struct perfread_sample *s, enum ma
 {
 	struct replay_marker rm = { .pair = { .id = MARKER_NO_RANGE, .parent = MARKER_NO_RANGE } };
 	const struct marker *m = &rm.m;
+	enum filter_verdict v = verdict(rp, s, true);
 	int err;
 
+	if (v == FILTER_HIDE)
+		return 0;   /* another thread's: its ranges are not paired either */
+	rm.outside = v == FILTER_DROP;
 	marker__decode(&rm.m, ev, s->raw, s->raw_size);
 	if (m->state == MARKER_OK && m->text) {
 		switch (m->type) {
@@ -111,10 +162,21 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 		if (perfread__parse_sample(rp->r, rec, &s) < 0)
 			return 0;   /* malformed sample: skipped, as perf does */
 		ev = marker__event(s.event ? s.event->name : NULL);
-		if (ev != MARKER_NOT)
+		if (ev != MARKER_NOT) {
 			err = on_marker(rp, &s, ev);
-		else
+			break;
+		}
+		switch (verdict(rp, &s, false)) {
+		case FILTER_KEEP:
 			err = ops->sample ? ops->sample(rp->ctx, &s) : 0;
+			break;
+		case FILTER_HIDE:
+			err = ops->hidden ? ops->hidden(rp->ctx, &s) : 0;
+			break;
+		default:
+			err = 0;
+			break;
+		}
 		break;
 	default:
 		symbolizer__record(rp->sym, rec);

@@ -19,6 +19,13 @@
  * and every command sees the same markers and the same ranges.  A sample
  * that does not parse is skipped, as perf does.
  *
+ * With a filter (replay__set_filter, filter.h) the replay is where perf's
+ * filters apply, once for every command: a sample outside --cpu/--time is
+ * not handed out, one of another command, process, thread, file or symbol
+ * goes to ops->hidden (counted in totals, not shown); a marker of a thread
+ * the filter hides is neither paired nor handed out, one outside --cpu or
+ * --time is paired and handed out marked outside.
+ *
  * Memory: about two rounds of records (reorder.h), the symbolizer's maps,
  * and the ranges open at once (marker.h); never the whole input.
  */
@@ -30,6 +37,7 @@
 
 #include "marker.h"
 
+struct filter;
 struct perfread;
 struct perfread_opts;
 struct perfread_sample;
@@ -40,6 +48,7 @@ struct replay_marker {
 	struct marker m;
 	/* a range begin or end: its pairing (marker.h); pair.id MARKER_NO_RANGE: none */
 	struct marker_pair pair;
+	bool outside;   /* outside the filter's --cpu or --time (its range still pairs) */
 };
 
 /* Each may be NULL; a negative return stops the replay with that error. */
@@ -48,6 +57,8 @@ struct replay_ops {
 	int (*marker)(void *ctx, const struct perfread_sample *s, const struct replay_marker *rm);
 	int (*lost)(void *ctx, const struct perf_event_header *rec, uint64_t lost);
 	int (*sideband)(void *ctx, const struct perf_event_header *rec);
+	/* a sample the filter hides (FILTER_HIDE) */
+	int (*hidden)(void *ctx, const struct perfread_sample *s);
 };
 
 /*
@@ -61,6 +72,12 @@ int replay__open(struct replay **out, int fd, const struct perfread_opts *opts);
  * after what was read before it was handed out in order.
  */
 int replay__run(struct replay *rp, const struct replay_ops *ops, void *ctx);
+/*
+ * Apply f (kept by the caller, alive until the run ends) from now on;
+ * resolves its percentages of time against the file's header.  0, or
+ * -EINVAL when f asks for what this input cannot give (replay__error()).
+ */
+int replay__set_filter(struct replay *rp, struct filter *f);
 /* Why open or run failed, one line. */
 const char *replay__error(const struct replay *rp);
 

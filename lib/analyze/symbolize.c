@@ -419,6 +419,7 @@ static void lookup_kernel(struct symbolizer *s, uint64_t addr, struct symbolizer
 	const struct sym *sym = kernel_sym(s, addr);
 
 	out->dso = "[kernel.kallsyms]";
+	out->dso_off = addr;
 	out->map_start = s->kernel_start ? s->kernel_start : SYM_KERNEL_MIN;
 	out->map_end = UINT64_MAX;
 	if (sym) {
@@ -480,7 +481,8 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 		out->build_id = d->build_id;
 		out->build_id_len = d->build_id_len;
 	}
-	if (!dso__offset_to_vaddr(d, addr - m->start + m->pgoff, &vaddr))
+	out->dso_off = addr - m->start + m->pgoff;
+	if (!dso__offset_to_vaddr(d, out->dso_off, &vaddr))
 		return;
 	sym = symtab__find(&d->syms, vaddr, true);
 	if (sym) {
@@ -489,19 +491,33 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 	}
 }
 
+bool symbolizer_loc__has_sym(const struct symbolizer_loc *loc)
+{
+	return loc->name && strcmp(loc->name, SYM_UNKNOWN);
+}
+
+const char *symbolizer_dso_short(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
 const char *symbolizer__frame_name(const char *name, const char *dso, uint64_t offset,
 				   char *buf, size_t size)
 {
-	const char *base;
-
 	if (name && strcmp(name, SYM_UNKNOWN))
 		return name;
 	if (!dso || !size)
 		return SYM_UNKNOWN;
-	base = strrchr(dso, '/');
-	base = base && base[1] ? base + 1 : dso;
-	snprintf(buf, size, "%s+0x%" PRIx64, base, offset);
+	/* a base name is at most NAME_MAX: SYMBOLIZER_FRAME_NAME_MAX holds it and the offset */
+	snprintf(buf, size, "%s+0x%" PRIx64, symbolizer_dso_short(dso), offset);
 	return buf;
+}
+
+const char *symbolizer_loc__frame(const struct symbolizer_loc *loc, char *buf, size_t size)
+{
+	return symbolizer__frame_name(loc->name, loc->dso, loc->dso_off, buf, size);
 }
 
 const char *symbolizer__name(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel)

@@ -35,6 +35,13 @@ struct symbolizer_loc {
 	uint64_t sym_start;         /* symbol start as an address in the process, 0 if none */
 	bool exe;                   /* dso is the process's executable (the first file
 				     * mapped since its exec) */
+	/*
+	 * addr inside dso, as perf shows an unsymbolized address: its offset
+	 * in the file (addr - map_start + map_pgoff; perf prints 0x1177 for
+	 * 0x401177 in a non-PIE executable), the address itself in the
+	 * kernel.  Valid when dso is set.
+	 */
+	uint64_t dso_off;
 };
 /* The same lookup as symbolizer__name(), with the mapping and file it went through. */
 void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel,
@@ -51,6 +58,18 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 #define SYMBOLIZER_FRAME_NAME_MAX 288
 const char *symbolizer__frame_name(const char *name, const char *dso, uint64_t offset,
 				   char *buf, size_t size);
+/*
+ * symbolizer__frame_name() of a lookup: loc's symbol, else its file and
+ * loc->dso_off ("liblzma.so.5.4.1+0x1692b", "[kernel.kallsyms]+0xffff..."),
+ * else "[unknown]".  The name every output gives a frame (issue 22: every
+ * frame has an identity); it is data from the recording: escape it where
+ * it is written (escape.h).
+ */
+const char *symbolizer_loc__frame(const struct symbolizer_loc *loc, char *buf, size_t size);
+/* Is loc's name a symbol (not "[unknown]")? */
+bool symbolizer_loc__has_sym(const struct symbolizer_loc *loc);
+/* The base name of a file path as perf's dso column shows it ("libc.so.6", "[vdso]"). */
+const char *symbolizer_dso_short(const char *path);
 /*
  * Name code that has no file (JIT), as perfmark's jit-code markers announce
  * it; consulted with /tmp/perf-PID.map for addresses in no map or in an

@@ -62,9 +62,16 @@ void collector_dispatch_subs(struct collector *c, const void *data, size_t size)
 			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
 }
 
+_Static_assert(PM_TRAP_NR <= COLLECTOR_TRAP_WHYS, "collector_marker_stats.trap holds every why");
+
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct collector *c = ctx;
+	const struct pm_marker *pm = data;
+
+	/* a marker in the BPF ring came down the trap lane: why, as its library said */
+	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER)
+		c->trap_why[((pm->ext & PM_X_TRAP_MASK) >> PM_X_TRAP_SHIFT) % PM_TRAP_NR]++;
 
 	if (!collector_markers_ring(c, data, size))
 		collector_dispatch_ring(c, data, size);
@@ -129,10 +136,30 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 	struct perfmark_bpf__bss bss;
 	uint32_t zero = 0;
 
+	/* every drain asks: the skeleton's mapping of .bss, no syscall (adopted: a lookup) */
+	if (c->skel && c->skel->bss) {
+		*samples = __atomic_load_n(&c->skel->bss->lost_samples, __ATOMIC_RELAXED);
+		*markers = __atomic_load_n(&c->skel->bss->lost_markers, __ATOMIC_RELAXED) +
+			   collector_markers_lost(c);
+		return;
+	}
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
 	*samples = bss.lost_samples + collector_tp_missed(c);
 	*markers = bss.lost_markers + collector_markers_lost(c);
+}
+
+bool collector__sampler_stats(const struct collector *c, uint64_t *runs, uint64_t *run_ns)
+{
+	struct bpf_prog_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	*runs = *run_ns = 0;
+	if (!c->skel || bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.on_sample), &info, &len))
+		return false;
+	*runs = info.run_cnt;
+	*run_ns = info.run_time_ns;
+	return true;
 }
 
 /* --- union filter ------------------------------------------------------------- */
@@ -264,8 +291,17 @@ static int set_pid(int map_fd, pid_t pid)
 	return 0;
 }
 
+bool collector__maybe_target(const struct collector *c, uint32_t pid)
+{
+	uint8_t v;
+
+	/* a command held before its exec is its session's already: targets alone */
+	return !bpf_map_lookup_elem(c->targets_fd, &pid, &v);
+}
+
 int collector__add_pid_on_exec(struct collector *c, pid_t pid)
 {
+	collector_want_exec_pending(c, (uint32_t)pid);
 	return set_pid(c->exec_fd, pid);
 }
 
@@ -409,7 +445,7 @@ void collector_free(struct collector *c)
 
 void collector__put(struct collector *c)
 {
-	if (c && --c->refs == 0)
+	if (c && --c->refs == 0 && !collector_idle_keep(c))
 		collector_free(c);
 }
 
@@ -444,7 +480,7 @@ int collector_publish(struct collector *c, int e, struct collector **out, char *
 	return 0;
 }
 
-int collector__get(struct collector **out, const struct recspec *spec,
+int collector__get(struct collector **out, const struct recspec *spec, bool pinnable,
 		   collector_notice_fn notice_fn, void *notice_ctx,
 		   char *err, size_t errlen)
 {
@@ -457,13 +493,14 @@ int collector__get(struct collector **out, const struct recspec *spec,
 	err[0] = '\0';
 	normalize(spec, &want);
 	for (c = collector_registry; c; c = c->next) {
-		if (!c->adopted && same_spec(&c->req, &want)) {
+		if (!c->adopted && (c->pinnable || !pinnable) && same_spec(&c->req, &want)) {
 			size_t i;
 
 			/* a sharer hears what the creator heard (a fallback to cpu-clock) */
 			for (i = 0; notice_fn && i < c->nr_notices; i++)
 				notice_fn(notice_ctx, c->notices[i]);
-			c->refs++;
+			if (c->refs++ == 0)
+				collector_idle_revive(c);   /* kept since its last session */
 			*out = c;
 			return 0;
 		}
@@ -479,6 +516,9 @@ int collector__get(struct collector **out, const struct recspec *spec,
 		snprintf(err, errlen, "cannot open BPF object: %s", strerror(-e));
 		goto fail;
 	}
+	c->pinnable = pinnable;
+	if (!pinnable)
+		collector_gap_off(c);
 	e = collector_unwind_setup(c);
 	if (e) {
 		snprintf(err, errlen, "cannot size the user-stack maps: %s", strerror(-e));

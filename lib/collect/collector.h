@@ -46,10 +46,14 @@ typedef void (*collector_notice_fn)(void *ctx, const char *msg);
  * A running collector for spec, shared if one exists for the same events,
  * rate, call graph, markers and ring size (targets and compression do not
  * matter), else a new one (BPF loaded, events opened disabled, markers
- * attached).  notice hears what happened while it was made (a fallback to
- * cpu-clock, a clamped rate), also when it is shared.  err: one line.
+ * attached).  pinnable: it may be pinned (collector__pin), so it loads the
+ * gap sideband's programs, which only a pinned collection runs and which
+ * take the kernel's verifier longer than all the others together; one
+ * made without them is not shared with a pinnable request.  notice hears
+ * what happened while it was made (a fallback to cpu-clock, a clamped
+ * rate), also when it is shared.  err: one line.
  */
-int collector__get(struct collector **out, const struct recspec *spec,
+int collector__get(struct collector **out, const struct recspec *spec, bool pinnable,
 		   collector_notice_fn notice, void *notice_ctx,
 		   char *err, size_t errlen);
 /*
@@ -59,6 +63,16 @@ int collector__get(struct collector **out, const struct recspec *spec,
 int collector__adopt(struct collector **out, const struct recspec *spec,
 		     const char *pin_dir, char *err, size_t errlen);
 void collector__put(struct collector *c);
+/*
+ * Keep a collector whose last session ended for up to ns (0, the default:
+ * freed at once), to be shared by the next request that would share it
+ * (collector_idle.c).  collector__idle_tick frees those kept longer and
+ * reads what the others' buffers took in; it returns how many are kept
+ * (none: no need to tick).
+ */
+void collector__set_linger(uint64_t ns);
+size_t collector__idle_tick(void);
+size_t collector__nr_idle(void);
 
 int collector__subscribe(struct collector *c, struct collector_sub *sub);
 void collector__unsubscribe(struct collector *c, struct collector_sub *sub);
@@ -67,7 +81,16 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 int collector__add_pid(struct collector *c, pid_t pid);
 /* pid becomes a target when it next calls execve (a CMD held before exec) */
 int collector__add_pid_on_exec(struct collector *c, pid_t pid);
-/* pin links and maps under dir (again, for every session sharing them) */
+/*
+ * pid is in the BPF target set of some session sharing c (a -p process,
+ * a command, a child of one: the fork tracepoint adds those before they
+ * run).  false: no session's target, nor a child of one (unless gone).
+ */
+bool collector__maybe_target(const struct collector *c, uint32_t pid);
+/*
+ * pin links and maps under dir (again, for every session sharing them);
+ * -EOPNOTSUPP for one made not pinnable or adopted
+ */
 int collector__pin(struct collector *c, const char *dir);
 /*
  * read the ring and the sideband buffers, and a batch of the fast lane,
@@ -136,11 +159,28 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
  * /tmp/perf-PID.map written for JIT code markers, and those not written
  * (the process had gone, its owner unknown; or refused: see jitmap.h)
  */
+#define COLLECTOR_TRAP_WHYS 8      /* enum pm_trap_why (bpf/perfmark_wire.h) */
 struct collector_marker_stats {
 	uint64_t jit_lines, jit_missed, jit_refused;
 	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
+	/* markers by lane: through the fast lane, and the trap lane's by why */
+	uint64_t fast, trap[COLLECTOR_TRAP_WHYS];
 };
+/*
+ * The lanes' counts as JSON ({"fast":N,"trap":{"no_area":N,...}}, reasons
+ * that are 0 left out), read back, and as one line of text.
+ */
+struct json_object;
+struct json_object *collector_lanes_json(uint64_t fast, const uint64_t *trap);
+void collector_lanes_from_json(struct json_object *o, uint64_t *fast, uint64_t *trap);
+void collector_lanes_text(uint64_t fast, const uint64_t *trap, char *buf, size_t len);
 void collector__marker_stats(const struct collector *c, struct collector_marker_stats *st);
+/*
+ * The sampling program's runs and their total time in ns, every sample of
+ * every CPU (filtered ones too), as the kernel counts them while
+ * kernel.bpf_stats_enabled is on (else 0); false when not known (adopted).
+ */
+bool collector__sampler_stats(const struct collector *c, uint64_t *runs, uint64_t *run_ns);
 const struct evspec *collector__events(const struct collector *c, size_t *nr);
 /* the attr of sampling event idx as opened (rate in force after any clamp), disabled */
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a);

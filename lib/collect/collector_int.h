@@ -9,6 +9,9 @@
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
  *   collector_tp.c       the tracepoints' program, configs and events
+ *   collector_want.c     whether a process is recorded, cached by pid
+ *   collector_detach.c   links destroyed several at a time (RCU waits shared)
+ *   collector_idle.c     idle collectors kept a while for the next recording
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -37,6 +40,12 @@ struct marker_lib {
 	ino_t ino;
 };
 
+/* collector_want.c: answers of collector_wants_pid() by pid */
+struct collector_want {
+	struct { uint32_t pid; uint8_t state; } cache[1024];
+	uint32_t exec_pids[8];         /* commands held before their exec: targets at it */
+};
+
 struct collector {
 	struct collector *next;        /* registry */
 	int refs;
@@ -60,6 +69,9 @@ struct collector {
 	size_t nr_subs;
 	size_t nr_active;
 	bool pinned, adopted;
+	bool pinnable;                 /* made with the gap sideband's programs */
+	bool idle;                     /* no session since idle_since: kept for reuse */
+	uint64_t idle_since;           /* CLOCK_MONOTONIC ns */
 	/* union filter, kept here and written whole to the maps */
 	uint32_t nr_all;
 	struct { uint32_t uid, count; } uids[MAX_UIDS];
@@ -77,9 +89,11 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
 	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
 	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
+	struct collector_want want;
 };
 
 extern struct collector *collector_registry;
@@ -116,6 +130,7 @@ uint64_t collector_tp_missed(const struct collector *c);
 
 /* collector_pin.c */
 int collector_pin_fd(int fd, const char *dir, const char *name);
+void collector_gap_off(struct collector *c);   /* before load: never to be pinned */
 
 /* collector_sites.c: taking a register site (see there) */
 int collector_site_lock(int fd);
@@ -139,6 +154,21 @@ void collector_markers_jit(struct collector *c, const struct pm_marker *pm, size
 int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);
 int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
+
+/* collector_detach.c: destroys the links, several at a time */
+void collector_detach_links(struct bpf_link **links, size_t nr);
+
+/* collector_idle.c: false: free it now */
+bool collector_idle_keep(struct collector *c);
+void collector_idle_revive(struct collector *c);
+
+/* collector_want.c */
+bool collector_wants_pid(const struct collector *c, uint32_t pid);
+bool collector_wants_pid_cached(struct collector *c, uint32_t pid);
+void collector_want_forget(struct collector *c, uint32_t pid);
+void collector_want_exec_pending(struct collector *c, uint32_t pid);   /* add_pid_on_exec */
+/* FORK, EXIT and exec's COMM: the answers they change */
+void collector_want_sideband(struct collector *c, const struct perf_event_header *h);
 
 /* collector_unwind.c: user stacks */
 uint32_t collector_ustack_mode(const struct recspec *spec);   /* PM_US_* */

@@ -369,6 +369,7 @@ void collector_markers_scan_pid(struct collector *c, uint32_t pid)
 
 	if (!c->mk || !c->skel)
 		return;
+	collector_want_forget(c, pid);   /* a target now */
 	if (c->mk->fl)
 		fastlane__want(c->mk->fl, pid);   /* a process it had joined without reading */
 	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/maps", pid);
@@ -442,8 +443,6 @@ int collector__watch_fd(struct collector *c, int fd, const char *name)
 
 /* --- records ---------------------------------------------------------------- */
 
-static bool wants_pid(const struct collector *c, uint32_t pid);
-
 bool collector_markers_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_fastreg *r = data;
@@ -458,19 +457,9 @@ bool collector_markers_ring(struct collector *c, const void *data, size_t size)
 	 * since (the uprobes go on before the pids) is wanted all the same.
 	 */
 	memcpy(&w, r, sizeof(w));
-	w.wanted = w.wanted || wants_pid(c, w.pid);
+	w.wanted = w.wanted || collector_wants_pid(c, w.pid);
 	fastlane__register(c->mk->fl, &w, sizeof(w));
 	return true;
-}
-
-/* a process some subscriber records (system-wide ones want every process) */
-static bool wants_pid(const struct collector *c, uint32_t pid)
-{
-	uint8_t v;
-
-	if (c->nr_all || c->nr_uids)
-		return true;
-	return bpf_map_lookup_elem(c->targets_fd, &pid, &v) == 0;
 }
 
 /*
@@ -484,6 +473,7 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 
 	if (!mk)
 		return;
+	collector_want_sideband(c, h);
 	if (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC) && mk->fl &&
 	    h->size >= sizeof(*h) + 8 + 24) {
 		uint64_t time;
@@ -503,16 +493,17 @@ void collector_markers_sideband(struct collector *c, const struct perf_event_hea
 		memcpy(&min, b + 36, 4);
 		memcpy(&ino, b + 40, 8);
 		memcpy(&prot, b + 56, 4);
-		if (!(prot & PROT_EXEC) || b[64] != '/' || !wants_pid(c, body[0]))
+		if (!(prot & PROT_EXEC) || b[64] != '/')
+			return;
+		/* with a build-id (another perf user's event) the union holds no dev/ino */
+		pm->dev = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : makedev(maj, min);
+		pm->ino = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : (ino_t)ino;
+		/* a file looked at already first: no syscall for it */
+		if (((pm->dev || pm->ino) && seen(mk, pm->dev, pm->ino)) || !collector_wants_pid_cached(c, body[0]))
 			return;
 		pm->pid = body[0];
 		pm->start = addr;
 		pm->end = addr + len;
-		/* with a build-id (another perf user's event) the union holds no dev/ino */
-		pm->dev = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : makedev(maj, min);
-		pm->ino = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID ? 0 : (ino_t)ino;
-		if ((pm->dev || pm->ino) && seen(mk, pm->dev, pm->ino))
-			return;
 		mk->nr_pend++;
 	}
 }
@@ -552,12 +543,16 @@ void collector__marker_stats(const struct collector *c, struct collector_marker_
 	st->jit_missed = js.missed;
 	st->jit_refused = js.refused;
 	st->fl_corrupt = 0;
+	st->fast = 0;
 	if (c->mk && c->mk->fl) {
 		struct fastlane_stats fs;
 
 		fastlane__stats(c->mk->fl, &fs);
 		st->fl_corrupt = fs.corrupt;
+		st->fast = fs.markers;
 	}
+	memset(st->trap, 0, sizeof(st->trap));
+	memcpy(st->trap, c->trap_why, sizeof(c->trap_why));
 }
 
 /* markers an earlier recorder took from the fast lane and died with */
@@ -683,6 +678,7 @@ void collector_markers_adopt(struct collector *c)
 void collector_markers_free(struct collector *c)
 {
 	struct collector_markers *mk = c->mk;
+	size_t nr_detach = 0;
 
 	if (!mk)
 		return;
@@ -701,9 +697,10 @@ void collector_markers_free(struct collector *c)
 				close(fd);
 			close(mk->pfds[i]);
 		} else {
-			bpf_link__destroy(mk->links[i]);   /* closes the perf event fd too */
+			mk->links[nr_detach++] = mk->links[i];   /* closes the perf event fd too */
 		}
 	}
+	collector_detach_links(mk->links, nr_detach);
 	free(mk->links);
 	free(mk->pfds);
 	free(mk->files);

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "fsutil.h"
+#include "perfmark.skel.h"
 #include "collector_int.h"
 
 
@@ -43,6 +44,19 @@ static int add_pin_dir(struct collector *c, const char *dir)
 	return 0;
 }
 
+/*
+ * Not to be pinned: the gap sideband's programs left out (their maps at
+ * their smallest), so the verifier never sees them.
+ */
+void collector_gap_off(struct collector *c)
+{
+	bpf_program__set_autoload(c->skel->progs.gap_exec, false);
+	bpf_program__set_autoload(c->skel->progs.gap_fork, false);
+	bpf_program__set_autoload(c->skel->progs.gap_exit, false);
+	bpf_program__set_autoload(c->skel->progs.gap_rename, false);
+	bpf_map__set_max_entries(c->skel->maps.gap_exec_ns, 1);
+}
+
 int collector__pin(struct collector *c, const char *dir)
 {
 	struct { int fd; const char *name; } maps[] = {
@@ -55,8 +69,8 @@ int collector__pin(struct collector *c, const char *dir)
 	size_t i;
 	int e;
 
-	if (c->adopted)
-		return -EOPNOTSUPP;   /* its links are held by other pins only */
+	if (c->adopted || !c->pinnable)
+		return -EOPNOTSUPP;   /* its links are held by other pins only; no gap sideband */
 	e = fsutil_mkdir_p(dir, 0700, 0700);
 	if (e)
 		return e;

@@ -311,6 +311,7 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 	a->nonce = r->reg.nonce;
 	a->reg_time = r->time;
 	a->size = r->reg.size;
+	a->confirmed = r->reg.kind != PM_FL_REG_EARLY;
 	a->cons = -1;
 	a->memfd = -1;
 	/* before the mapping: if that succeeds, the pid was still this process */
@@ -346,13 +347,19 @@ void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t 
 	struct area *a;
 	int e;
 
-	if (size < sizeof(*r) || r->reg.kind != PM_FL_REG_AREA || r->reg.version != PM_FL_VERSION ||
+	if (size < sizeof(*r) || (r->reg.kind != PM_FL_REG_AREA && r->reg.kind != PM_FL_REG_EARLY) ||
+	    r->reg.version != PM_FL_VERSION ||
 	    r->site >= FASTLANE_SITES ||
 	    r->reg.size < PM_FL_HDR_SIZE + PM_FL_CTL_SIZE + PM_FL_MIN_RING ||
 	    r->reg.size > FL_MAX_AREA || (r->reg.area & 4095) || (r->reg.size & 4095))
 		return;
 	pthread_mutex_lock(&fl->lock);
 	a = find_area(fl, r->pid, r->reg.nonce);
+	if (a && !a->confirmed && r->reg.kind == PM_FL_REG_AREA) {
+		/* its first marker's offer: its markers are this owner's (BPF's, now) */
+		a->uid = r->uid;
+		a->confirmed = true;
+	}
 	if (a) {
 		/* offered again: we were let go as silent, or a session now wants it */
 		if (a->cons == r->site && a->reading >= (bool)r->wanted &&
@@ -391,7 +398,7 @@ static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64
 			return;
 	if (synth_task_owner((pid_t)pid, &r.uid, &tgid) || (uint32_t)tgid != pid)
 		return;
-	r.reg.kind = PM_FL_REG_AREA;
+	r.reg.kind = PM_FL_REG_AREA;      /* an area from before a restart: as it was */
 	r.reg.version = PM_FL_VERSION;
 	r.reg.area = start;
 	r.reg.size = end - start;
@@ -650,6 +657,12 @@ static void reap(struct fastlane *fl)
 			if (pfds[i].revents)
 				a->gone = true;
 	}
+	/* gone before its first marker's offer came: what it left, root's only */
+	for (a = fl->areas; a; a = a->next)
+		if (a->gone && !a->confirmed && !a->read_anyway) {
+			a->uid = PM_UID_PRIVILEGED;
+			a->read_anyway = true;
+		}
 	fastlane_pass(fl, 0, false);
 	for (pp = &fl->areas; (a = *pp);) {
 		/*

@@ -30,11 +30,21 @@ _Static_assert(FL_SPILL_MAX / FL_CONSUME_MAX < COLLECTOR_ALL_BATCHES, "all batch
 #define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
 #define FL_PUMP_BUSY_NS   (100ull * 1000)
 #define FL_GONE_PASSES    20                             /* drains after the process went */
+#define FL_CONFIRM_NS     (1000ull * 1000 * 1000)        /* records unconfirmed this long */
 
 /* one process's area, attached */
 struct area {
 	struct area *next;
 	uint32_t pid, uid;            /* as the registration (BPF) saw them */
+	/*
+	 * Offered as the library loaded (PM_FL_REG_EARLY): joined, but not read
+	 * until the offer its first marker makes says whose its markers are
+	 * (confirmed).  Records waiting unconfirmed for FL_CONFIRM_NS (the
+	 * confirmation lost: the BPF ring was full), or left by a process that
+	 * has gone, are read as PM_UID_PRIVILEGED's (read_anyway).
+	 */
+	bool confirmed, read_anyway;
+	uint64_t waiting_since;       /* unconfirmed with records since (0: none seen) */
 	uint32_t local_pid;           /* the process's own getpid() */
 	uint64_t nonce, reg_time;
 	uint64_t reg_area;            /* its address in the process */

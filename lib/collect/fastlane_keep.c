@@ -244,6 +244,7 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 	int e = -EINVAL;
 
 	a->reg_time = clock_mono_ns();
+	a->confirmed = true;    /* read as the recorder before the restart read it */
 	a->cons = -1;
 	a->pidfd = -1;
 	a->memfd = -1;

@@ -263,6 +263,79 @@ int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time)
 }
 
 
+/* --- the events, as perf.data describes them ------------------------------ */
+
+/*
+ * The event's period is the same in every sample: a period was given, or
+ * the event is one of the hrtimer clocks, whose frequency the kernel turns
+ * into a fixed period of NSEC_PER_SEC / freq (perf_swevent_init_hrtimer).
+ */
+static bool fixed_period(const struct perf_event_attr *a)
+{
+	return !a->freq || (a->type == PERF_TYPE_SOFTWARE && a->sample_freq &&
+			    (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK));
+}
+
+/* every sampling event's period is the same in all its samples */
+bool session_fixed_period(const struct session *s)
+{
+	for (size_t i = 0; i < s->nr_ev; i++) {
+		struct perf_event_attr a;
+
+		collector__sampling_attr(s->c, i, &a);
+		if (!fixed_period(&a))
+			return false;
+	}
+	return true;
+}
+
+size_t session__events(const struct session *s, struct perfdata_event *evs,
+		       uint64_t *ids, size_t max)
+{
+	static const char *const marker_names[2] = { PERFMARK_EV_PRINTF, PERFMARK_EV_UEVENT };
+	size_t n = 0, i;
+
+	for (i = 0; i < s->nr_ev && n < max; i++, n++) {
+		struct perf_event_attr *a = &evs[n].attr;
+
+		memset(&evs[n], 0, sizeof(evs[n]));
+		collector__sampling_attr(s->c, i, a);
+		a->disabled = 0;
+		if (s->fixed_period && a->freq) {   /* as the kernel runs it (fixed_period) */
+			a->freq = 0;
+			a->sample_period = 1000000000ull / a->sample_freq;
+		}
+		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
+		a->sample_id_all = 1;
+		a->use_clockid = 1;
+		a->clockid = CLOCK_MONOTONIC;
+		if (s->sample_type & SAMPLE_TYPE_DWARF) {   /* as perf --call-graph dwarf */
+			a->sample_regs_user = PM_UREGS_MASK;
+			a->sample_stack_user = s->o.spec.stack_size;
+			a->exclude_callchain_user = 1;
+		}
+		if (i == 0) {   /* the sideband is written as this event's */
+			a->mmap_data = (s->sample_type & SAMPLE_TYPE_DWARF) != 0;
+			a->mmap = 1;
+			a->mmap2 = 1;
+			a->comm = 1;
+			a->comm_exec = 1;
+			a->task = 1;
+		}
+		ids[n] = i + 1;
+		evs[n].ids = &ids[n];
+		evs[n].nr_ids = 1;
+		evs[n].name = s->ev[i].name;
+	}
+	for (i = 0; s->o.spec.markers && i < 2 && n < max; i++, n++) {
+		ids[n] = i ? ID_UEVENT : ID_PRINTF;
+		perfdata_event_init(&evs[n], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+				    MARKER_SAMPLE_TYPE, marker_names[i], &ids[n], 1);
+		evs[n].attr.sample_period = 1;
+	}
+	return n;
+}
+
 /* --- the gap sideband: what BPF saw while no daemon read ------------------ */
 
 static size_t put_sid(void *rec, size_t body, uint32_t type, uint16_t misc, uint32_t pid,

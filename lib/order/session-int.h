@@ -20,14 +20,24 @@ struct pm_marker;
 #define ID_PRINTF 100
 #define ID_UEVENT 101
 
+/*
+ * PERIOD only where periods differ from sample to sample (session_join):
+ * a hardware event at a frequency.  Elsewhere (a period given, or cpu-clock
+ * and task-clock, whose frequency the kernel turns into a fixed period)
+ * the attr's period says it once, as perf record -c writes it: 8 bytes a
+ * sample fewer.
+ */
 #define SAMPLE_TYPE_BASE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			  PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD)
 /* --call-graph dwarf: perf's user registers and stack copy */
 #define SAMPLE_TYPE_DWARF (PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 #define SAMPLE_MAX_SIZE   65535   /* a record's size is 16 bits */
-/* markers carry the probe site's address so perf names it, not [unknown] */
+/*
+ * markers carry the probe site's address so perf names it, not [unknown];
+ * their period, 1, is their attr's
+ */
 #define MARKER_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
-			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_RAW)
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
 
 struct pidset {
 	uint32_t *slots;      /* 0 = empty; pid 0 is never a target */
@@ -41,6 +51,7 @@ struct session {
 	struct evspec ev[RECSPEC_MAX_EVENTS];  /* after fallback */
 	size_t nr_ev;
 	uint64_t sample_type;
+	bool fixed_period;             /* no PERIOD in samples: the attr's (session_join) */
 	struct sink *sink;             /* o.sink, or our own perfdata sink */
 	bool own_sink;
 	struct window *ro;
@@ -50,6 +61,9 @@ struct session {
 	struct pidset not_ours;        /* pids known not to be targets' children */
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t lost_samples_seen, lost_markers_seen;
+	/* the collector's counts when this session joined (session__stats: since then) */
+	struct collector_marker_stats ms0;
+	uint64_t runs0, run_ns0;
 	uint64_t flushed_at;           /* session__clock() of the last flush */
 	void *staged;                  /* the record stage_alloc() gave out last */
 	uint32_t staged_len;
@@ -85,5 +99,7 @@ int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time);
 size_t encode_gap(const void *data, size_t size, void *out, uint32_t *uid);
 /* a synthesized record (synth.h callback): its time is s->t0 */
 int on_synth(void *ctx, const void *rec, size_t len);
+/* no sampling event's period differs from sample to sample (encode.c) */
+bool session_fixed_period(const struct session *s);
 
 #endif

@@ -133,11 +133,22 @@ static bool sideband_wanted(struct session *s, const struct perf_event_header *h
 			/*
 			 * The parent may be a child whose own FORK sits in a
 			 * buffer not read yet (a grandchild forked on another
-			 * CPU): looked at again once every buffer is read.
+			 * CPU): looked at again once every buffer is read.  A
+			 * parent known to be none of ours has no child of ours:
+			 * so a busy machine's processes cost one look each
+			 * parent, not one each child.
 			 */
-			if (!s->rechecking)
-				hold(s, h);
-			return false;
+			if (!s->rechecking) {
+				if (pidset_has(&s->not_ours, body[1]))
+					pidset_add(&s->not_ours, body[0]);
+				else
+					hold(s, h);
+				return false;
+			}
+			if (!child_of_target(s, body[1])) {
+				pidset_add(&s->not_ours, body[0]);
+				return false;
+			}
 		}
 		pidset_add(&s->pids, body[0]);
 		return true;
@@ -226,6 +237,16 @@ static bool child_of_target(struct session *s, uint32_t pid)
 
 	if (pidset_has(&s->not_ours, pid))
 		return false;
+	/*
+	 * Not in the BPF target set (its fork tracepoint puts a target's
+	 * child there before it runs): some other process of the machine.
+	 * One map lookup, not a read of /proc for every process a busy
+	 * machine starts; /proc then tells which session's child it is.
+	 */
+	if (s->c && !collector__maybe_target(s->c, pid)) {
+		pidset_add(&s->not_ours, pid);
+		return false;
+	}
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "re");
 	if (f) {
@@ -354,6 +375,9 @@ static int session_join(struct session *s, char *err, size_t errlen)
 
 	ev = collector__events(s->c, &s->nr_ev);
 	memcpy(s->ev, ev, s->nr_ev * sizeof(s->ev[0]));
+	s->fixed_period = session_fixed_period(s);
+	if (s->fixed_period)
+		s->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	e = collector__subscribe(s->c, &s->sub);
 	if (e) {
 		snprintf(err, errlen, "too many sessions on the same events");
@@ -377,13 +401,17 @@ int session__new(struct session **out, const struct session_opts *opts,
 	s = e ? NULL : session_alloc(opts);
 	if (!s)
 		return e ? e : -ENOMEM;
-	e = collector__get(&s->c, &opts->spec, opts->notice, opts->notice_ctx, err, errlen);
+	e = collector__get(&s->c, &opts->spec, opts->pin_dir || opts->pinnable, opts->notice,
+			   opts->notice_ctx, err, errlen);
 	if (e)
 		goto fail;
 	/* drops counted before this session existed are not its own */
 	collector__lost(s->c, &ls, &lm);
 	s->lost_samples_seen = ls;
 	s->lost_markers_seen = lm;
+	/* nor its counts: a collector kept from an earlier recording, or shared */
+	collector__marker_stats(s->c, &s->ms0);
+	collector__sampler_stats(s->c, &s->runs0, &s->run_ns0);
 	e = session_join(s, err, errlen);
 	if (e)
 		goto fail;
@@ -475,49 +503,6 @@ void session__set_output(struct session *s, int fd, bool pipe)
 void session__set_sink(struct session *s, struct sink *k)
 {
 	s->o.sink = k;
-}
-
-size_t session__events(const struct session *s, struct perfdata_event *evs,
-		       uint64_t *ids, size_t max)
-{
-	static const char *const marker_names[2] = { PERFMARK_EV_PRINTF, PERFMARK_EV_UEVENT };
-	size_t n = 0, i;
-
-	for (i = 0; i < s->nr_ev && n < max; i++, n++) {
-		struct perf_event_attr *a = &evs[n].attr;
-
-		memset(&evs[n], 0, sizeof(evs[n]));
-		collector__sampling_attr(s->c, i, a);
-		a->disabled = 0;
-		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
-		a->sample_id_all = 1;
-		a->use_clockid = 1;
-		a->clockid = CLOCK_MONOTONIC;
-		if (s->sample_type & SAMPLE_TYPE_DWARF) {   /* as perf --call-graph dwarf */
-			a->sample_regs_user = PM_UREGS_MASK;
-			a->sample_stack_user = s->o.spec.stack_size;
-			a->exclude_callchain_user = 1;
-		}
-		if (i == 0) {   /* the sideband is written as this event's */
-			a->mmap_data = (s->sample_type & SAMPLE_TYPE_DWARF) != 0;
-			a->mmap = 1;
-			a->mmap2 = 1;
-			a->comm = 1;
-			a->comm_exec = 1;
-			a->task = 1;
-		}
-		ids[n] = i + 1;
-		evs[n].ids = &ids[n];
-		evs[n].nr_ids = 1;
-		evs[n].name = s->ev[i].name;
-	}
-	for (i = 0; s->o.spec.markers && i < 2 && n < max; i++, n++) {
-		ids[n] = i ? ID_UEVENT : ID_PRINTF;
-		perfdata_event_init(&evs[n], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
-				    MARKER_SAMPLE_TYPE, marker_names[i], &ids[n], 1);
-		evs[n].attr.sample_period = 1;
-	}
-	return n;
 }
 
 /* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
@@ -714,10 +699,16 @@ void session__stats(const struct session *s, struct session_stats *st)
 
 		collector__unwind_stats(s->c, &st->unwind);
 		collector__marker_stats(s->c, &ms);
-		st->jit_lines = ms.jit_lines;
-		st->jit_missed = ms.jit_missed;
-		st->jit_refused = ms.jit_refused;
-		st->fl_corrupt = ms.fl_corrupt;
+		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
+		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;
+		st->jit_refused = ms.jit_refused - s->ms0.jit_refused;
+		st->fl_corrupt = ms.fl_corrupt - s->ms0.fl_corrupt;
+		st->fast_markers = ms.fast - s->ms0.fast;
+		for (size_t i = 0; i < COLLECTOR_TRAP_WHYS; i++)
+			st->trap_markers[i] = ms.trap[i] - s->ms0.trap[i];
+		collector__sampler_stats(s->c, &st->sampler_runs, &st->sampler_ns);
+		st->sampler_runs -= s->runs0;
+		st->sampler_ns -= s->run_ns0;
 	}
 }
 

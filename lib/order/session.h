@@ -55,6 +55,12 @@ struct session_opts {
 	 * goes on while the daemon is down (see session__adopt).
 	 */
 	const char *pin_dir;
+	/*
+	 * May be pinned later (session__handover with a pin_dir: perfmarkd's
+	 * `session keep` of an anonymous recording): its collector loads the
+	 * gap sideband's programs as a pinned one does (collector__get).
+	 */
+	bool pinnable;
 	/* notices ("cycles not supported, falling back to cpu-clock") */
 	void (*notice)(void *ctx, const char *msg);
 	void *notice_ctx;
@@ -75,6 +81,10 @@ struct session_stats {
 	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
+	/* the sampling program's runs and ns (kernel.bpf_stats_enabled), of the collector */
+	uint64_t sampler_runs, sampler_ns;
+	/* markers by lane, of the collector: fast, and the trap lane's by why */
+	uint64_t fast_markers, trap_markers[COLLECTOR_TRAP_WHYS];
 };
 
 struct session;

@@ -27,6 +27,10 @@
  *    page that says where it is is MADV_WIPEONFORK, so a child starts with
  *    no area and registers its own on its first marker: no atfork handler
  *    is needed, and a child never writes into its parent's rings.
+ *  - The area is made and offered as the library loads when a recorder
+ *    listens already (its site's semaphore is raised by then), else at
+ *    the first traced marker: a recorder joins while the process starts,
+ *    not while its first markers pay for the trap.
  *  - Until every recorder has joined the area (each holds one register
  *    site, perfmark.c, and sets that site's bit in hdr->joined), and
  *    whenever a ring is full, markers take the trap lane: a uprobe whose
@@ -84,7 +88,8 @@ struct pm_proc {
 	uint32_t pid;                   /* getpid() when the area was made */
 	uint64_t nonce;
 	uint32_t sites_seen;            /* register sites taken at the last offer */
-	uint32_t busy;                  /* a thread is making the area */
+	uint32_t busy;                  /* a thread is making or confirming the area */
+	uint32_t confirmed;             /* offered at or after a marker (not only at load) */
 	uint64_t reg_ns, reg_wait_ns;   /* last registration, wait before the next */
 	uint64_t failed_ns;             /* the area could not be made (retry later) */
 	uint32_t hint;                  /* where to look for a free slot */
@@ -173,6 +178,28 @@ void pm_fast_init(void)
 	dl_iterate_phdr(find_exe_segments, NULL);
 }
 
+static int setup(uint32_t sites, bool early);
+
+/*
+ * A recorder that holds a register site listens already (the kernel raised
+ * its semaphore as this library was mapped): the area is made and offered
+ * now, while the process starts, so that the recorder has mapped and
+ * joined it by the first marker.  That marker offers it again (confirm:
+ * whose the markers are is decided then, as before) and the next one goes
+ * into the ring at once, without waiting for the recorder to come: it
+ * reads what the ring holds once it has the confirmation.  A process that
+ * never emits a marker costs an area (a sealed memfd, its pages untouched
+ * but the header's) and one registration.  From the constructor: the
+ * process's only thread, or a dlopen() with the loader's lock held.
+ */
+void pm_fast_offer_early(void)
+{
+	uint64_t s = perfmark__semas[0];
+
+	if (!cfg.off && PM_SEMA_SITES(s) && !perfmark__semas[1])
+		setup(PM_SEMA_SITES(s), true);
+}
+
 /* --- the area ----------------------------------------------------------------- */
 
 static struct pm_proc *get_proc(void)
@@ -253,10 +280,10 @@ static int create_area(struct pm_proc *p)
 }
 
 /* One call of the sled: every recorder listening learns where the area is. */
-static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now)
+static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now, uint32_t kind)
 {
 	struct pm_fl_reg r = {
-		.kind = PM_FL_REG_AREA,
+		.kind = kind,
 		.version = PM_FL_VERSION,
 		.area = (uint64_t)(uintptr_t)p->area,
 		.size = p->size,
@@ -270,28 +297,62 @@ static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now)
 	perfmark__register(&r);
 }
 
-/* The first traced marker of the process: make the area and offer it. */
-static __attribute__((noinline, cold)) int setup(uint32_t sites)
+/*
+ * The process's first traced marker, or the library's constructor when a
+ * recorder already listens (early): make the area and offer it.  The
+ * marker that made it takes the trap lane (PM_TRAP_NO_AREA).
+ */
+static __attribute__((noinline, cold)) int setup(uint32_t sites, bool early)
 {
 	struct pm_proc *p = get_proc();
 	uint32_t idle = 0;
 	uint64_t now;
 
 	if (!p || __atomic_load_n(&p->area, __ATOMIC_ACQUIRE))
-		return 1;
+		return PM_TRAP_NO_AREA;
 	now = clock_mono_ns();
 	if (p->failed_ns && now - p->failed_ns < REGISTER_RETRY_MAX)
-		return 1;
+		return PM_TRAP_NO_AREA;
 	/* one maker; a signal handler or thread arriving meanwhile takes the trap */
 	if (!__atomic_compare_exchange_n(&p->busy, &idle, 1, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
-		return 1;
-	if (create_area(p))
+		return PM_TRAP_NO_AREA;
+	if (create_area(p)) {
 		p->failed_ns = now;
-	else
-		register_area(p, sites, now);
+	} else {
+		register_area(p, sites, now, early ? PM_FL_REG_EARLY : PM_FL_REG_AREA);
+		__atomic_store_n(&p->confirmed, !early, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
-	return 1;
+	return PM_TRAP_NO_AREA;
+}
+
+/*
+ * The first marker of a process whose area was offered as it loaded: offer
+ * it again, now, so that the recorder records its markers under the owner
+ * the process has now (the trap lane's rule), then use it.  This marker
+ * takes the trap lane, as a first marker always did.
+ */
+static __attribute__((noinline, cold)) int confirm(struct pm_proc *p, uint32_t sites)
+{
+	uint32_t idle = 0;
+
+	/*
+	 * A vfork() child runs on its parent's memory: an offer from it would
+	 * name the child's pid for the parent's area (a second reader of the
+	 * same rings).  It takes the trap lane; the parent confirms.
+	 */
+	if ((uint32_t)getpid() != p->pid)
+		return PM_TRAP_NO_SLOT;
+	if (!__atomic_compare_exchange_n(&p->busy, &idle, 1, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_RELAXED))
+		return PM_TRAP_NO_AREA;
+	if (!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE)) {
+		register_area(p, sites, clock_mono_ns(), PM_FL_REG_AREA);
+		__atomic_store_n(&p->confirmed, 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
+	return PM_TRAP_NO_AREA;
 }
 
 /*
@@ -306,13 +367,13 @@ static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_
 
 	if ((sites & ~p->sites_seen) || now - p->reg_ns > 2 * REGISTER_RETRY_MAX) {
 		p->reg_wait_ns = REGISTER_RETRY_NS;
-		register_area(p, sites, now);
+		register_area(p, sites, now, PM_FL_REG_AREA);
 	} else if (now - p->reg_ns >= p->reg_wait_ns) {
 		if (p->reg_wait_ns < REGISTER_RETRY_MAX)
 			p->reg_wait_ns *= 2;
-		register_area(p, sites, now);
+		register_area(p, sites, now, PM_FL_REG_AREA);
 	}
-	return 1;
+	return PM_TRAP_NOT_JOINED;
 }
 
 /* --- slots -------------------------------------------------------------------- */
@@ -569,7 +630,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 		tls.silent = readers_silent(p->area, readers, now);
 	}
 	if (unlikely(tls.silent))
-		return 1;
+		return PM_TRAP_SILENT;
 	if (n > PM_FL_MAX_PAYLOAD) {
 		n = PM_FL_MAX_PAYLOAD;
 		flags |= PM_FL_F_TRUNCATED;
@@ -582,7 +643,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 		if (unlikely(pos + total > __atomic_load_n(&sl->limit, __ATOMIC_RELAXED)) &&
 		    !room(p, sl, pos + total, readers, now)) {
 			__atomic_fetch_add(&sl->lost, 1, __ATOMIC_RELAXED);
-			return 1;
+			return PM_TRAP_RING_FULL;
 		}
 		if (__atomic_compare_exchange_n(&sl->head, &pos, pos + total, true,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
@@ -627,10 +688,14 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
 	uint64_t key;
 
 	/* a recorder without a site of its own reads the trap lane only */
-	if (trapall || !sites || cfg.off)
-		return 1;
+	if (cfg.off)
+		return PM_TRAP_OFF;
+	if (trapall || !sites)
+		return PM_TRAP_TRAPALL;
 	if (unlikely(!p || !__atomic_load_n(&p->area, __ATOMIC_ACQUIRE)))
-		return setup(sites);
+		return setup(sites, false);
+	if (unlikely(!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE)))
+		return confirm(p, sites);
 	/*
 	 * Every site holder must have joined: one that has not yet reads only
 	 * the trap lane and would miss what the ring takes.
@@ -643,6 +708,6 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
 		return 0;               /* every recorder declined this process */
 	key = tls.key;
 	if (unlikely(key >> KEY_SLOT_BITS != p->gen) && !(key = claim_slot(p)))
-		return 1;
+		return PM_TRAP_NO_SLOT;
 	return write_rec(p, (uint32_t)(key & ((1u << KEY_SLOT_BITS) - 1)), m, readers);
 }

@@ -38,7 +38,8 @@ static inline uint32_t PM_SEMA_SITES(uint64_t s)
 
 /* probe sites (one-byte nops, see perfmark.c) */
 void perfmark__uevent(uint32_t type, const void *data, uint32_t size) PM_HIDDEN;
-void perfmark__trap(uint32_t type, const void *data, uint32_t size, uint64_t ip) PM_HIDDEN;
+/* why: PM_TRAP_TAG | enum pm_trap_why, for the recorder's count */
+void perfmark__trap(uint32_t type, const void *data, uint32_t size, uint64_t ip, uint64_t why) PM_HIDDEN;
 void perfmark__register(const struct pm_fl_reg *reg) PM_HIDDEN;   /* the sled */
 
 struct pm_marker_in {
@@ -50,9 +51,9 @@ struct pm_marker_in {
 };
 
 /*
- * Write one marker into this thread's ring.  0: written; 1: the caller
- * must take the trap lane (no ring yet, no recorder attached yet, or the
- * ring is full).  Async-signal-safe.
+ * Write one marker into this thread's ring.  0: written; else the caller
+ * must take the trap lane, and this says why (enum pm_trap_why: no ring
+ * yet, no recorder attached yet, the ring is full, ...).  Async-signal-safe.
  */
 int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall) PM_HIDDEN;
 /*
@@ -61,7 +62,13 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
  */
 int pm_format(char *buf, size_t cap, const char *fmt, va_list ap) PM_HIDDEN;
 
-/* once, from the library constructor: settings and facts the fast lane caches */
+/*
+ * once, from the library constructor: settings and facts the fast lane
+ * caches; and when a recorder already listens (its site's semaphore was
+ * raised as the library was mapped), the area is made and offered at once
+ */
 void pm_fast_init(void) PM_HIDDEN;
+/* after pm_fast_init: a recorder listens already: the area made and offered now */
+void pm_fast_offer_early(void) PM_HIDDEN;
 
 #endif

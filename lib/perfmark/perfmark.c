@@ -122,7 +122,7 @@ __asm__(
 	"	.pushsection .text.perfmark__probes,\"ax\",@progbits\n"
 	PM_SITE(perfmark__trap)
 	"	.popsection\n"
-	PM_NOTE("trap", "0", "-4@%edi 8@%rsi -4@%edx 8@%rcx")
+	PM_NOTE("trap", "0", "-4@%edi 8@%rsi -4@%edx 8@%rcx 8@%r8")
 	/*
 	 * The register sled: one nop per recorder site and trapall's, each
 	 * its own probe (the kernel wants one semaphore per site); one call
@@ -165,9 +165,10 @@ __asm__(
 static __attribute__((noinline)) int traced(const struct pm_marker_in *m)
 {
 	uint64_t s = perfmark__semas[0];
+	int why;
 
-	if ((PM_SEMA_SITES(s) || perfmark__semas[1]) && pm_fast_emit(m, s, perfmark__semas[1]))
-		perfmark__trap(m->type, m->data, m->size, m->ip);
+	if ((PM_SEMA_SITES(s) || perfmark__semas[1]) && (why = pm_fast_emit(m, s, perfmark__semas[1])))
+		perfmark__trap(m->type, m->data, m->size, m->ip, PM_TRAP_TAG | (uint64_t)why);
 	if (PM_SEMA_UEVENT(s))
 		perfmark__uevent(m->type, m->data, m->size);
 	return m->size > PERFMARK_MAX_PAYLOAD ? -E2BIG : 0;
@@ -328,4 +329,5 @@ PM_EXPORT void perfmark_jit_code(const void *addr, uint64_t size, const char *na
 static __attribute__((constructor)) void perfmark_init(void)
 {
 	pm_fast_init();
+	pm_fast_offer_early();
 }

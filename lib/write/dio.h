@@ -14,7 +14,10 @@
  * The buffer mirrors the file from a block boundary up to where the writer
  * is: dio__sync() writes the whole blocks direct and the last partial one
  * through the ordinary fd (so the file holds everything), keeping it to be
- * written again, direct, once the block fills.  Bytes before the first
+ * written again, direct, once the block fills.  A sync with little in
+ * whole blocks (a recording at a few MB/s) writes them through the
+ * ordinary fd too: a direct write over the page the last sync left in the
+ * cache waits for its writeback first, a block I/O each round.  Bytes before the first
  * block boundary past the start position go through the ordinary fd.
  * Where the file system refuses O_DIRECT, everything goes through the
  * ordinary fd, as before; so does a file of another user (the output a

@@ -235,6 +235,8 @@ int evlist__parse_sample(const struct evlist *l, const struct perf_event_header 
 		return -EINVAL;
 	s->event = e;
 	st = e->attr.sample_type;
+	/* no PERIOD field: the attr's period is every sample's (perf reads it so) */
+	s->period = e->attr.sample_period;
 
 #define NEED(n) do { if ((size_t)(end - p) < (size_t)(n)) return -EINVAL; } while (0)
 #define U64(dst) do { NEED(8); (dst) = pd_get_u64(p); p += 8; } while (0)

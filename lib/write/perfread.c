@@ -269,11 +269,51 @@ static int parse_feature(struct perfread *r, uint64_t feat, const uint8_t *p, si
 
 /* ---- opening ------------------------------------------------------------ */
 
+/*
+ * A file's features: one section per bit set, after the data.  Only those
+ * the table knows are read, each at most the file's size.
+ */
+static int read_features(struct perfread *r, const struct file_header *h, uint64_t fsize)
+{
+	uint64_t feat_off = r->send;
+	int err;
+
+	for (int f = 1; f < PERFDATA_FEAT_BITS; f++) {
+		struct file_section s;
+		uint8_t *body;
+
+		if (!(h->adds_features[f / 64] & (1ULL << (f % 64))))
+			continue;
+		if (pread(r->fd, &s, sizeof(s), (off_t)feat_off) != (ssize_t)sizeof(s))
+			return fail(r, -EIO, "truncated feature table at offset %llu",
+				    (unsigned long long)feat_off);
+		feat_off += sizeof(s);
+		if (s.offset > fsize || s.size > fsize - s.offset)
+			return fail(r, -EIO, "truncated feature section %d", f);
+		if (!perfdata_feature((uint64_t)f)) {
+			r->env.has[f] = true;
+			continue;
+		}
+		body = malloc(s.size ? (size_t)s.size : 1);
+		if (!body)
+			return fail(r, -ENOMEM, "out of memory");
+		if (pread(r->fd, body, (size_t)s.size, (off_t)s.offset) != (ssize_t)s.size) {
+			free(body);
+			return fail(r, -EIO, "truncated feature section %d", f);
+		}
+		err = parse_feature(r, (uint64_t)f, body, (size_t)s.size);
+		free(body);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int open_file(struct perfread *r, const uint8_t *first16)
 {
 	struct file_header h;
 	struct stat st;
-	uint64_t fsize, nattr, feat_off, id_bytes = 0;
+	uint64_t fsize, nattr, id_bytes = 0;
 	int err;
 
 	if (fstat(r->fd, &st) < 0)
@@ -347,41 +387,7 @@ static int open_file(struct perfread *r, const uint8_t *first16)
 	if (h.data.size > UINT64_MAX - h.data.offset)
 		return fail(r, -EINVAL, "bad data section size");
 	r->send = h.data.offset + h.data.size;
-
-	/*
-	 * features: one section per bit set, after the data.  Only those the
-	 * table knows are read, each at most the file's size.
-	 */
-	feat_off = r->send;
-	for (int f = 1; f < PERFDATA_FEAT_BITS; f++) {
-		struct file_section s;
-		uint8_t *body;
-
-		if (!(h.adds_features[f / 64] & (1ULL << (f % 64))))
-			continue;
-		if (pread(r->fd, &s, sizeof(s), (off_t)feat_off) != (ssize_t)sizeof(s))
-			return fail(r, -EIO, "truncated feature table at offset %llu",
-				    (unsigned long long)feat_off);
-		feat_off += sizeof(s);
-		if (s.offset > fsize || s.size > fsize - s.offset)
-			return fail(r, -EIO, "truncated feature section %d", f);
-		if (!perfdata_feature((uint64_t)f)) {
-			r->env.has[f] = true;
-			continue;
-		}
-		body = malloc(s.size ? (size_t)s.size : 1);
-		if (!body)
-			return fail(r, -ENOMEM, "out of memory");
-		if (pread(r->fd, body, (size_t)s.size, (off_t)s.offset) != (ssize_t)s.size) {
-			free(body);
-			return fail(r, -EIO, "truncated feature section %d", f);
-		}
-		err = parse_feature(r, (uint64_t)f, body, (size_t)s.size);
-		free(body);
-		if (err)
-			return err;
-	}
-	return 0;
+	return read_features(r, &h, fsize);
 }
 
 /* Pipe mode: consume HEADER_ATTR/HEADER_FEATURE/... up to FINISHED_INIT
@@ -548,6 +554,15 @@ bool perfread__has_feature(const struct perfread *r, int feature)
 	if (!r || feature <= 0 || feature >= PERFDATA_FEAT_BITS)
 		return false;
 	return r->env.has[feature];
+}
+
+bool perfread__sample_time(const struct perfread *r, uint64_t *first, uint64_t *last)
+{
+	if (!r || !r->env.have_time)
+		return false;
+	*first = r->env.first_time;
+	*last = r->env.last_time;
+	return true;
 }
 
 /* ---- records ------------------------------------------------------------ */

@@ -107,6 +107,8 @@ int perfread__sample_id(const struct perfread *r, const struct perf_event_header
 /* Feature strings when present (HOSTNAME, OSRELEASE, CMDLINE joined): NULL if not */
 const char *perfread__feature_string(const struct perfread *r, int feature);
 bool perfread__has_feature(const struct perfread *r, int feature);
+/* The first and last sample times the header gives (SAMPLE_TIME; a file, not a pipe) */
+bool perfread__sample_time(const struct perfread *r, uint64_t *first, uint64_t *last);
 /*
  * HEADER_TRACING_DATA (the feature, or a pipe's record): the bytes as they
  * are, NULL when there are none (lib/analyze/tracepoint.h decodes them).
