@@ -6,21 +6,23 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 SECONDS ?= 60
 MESON_OPTS ?=
+# make check STRESS=1: the tests run beside a CPU hog pinned on each CPU
+STRESS ?= 0
 
 # Debian 12 packages: what perfmark needs to build, install and run the demo
 # (make, make install, make demo) ...
 DEPS = build-essential clang llvm meson ninja-build pkg-config bpftool python3 \
        libbpf-dev libelf-dev libdw-dev libzstd-dev libjson-c-dev \
        libtracefs-dev libtraceevent-dev \
-       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev linux-perf
+       protobuf-c-compiler libprotobuf-c-dev zlib1g-dev libmicrohttpd-dev linux-perf
 # ... and what the tests add (make check): cmocka, the readers and tools the
 # tests check against (hotspot's perfparser, bpftrace, go's pprof, chromium),
 # the sanitizer and fuzzer runtimes, the system test's container tools,
-# xmllint (the flame graph's SVG must be well-formed XML) and tmux (perfmark top driven
-# as a user drives it).
+# xmllint (the flame graph's SVG must be well-formed XML), tmux (perfmark top driven
+# as a user drives it) and prometheus (it scrapes perfmarkd --http in t-http-prometheus).
 TEST_DEPS = libcmocka-dev systemtap-sdt-dev hotspot bpftrace zstd time xz-utils binutils \
        libc6-dbg libclang-rt-14-dev golang-go chromium curl systemd-container debootstrap \
-       libxml2-utils tmux
+       libxml2-utils tmux prometheus
 # npm packages the tests load (speedscope), kept out of the tree
 NPM_CACHE ?= /var/cache/perfmark-npm
 NPM_DEPS = speedscope@1.25.0
@@ -90,7 +92,7 @@ check: check-deps bpffs
 	ninja -C $(ASAN_BUILD)
 	$(MAKE) $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD) fuzz
-	PM_NPM_CACHE=$(NPM_CACHE) PERFMARK_FUZZ_BUILD=$(FUZZ_BUILD) ./tests/run.sh $(BUILD)-check $(ASAN_BUILD) </dev/null
+	STRESS=$(STRESS) PM_NPM_CACHE=$(NPM_CACHE) PERFMARK_FUZZ_BUILD=$(FUZZ_BUILD) ./tests/run.sh $(BUILD)-check $(ASAN_BUILD) </dev/null
 
 bench: deps bpffs all
 	$(call apt_install,time)

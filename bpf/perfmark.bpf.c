@@ -585,5 +585,8 @@ int BPF_PROG(on_exit, struct task_struct *p)
 /* the gap sideband: what starts, runs and ends while no daemon reads */
 #include "sideband.bpf.c"
 
+/* off-CPU time: --off-cpu */
+#include "offcpu.bpf.c"
+
 /* tracepoints: -e SUBSYS:NAME */
 #include "tracepoint.bpf.c"

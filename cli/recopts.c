@@ -151,6 +151,17 @@ static int set_ringbuf(void *ctx, const struct opt *opt, const char *arg)
 	return 0;   /* its range: recspec_validate */
 }
 
+static int set_off_cpu(void *ctx, const struct opt *opt, const char *arg)
+{
+	struct recspec *r = &((struct recopts *)ctx)->spec;
+	char err[256] = "";
+
+	r->off_cpu = true;
+	if (arg && recspec_parse_off_cpu(arg, r, err, sizeof(err)))
+		return pm_err("%s", err);
+	return 0;
+}
+
 const struct opt recopts_table[] = {
 	{ .flag = 'e', .name = "event", .arg = "EVENT[,EVENT...]",
 	  .help = "sampling events: cycles (cpu-cycles), instructions, cache-misses, branch-misses, "
@@ -188,6 +199,11 @@ const struct opt recopts_table[] = {
 	  .help = "the BPF ring buffer that carries samples and markers from the kernel "
 	    "(a power of two, 4K-1G)",
 	  .def = "16M", .set = set_ringbuf },
+	{ .name = "off-cpu", .arg = "MIN_NS", .optional = true,
+	  .help = "also record the time threads spend off CPU, with their stacks (event "
+	    "offcpu-time, period in ns); intervals under MIN_NS (250us, 1ms, ...) are summed per "
+	    "stack",
+	  .def = "not recorded; MIN_NS 100us", .set = set_off_cpu },
 	{ 0 },
 };
 

@@ -113,6 +113,10 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->lost_markers = (uint64_t)jsonf_get_int(o, "lost_markers");
 	st->bytes = (uint64_t)jsonf_get_int(o, "bytes");
 	st->raw_bytes = (uint64_t)jsonf_get_int(o, "raw_bytes");
+	st->offcpu = (uint64_t)jsonf_get_int(o, "offcpu");
+	st->offcpu_sums = (uint64_t)jsonf_get_int(o, "offcpu_sums");
+	st->offcpu_summed = (uint64_t)jsonf_get_int(o, "offcpu_summed");
+	st->offcpu_lost = (uint64_t)jsonf_get_int(o, "offcpu_lost");
 	st->late = (uint64_t)jsonf_get_int(o, "late");
 	st->late_unordered = (uint64_t)jsonf_get_int(o, "late_unordered");
 	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");

@@ -161,10 +161,26 @@ static int daemonize(void)
  */
 #define LINGER_S 10
 
+/* NAME,NAME,...: no empty name, none longer than a session's */
+static bool http_sessions_ok(const char *s)
+{
+	while (*s) {
+		size_t l = strcspn(s, ",");
+
+		if (!l || l > PROTO_NAME_MAX)
+			return false;
+		s += l;
+		if (*s == ',' && !*++s)
+			return false;
+	}
+	return true;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: perfmarkd [--foreground] [--socket PATH] [--state-dir DIR] [--pin-dir DIR]\n"
-		   "                 [--ring-dir DIR] [--idle-timeout SECONDS] [--linger SECONDS]\n");
+		   "                 [--ring-dir DIR] [--idle-timeout SECONDS] [--linger SECONDS]\n"
+		   "                 [--http ADDR:PORT [--http-sessions NAME,...]]\n");
 }
 
 int main(int argc, char **argv)
@@ -177,12 +193,15 @@ int main(int argc, char **argv)
 		{ "ring-dir", required_argument, NULL, 'R' },
 		{ "idle-timeout", required_argument, NULL, 'I' },
 		{ "linger", required_argument, NULL, 'L' },
+		{ "http", required_argument, NULL, 'H' },
+		{ "http-sessions", required_argument, NULL, 'E' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ 0 },
 	};
 	unsigned linger_s = LINGER_S;
 	bool foreground = false, activated;
+	const char *http = NULL;
 	int ready_fd = -1;
 	size_t kept, exited, dropped;
 	sigset_t mask;
@@ -220,15 +239,25 @@ int main(int argc, char **argv)
 			linger_s = (unsigned)v;
 			break;
 		}
+		case 'H': http = optarg; break;
+		case 'E':
+			if (!http_sessions_ok(optarg)) {
+				logmsg("bad --http-sessions '%s' (NAME,... of at most %d bytes each)", optarg,
+				       PROTO_NAME_MAX);
+				return 1;
+			}
+			http_sessions = optarg;
+			break;
 		case 'h': usage(stdout); return 0;
 		case 'V': printf("perfmarkd %s\n", PERFMARK_VERSION); return 0;
 		default: usage(stderr); return 1;
 		}
 	}
-	if (optind < argc) {
+	if (optind < argc || (http_sessions && !http)) {
 		usage(stderr);
 		return 1;
 	}
+	D.http = http != NULL;
 	if (geteuid() != 0) {
 		logmsg("must run as root (it loads BPF programs)");
 		return 1;
@@ -251,6 +280,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	e = sfd < 0 ? -errno : loop__init(&runs__tick);
+	if (!e)
+		e = jobs__init();
 	if (e) {
 		logmsg("cannot set up the event loop: %s", strerror(-e));
 		return 1;
@@ -269,6 +300,9 @@ int main(int argc, char **argv)
 	watch__add(&clients__listen_watch, D.lfd, EPOLLIN);
 	watch__add(&signal_watch, sfd, EPOLLIN);
 	if (instance__ring_dir())
+		return 1;
+	/* a bad --http fails before any session restarts */
+	if (http && http__start(http))
 		return 1;
 	sessions__restore();
 	fastlane_keeper_done(&kept, &exited, &dropped);
@@ -291,8 +325,10 @@ int main(int argc, char **argv)
 		logmsg("epoll_wait: %s", strerror(-e));
 	sd_notify_msg("STOPPING=1");
 	logmsg("exiting; running sessions stay pinned and keep collecting");
+	http__stop();
 	sessions__keep_taken();    /* a taker cut off by the exit did not go: its session stays */
 	clients__close_all();
+	jobs__wait_all();   /* takeovers finish, snapshots nobody waits for end */
 	sessions__free_all();
 	loop__free();
 	store__free(D.store);

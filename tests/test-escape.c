@@ -171,6 +171,21 @@ static void test_term_pad(void **state)
 	free(buf);
 }
 
+/* Prometheus label values: \ " and newline escaped, invalid UTF-8 and NUL replaced */
+static void test_prom(void **state)
+{
+	char *o = run(escape_prom, "a\\b\"c\nd", 7);
+
+	assert_string_equal(o, "a\\\\b\\\"c\\nd");
+	free(o);
+	o = run(escape_prom, "x\xff" "y\0z", 5);
+	assert_string_equal(o, "x\xef\xbf\xbdy\xef\xbf\xbdz");
+	free(o);
+	o = run(escape_prom, "r\xc3\xa9nder\t", 8);
+	assert_string_equal(o, "r\xc3\xa9nder\t");
+	free(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -179,6 +194,7 @@ int main(void)
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_json_object),
 		cmocka_unit_test(test_xml),
+		cmocka_unit_test(test_prom),
 		cmocka_unit_test(test_term),
 		cmocka_unit_test(test_term_pad),
 	};

@@ -6,6 +6,7 @@
  * kept markers; the call tree is profile_tree.c's.
  */
 #include "profile_int.h"
+#include "offcpu.h"
 #include "perfread.h"
 #include "symbolize.h"
 #include "grow.h"
@@ -106,7 +107,9 @@ static bool is_analysed(struct profile *p, const struct perfread_event *e)
 		p->seen[i] = e;
 		p->seen_n[i] = (struct profile_event){ .name = event_name(e) };
 		p->nr_seen++;
-		if (!p->sample_event && (!p->o.event || !strcmp(p->o.event, event_name(e))))
+		/* offcpu-time's period is time off the CPU: analysed only when asked for */
+		if (!p->sample_event && (p->o.event ? !strcmp(p->o.event, event_name(e)) :
+					 !offcpu__event(event_name(e))))
 			p->sample_event = e;
 	}
 	if (i < p->nr_seen)
@@ -140,12 +143,65 @@ static void note_time(struct profile *p, const struct perfread_sample *s)
 	p->any_time = true;
 }
 
-static int push_sample(struct profile *p, const struct perfread_sample *s, uint32_t ti,
-		       uint32_t node, uint32_t anode)
+/*
+ * keep_addrs: the frames by address as well, into *anode.  The leaf and the
+ * first user frame under kernel ones are where the CPU was; every other one
+ * is a return address.
+ */
+static uint32_t stack_node_addrs(struct profile *p, const struct perfread_sample *s,
+				 uint32_t comm, uint32_t node, const struct callchain_ip *ips,
+				 size_t n, uint32_t *anode)
 {
-	struct profile_sample *ps = VEC_PUSH(p->samples, struct profile_sample);
+	uint32_t l = comm == TABLE_NONE ? TABLE_NONE : profile_comm_loc(p, comm);
+	uint32_t a = l == TABLE_NONE ? TABLE_NONE : profile_anode_of(p, 0, l);
 
-	if (node == TABLE_NONE || !ps || (p->o.keep_addrs && anode == TABLE_NONE))
+	while (n-- > 0 && node != TABLE_NONE && a != TABLE_NONE) {
+		bool call = n > 0 && !(ips[n - 1].kernel && !ips[n].kernel);
+
+		l = profile_loc_at(p, s->pid, &ips[n], call);
+		if (l == TABLE_NONE)
+			return TABLE_NONE;
+		node = profile_node_of(p, node, VEC_AT(p->locs, struct profile_loc, l)->frame);
+		a = profile_anode_of(p, a, l);
+	}
+	*anode = a;
+	return a == TABLE_NONE ? TABLE_NONE : node;
+}
+
+/*
+ * The call-tree node of a sample's stack (comm, outermost frame, ..., leaf);
+ * with keep_addrs its node in the tree by address goes to *anode.
+ */
+static uint32_t stack_node(struct profile *p, const struct perfread_sample *s, uint32_t *ti,
+			   uint32_t *anode)
+{
+	struct callchain_ip ips[CALLCHAIN_MAX];
+	size_t n = callchain__get(p->sym, replay__reader(p->rp), s, ips, CALLCHAIN_MAX);
+	struct profile_thread *t;
+	uint32_t node, f;
+
+	*anode = TABLE_NONE;
+	t = thread_at(p, s->pid, s->tid, s->time, ti);
+	if (!t)
+		return TABLE_NONE;
+	f = profile_frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
+	node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, 0, f);
+	if (p->o.keep_addrs)
+		return stack_node_addrs(p, s, f, node, ips, n, anode);
+	while (n-- > 0 && node != TABLE_NONE) {
+		f = profile_frame_at(p, s->pid, &ips[n]);
+		node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, node, f);
+	}
+	return node;
+}
+
+static int add_sample(struct profile *p, const struct perfread_sample *s)
+{
+	struct profile_sample *ps;
+	uint32_t ti, anode, node = stack_node(p, s, &ti, &anode);
+
+	ps = VEC_PUSH(p->samples, struct profile_sample);
+	if (node == TABLE_NONE || !ps)
 		return -ENOMEM;
 	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
 		.tid = s->tid, .cpu = s->cpu, .node = node, .anode = anode, .thread = ti,
@@ -153,48 +209,23 @@ static int push_sample(struct profile *p, const struct perfread_sample *s, uint3
 	return 0;
 }
 
-/*
- * keep_addrs: the frames by address as well.  The leaf and the first user
- * frame under kernel ones are where the CPU was; every other one is a
- * return address.
- */
-static int add_sample_addrs(struct profile *p, const struct perfread_sample *s, uint32_t ti,
-			    uint32_t comm, uint32_t node, const struct callchain_ip *ips, size_t n)
+/* An offcpu-time sample: an interval off the CPU, or a sum of shorter ones. */
+static int add_offcpu(struct profile *p, const struct perfread_sample *s)
 {
-	uint32_t l = comm == TABLE_NONE ? TABLE_NONE : profile_comm_loc(p, comm);
-	uint32_t anode = l == TABLE_NONE ? TABLE_NONE : profile_anode_of(p, 0, l);
+	struct profile_offcpu *po;
+	struct offcpu o;
+	uint32_t ti, anode, node = stack_node(p, s, &ti, &anode);
 
-	while (n-- > 0 && node != TABLE_NONE && anode != TABLE_NONE) {
-		bool call = n > 0 && !(ips[n - 1].kernel && !ips[n].kernel);
-
-		l = profile_loc_at(p, s->pid, &ips[n], call);
-		if (l == TABLE_NONE)
-			return -ENOMEM;
-		node = profile_node_of(p, node, VEC_AT(p->locs, struct profile_loc, l)->frame);
-		anode = profile_anode_of(p, anode, l);
-	}
-	return push_sample(p, s, ti, node, anode);
-}
-
-static int add_sample(struct profile *p, const struct perfread_sample *s)
-{
-	struct callchain_ip ips[CALLCHAIN_MAX];
-	size_t n = callchain__get(p->sym, replay__reader(p->rp), s, ips, CALLCHAIN_MAX);
-	struct profile_thread *t;
-	uint32_t ti, node, f;
-
-	t = thread_at(p, s->pid, s->tid, s->time, &ti);
-	if (!t)
+	offcpu__decode(&o, s->raw, s->raw_size);
+	po = VEC_PUSH(p->offcpus, struct profile_offcpu);
+	if (node == TABLE_NONE || !po)
 		return -ENOMEM;
-	f = profile_frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
-	node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, 0, f);
-	if (p->o.keep_addrs)
-		return add_sample_addrs(p, s, ti, f, node, ips, n);
-	while (n-- > 0 && node != TABLE_NONE) {
-		f = profile_frame_at(p, s->pid, &ips[n]);
-		node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, node, f);
-	}
-	return push_sample(p, s, ti, node, TABLE_NONE);
+	*po = (struct profile_offcpu){ .time = s->time, .period = s->period, .tid = s->tid,
+		.runq = o.runq_ns < s->period ? o.runq_ns : s->period,
+		.node = node, .anode = anode, .thread = ti, .range = replay__range(p->rp, s->tid),
+		.count = o.count, .runnable = o.runnable, .state = offcpu__state_letter(&o)[0],
+		.waker = (uint8_t)o.waker_flags, .waker_tid = o.waker_tid };
+	return 0;
 }
 
 static int on_sample(void *ctx, const struct perfread_sample *s)
@@ -205,6 +236,8 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 	note_time(p, s);
 	if (is_analysed(p, s->event))
 		err = add_sample(p, s);
+	if (!err && offcpu__event(event_name(s->event)))
+		err = add_offcpu(p, s);
 	return err ? err : p->err;
 }
 
@@ -453,6 +486,7 @@ void profile__free(struct profile *p)
 	free(p->tstate.v);
 	free(p->counters.v);
 	free(p->marks.v);
+	free(p->offcpus.v);
 	free(p->locs.v);
 	free(p->anodes.v);
 	free(p->mark_data);
@@ -502,6 +536,21 @@ uint64_t profile__sample_freq(const struct profile *p)
 	return e && e->attr.freq ? e->attr.sample_freq : 0;
 }
 
+uint64_t profile__oncpu_ns(const struct profile *p, bool *ns_per_period)
+{
+	const struct perfread_event *e = p->sample_event;
+
+	*ns_per_period = false;
+	if (!e)
+		return 0;
+	if (e->attr.type == PERF_TYPE_SOFTWARE && (e->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+						  e->attr.config == PERF_COUNT_SW_TASK_CLOCK)) {
+		*ns_per_period = true;
+		return 1;
+	}
+	return e->attr.freq && e->attr.sample_freq ? 1000000000ull / e->attr.sample_freq : 0;
+}
+
 uint64_t profile__hidden_samples(const struct profile *p)
 {
 	return p->hidden_samples;
@@ -543,6 +592,7 @@ PROFILE_ARRAY(counter, counters)
 PROFILE_ARRAY(mark, marks)
 PROFILE_ARRAY(loc, locs)
 PROFILE_ARRAY(anode, anodes)
+PROFILE_ARRAY(offcpu, offcpus)
 #undef PROFILE_ARRAY
 
 const uint8_t *profile__mark_data(const struct profile *p)

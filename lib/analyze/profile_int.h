@@ -37,7 +37,7 @@ struct profile {
 	struct symbolizer *sym;
 	struct profile_opts o;
 	struct strtab strs;
-	struct vec mappings, frames, nodes, samples, ranges, threads, tstate, counters, marks;
+	struct vec mappings, frames, nodes, samples, ranges, threads, tstate, counters, marks, offcpus;
 	struct vec locs, anodes;    /* keep_addrs */
 	uint8_t *mark_data;
 	size_t mark_len, mark_cap;

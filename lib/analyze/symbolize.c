@@ -5,7 +5,7 @@
  *   threads:  tid -> comm                      (COMM, inherited on FORK)
  *   procs:    pid -> maps, JIT code            (MMAP/MMAP2, FORK, exec COMM)
  *   dsos:     path -> PT_LOAD table + symbols  (dso.c, loaded once)
- *   kernel:   /proc/kallsyms, loaded once on the first kernel address
+ *   kernel:   /proc/kallsyms, on the first kernel address (shared, symtab.h)
  *
  * A user address goes: map -> file offset (addr - start + pgoff) -> ELF
  * vaddr through the PT_LOAD that holds that offset -> symbol.  Addresses in
@@ -21,6 +21,7 @@
  * is opened only through fsafe_open_regular().
  */
 #include "symbolize.h"
+#include "dsocache.h"
 #include "dso.h"
 #include "fsafe.h"
 #include "maptree.h"
@@ -72,8 +73,7 @@ struct symbolizer {
 	/* kernel */
 	uint64_t kernel_start;  /* from the kernel MMAP, 0 if none */
 	bool kallsyms_loaded;
-	struct symtab kallsyms;
-	char *knames;
+	const struct ksyms *ksyms;    /* shared (symtab.h), NULL: out of memory */
 };
 
 int symbolizer__new(struct symbolizer **out)
@@ -164,7 +164,7 @@ static struct dso *dso_get(struct symbolizer *s, const char *path, const uint8_t
 		memset(s->dsos + old, 0, (s->capdsos - old) * sizeof(*s->dsos));
 	}
 	if (!s->dsos[id])
-		s->dsos[id] = dso__new(path, bid, bid_len);
+		s->dsos[id] = dsocache__get(path, bid, bid_len);
 	return s->dsos[id];
 }
 
@@ -402,9 +402,11 @@ static const struct sym *kernel_sym(struct symbolizer *s, uint64_t addr)
 	const struct sym *sym;
 
 	if (!s->kallsyms_loaded)
-		symtab__load_kallsyms(&s->kallsyms, &s->knames);
+		s->ksyms = ksyms__get();
 	s->kallsyms_loaded = true;
-	sym = symtab__find(&s->kallsyms, addr, true);
+	if (!s->ksyms)
+		return NULL;
+	sym = symtab__find(&s->ksyms->t, addr, true);
 	/*
 	 * kallsyms has no sizes: a symbol reaches to the next one, but not
 	 * across the gaps between text, modules and BPF programs.
@@ -476,7 +478,7 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 	out->dso = d->path;
 	out->exe = d == p->exe;
 	if (!d->loaded)
-		dso__load(d);
+		dsocache__load(d);
 	if (d->build_id_len) {
 		out->build_id = d->build_id;
 		out->build_id_len = d->build_id_len;
@@ -557,11 +559,11 @@ void symbolizer__free(struct symbolizer *s)
 	idmap__free(&s->proc_idx);
 	idmap__free(&s->thread_idx);
 	for (size_t i = 0; i < s->capdsos; i++)
-		dso__free(s->dsos[i]);
+		dsocache__put(s->dsos[i]);
 	free(s->dsos);
 	strtab__free(&s->paths);
 	dso__free(s->vdso);
-	symtab__free(&s->kallsyms);
-	free(s->knames);
+	if (s->ksyms)
+		ksyms__put(s->ksyms);
 	free(s);
 }

@@ -7,7 +7,9 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 int symtab__add(struct symtab *t, uint64_t addr, uint64_t size, const char *name, int prio)
@@ -150,4 +152,56 @@ void symtab__load_kallsyms(struct symtab *t, char **names)
 	free(offs);
 	symtab__finish(t);
 	*names = knames;
+}
+
+/* --- the shared kernel table ------------------------------------------------ */
+
+static pthread_mutex_t ksyms_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ksyms *ksyms_current;     /* holds a reference of its own */
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void ksyms_unref(struct ksyms *k)
+{
+	if (k && !--k->refs) {
+		symtab__free(&k->t);
+		free(k->names);
+		free(k);
+	}
+}
+
+const struct ksyms *ksyms__get(void)
+{
+	struct ksyms *k;
+	uint64_t now = mono_ns();
+
+	pthread_mutex_lock(&ksyms_lock);
+	k = ksyms_current;
+	if (!k || now - k->loaded > KSYMS_MAX_AGE_S * 1000000000ull) {
+		k = calloc(1, sizeof(*k));
+		if (k) {
+			symtab__load_kallsyms(&k->t, &k->names);
+			k->loaded = now;
+			k->refs = 1;
+			ksyms_unref(ksyms_current);
+			ksyms_current = k;
+		}
+	}
+	if (k)
+		k->refs++;
+	pthread_mutex_unlock(&ksyms_lock);
+	return k;
+}
+
+void ksyms__put(const struct ksyms *k)
+{
+	pthread_mutex_lock(&ksyms_lock);
+	ksyms_unref((struct ksyms *)k);
+	pthread_mutex_unlock(&ksyms_lock);
 }

@@ -33,4 +33,21 @@ void symtab__free(struct symtab *t);
 /* The text symbols of /proc/kallsyms; their names are kept in *names (the caller frees it). */
 void symtab__load_kallsyms(struct symtab *t, char **names);
 
+/*
+ * /proc/kallsyms shared by every symbolizer of the process: perfmarkd
+ * encodes a profile per scrape, and reading and sorting kallsyms was most
+ * of one.  A table is reused while younger than KSYMS_MAX_AGE_S (modules
+ * come and go), and freed when its last user puts it.  Thread-safe.
+ */
+#define KSYMS_MAX_AGE_S 60
+struct ksyms {
+	struct symtab t;
+	char *names;
+	unsigned refs;
+	uint64_t loaded;        /* CLOCK_MONOTONIC ns */
+};
+/* The current table (empty when /proc/kallsyms cannot be read); NULL: out of memory. */
+const struct ksyms *ksyms__get(void);
+void ksyms__put(const struct ksyms *k);
+
 #endif

@@ -149,6 +149,13 @@ void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *
  * happened before, while no daemon read.
  */
 uint64_t collector__sideband_since(const struct collector *c);
+/* --off-cpu: intervals since the collector was loaded (zeros without it) */
+struct collector_offcpu_stats {
+	uint64_t samples;    /* written one each */
+	uint64_t merged;     /* summed with others of the same thread, state and stack */
+	uint64_t lost;       /* neither (the ring and the map of sums were full) */
+};
+void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st);
 /*
  * drops counted in BPF since the collector was loaded; markers also those
  * an earlier recorder had taken from the fast lane when it died

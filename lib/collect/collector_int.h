@@ -8,6 +8,7 @@
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
  *   collector_pin.c      pinning under bpffs and adopting what an earlier
  *                        process pinned
+ *   collector_offcpu.c   off-CPU time: its programs and its map of sums
  *   collector_tp.c       the tracepoints' program, configs and events
  *   collector_want.c     whether a process is recorded, cached by pid
  *   collector_detach.c   links destroyed several at a time (RCU waits shared)
@@ -33,6 +34,8 @@
 #define MAX_MARKER_LIBS   4
 #define MAX_UIDS          64
 #define MAX_NOTICES       4
+/* links besides the sampling events': task tracepoints, gap sideband, off-CPU */
+#define MAX_TP_LINKS      10
 
 struct marker_lib {
 	char path[PATH_MAX];
@@ -89,6 +92,8 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	int off_agg_fd;                /* --off-cpu: the summed intervals (collector_offcpu.c) */
+	void *off_keys, *off_vals;     /* a batch of them as it leaves the map */
 	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
 	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
@@ -122,6 +127,13 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 /* ... a record ready as it is (a stack copy walked after it waited) */
 void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
 
+/* collector_offcpu.c: off-CPU time */
+int collector_offcpu_setup(struct collector *c);                       /* before load */
+int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen);
+int collector_offcpu_attach(struct collector *c, char *err, size_t errlen);
+void collector_offcpu_ring(struct collector *c, const void *data, size_t size);
+void collector_offcpu_drain(struct collector *c);   /* each read: the sums, one record each */
+void collector_offcpu_free(struct collector *c);
 /* collector_tp.c: tracepoints */
 int collector_tp_setup(struct collector *c);                  /* before load */
 int collector_tp_attach(struct collector *c, char *err, size_t errlen);

@@ -63,7 +63,7 @@ int collector__pin(struct collector *c, const char *dir)
 		{ c->rb_fd, "rb" }, { c->targets_fd, "targets" }, { c->bss_fd, "bss" },
 		{ c->cfg_fd, "cfg" }, { c->uids_fd, "uids" }, { c->exec_fd, "exec" },
 		{ c->uw_pools_fd, "uw_pools" }, { c->uw_maps_fd, "uw_maps" },
-		{ c->uw_pids_fd, "uw_pids" },
+		{ c->uw_pids_fd, "uw_pids" }, { c->off_agg_fd, "off_agg" },
 	};
 	char name[32];
 	size_t i;
@@ -208,6 +208,10 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 	/* the unwinder's maps (pins of perfmark before 0.2 have none: ehframe then fails) */
 	e = collector_unwind_start(c, pinned_fd(pin_dir, "uw_pools"), pinned_fd(pin_dir, "uw_maps"),
 				   pinned_fd(pin_dir, "uw_pids"), err, errlen);
+	if (e)
+		goto fail;
+	/* --off-cpu's sums (pins of perfmark before 0.2 have none: --off-cpu then fails) */
+	e = collector_offcpu_start(c, pinned_fd(pin_dir, "off_agg"), err, errlen);
 	if (e)
 		goto fail;
 	collector_markers_adopt(c);

@@ -10,6 +10,7 @@
  *   {"events":["cycles",...], "freq":4000 | "period":N,
  *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
  *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
+ *    "off_cpu":true, "off_cpu_min_ns":NS,
  *    "filters":{"sched:sched_switch":"prev_pid == 1",...}}
  * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
  *
@@ -40,6 +41,13 @@
 #define RECSPEC_RINGBUF_MIN   4096
 #define RECSPEC_RINGBUF_MAX   (1ull << 30)
 #define RECSPEC_ZSTD_MAX      22
+/*
+ * --off-cpu: intervals shorter than this are summed per thread and stack
+ * rather than written one each (see README, Off-CPU time, for the figures
+ * it was chosen from); the bound keeps a typo from summing everything.
+ */
+#define RECSPEC_OFFCPU_MIN_DEFAULT (100 * 1000ull)
+#define RECSPEC_OFFCPU_MIN_MAX     (10 * 1000 * 1000 * 1000ull)
 
 enum recspec_target {
 	RECSPEC_TARGET_ALL,    /* -a (or no target): every process */
@@ -66,6 +74,8 @@ struct recspec {
 	size_t nr_pids;
 	int zstd_level;                     /* -z; 0: not compressed */
 	uint64_t ringbuf_size;              /* BPF ring bytes, a power of two; 0: default */
+	bool off_cpu;                       /* --off-cpu: event offcpu-time */
+	uint64_t off_cpu_min_ns;            /* shorter intervals are summed (0: none is) */
 	/*
 	 * --filter of tracepoints (lib/collect/tpfilter.h): filter[i] is 0 for
 	 * none, else 1 + the index of events[i]'s expression in filters[]
@@ -102,6 +112,11 @@ extern const char recspec_json_keys[];   /* "events,freq,..." */
 
 /* "fp", "dwarf", "dwarf,SIZE", "ehframe" (and "none"): sets call_graph, stack_size. */
 int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen);
+/*
+ * --off-cpu's MIN_NS: "0", "100000", "250us", "1ms", "2s" (ns without a
+ * unit); sets off_cpu and off_cpu_min_ns.
+ */
+int recspec_parse_off_cpu(const char *s, struct recspec *r, char *err, size_t errlen);
 /* "none", "fp", "dwarf,8192", "ehframe" */
 const char *recspec_call_graph_name(const struct recspec *r, char *buf, size_t len);
 /* the event's name as asked (i < max(nr_events, 1)): "cycles" when none was given */

@@ -173,6 +173,41 @@ void escape_xml(FILE *f, const char *s, size_t n)
 	fwrite(s + run, 1, n - run, f);
 }
 
+/* ---- Prometheus text exposition -------------------------------------------------- */
+
+/*
+ * A label value: the format allows any UTF-8 and escapes exactly three
+ * characters, \\ \" and \n; a NUL or an invalid byte becomes U+FFFD.
+ */
+void escape_prom(FILE *f, const char *s, size_t n)
+{
+	const uint8_t *p = (const uint8_t *)s;
+	size_t i = 0, run = 0;
+
+	while (i < n) {
+		size_t l = escape_utf8_len(p + i, n - i);
+		const char *e = NULL;
+
+		if (!l || p[i] == 0)
+			e = "\xef\xbf\xbd";
+		else if (p[i] == '\\')
+			e = "\\\\";
+		else if (p[i] == '"')
+			e = "\\\"";
+		else if (p[i] == '\n')
+			e = "\\n";
+		if (!e) {
+			i += l;
+			continue;
+		}
+		fwrite(s + run, 1, i - run, f);
+		fputs(e, f);
+		i += l ? l : 1;
+		run = i;
+	}
+	fwrite(s + run, 1, n - run, f);
+}
+
 /* ---- terminal -------------------------------------------------------------------- */
 
 /* Code points a terminal acts on or that reorder what follows: C1 controls, bidi controls */

@@ -11,6 +11,7 @@
  *              serialized by the same code)
  *   HTML       escape_json_html: JSON in a <script> element, '<' '>' '&' too
  *   SVG, XML   escape_xml: text and attribute values
+ *   Prometheus escape_prom: a label value of the text exposition format
  *   terminal   escape_term: report, script, the collapsed export, errors
  *
  * All of them read the bytes as UTF-8 with escape_utf8_len(), the one
@@ -49,6 +50,9 @@ struct json_object *escape_json_object(const char *s, size_t n);
 
 /* Text or an attribute value of XML (SVG): no quotes added. */
 void escape_xml(FILE *f, const char *s, size_t n);
+
+/* A Prometheus label value (text exposition format): no quotes added. */
+void escape_prom(FILE *f, const char *s, size_t n);
 
 enum escape_term_flags {
 	ESC_TERM_QUOTED = 1,    /* inside "...": '"' and '\' as \" and \\ */

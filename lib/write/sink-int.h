@@ -35,7 +35,7 @@ struct sink {
 	bool closed;
 };
 
-int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
+int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
 /* write records (sideband kept, or a snapshot) through w, a round every few MiB */
 int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w);
 

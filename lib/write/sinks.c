@@ -51,7 +51,7 @@ static bool rec_ok(const void *rec, size_t len)
 	return len >= sizeof(*h) && !(len & 7) && h->size == len;
 }
 
-int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
+int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
 {
 	struct perfdata_writer_opts wo = {
 		.resume = s->o.kind == SINK_PERFDATA && s->o.resume && fd == s->o.fd,
@@ -316,6 +316,7 @@ struct copy {
 	const struct sink *s;
 	struct perfdata_writer *w;
 	size_t since;
+	uint64_t from;          /* samples older are left out (the sideband never) */
 };
 
 /*
@@ -360,6 +361,8 @@ static int copy_one(void *ctx, uint64_t time, const void *rec, size_t len)
 	int e;
 
 	if (!rec_known(c->s, rec, len))       /* a damaged ring: skip what is not a record */
+		return 0;
+	if (time < c->from && ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
 		return 0;
 	e = perfdata_writer__add(c->w, rec, len);
 	c->since += len;
@@ -565,11 +568,6 @@ int sink__round(struct sink *s)
 	}
 }
 
-int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
-{
-	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
-}
-
 /* records of the caller's after what the sink holds (tail: complete records, 8-aligned) */
 static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
 {
@@ -588,24 +586,125 @@ static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
 	return e ? e : perfdata_writer__round(w);
 }
 
+struct sink_snap {
+	const struct sink *s;
+	struct pring_view *v;
+	uint64_t since, until, evicted;   /* data frames older than since are left out */
+	void *tail;                  /* the caller's records after the ring's */
+	size_t tail_len;
+};
+
+static int snapshot_begin(struct sink *s, uint64_t since, uint64_t until, const void *tail,
+			  size_t tail_len, struct sink_snap **out)
+{
+	struct sink_snap *sn;
+	int e;
+
+	*out = NULL;
+	if (s->o.kind != SINK_RING)
+		return -EOPNOTSUPP;
+	sn = calloc(1, sizeof(*sn));
+	if (!sn)
+		return -ENOMEM;
+	if (tail_len && !(sn->tail = malloc(tail_len))) {
+		free(sn);
+		return -ENOMEM;
+	}
+	if (tail_len)
+		memcpy(sn->tail, tail, tail_len);
+	sn->tail_len = tail_len;
+	e = pring__view(s->pr, &sn->v);
+	if (e) {
+		free(sn->tail);
+		free(sn);
+		return e;
+	}
+	sn->s = s;
+	sn->since = since;
+	sn->until = until;
+	*out = sn;
+	return 0;
+}
+
+int sink__snapshot_begin(struct sink *s, uint64_t until, const void *tail, size_t tail_len,
+			 struct sink_snap **out)
+{
+	return snapshot_begin(s, 0, until, tail, tail_len, out);
+}
+
+int sink_snap__write(struct sink_snap *sn, int fd, bool pipe)
+{
+	struct perfdata_writer *w = NULL;
+	struct copy c = { .s = sn->s };
+	int e;
+
+	/* only what never changes after sink__new is read of the sink here */
+	e = sink_new_writer(sn->s, fd, pipe, pipe ? 0 : sn->s->o.zstd_level, &w);
+	if (e)
+		return e;
+	c.w = w;
+	e = pring_view__sorted_span(sn->v, sn->since, sn->until, copy_one, &c, &sn->evicted);
+	if (!e && sn->tail_len)
+		e = add_tail(w, sn->tail, sn->tail_len);
+	if (!e)
+		e = perfdata_writer__finish(w);
+	perfdata_writer__free(w);
+	return e;
+}
+
+uint64_t sink_snap__evicted(const struct sink_snap *sn)
+{
+	return sn->evicted;
+}
+
+void sink_snap__free(struct sink_snap *sn)
+{
+	if (!sn)
+		return;
+	pring_view__free(sn->v);
+	free(sn->tail);
+	free(sn);
+}
+
+static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
+		    const void *tail, size_t tail_len);
+
+int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
+{
+	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
+}
+
 int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
 			size_t tail_len)
 {
+	return snapshot(s, fd, pipe, 0, until, tail, tail_len);
+}
+
+int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until)
+{
+	return snapshot(s, fd, pipe, since, until, NULL, 0);
+}
+
+static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
+		    const void *tail, size_t tail_len)
+{
 	struct perfdata_writer *w = NULL;
-	struct copy c = { 0 };
+	struct sink_snap *sn;
 	int e;
 
+	if (s->o.kind == SINK_RING) {
+		e = snapshot_begin(s, since, until, tail, tail_len, &sn);
+		if (!e)
+			e = sink_snap__write(sn, fd, pipe);
+		sink_snap__free(sn);
+		return e;
+	}
 	if (s->o.kind == SINK_PERFDATA)
 		return -EOPNOTSUPP;
 	e = sink_new_writer(s, fd, pipe, pipe ? 0 : s->o.zstd_level, &w);
 	if (e)
 		return e;
-	c.s = s;
-	c.w = w;
-	if (s->o.kind == SINK_RING)
-		e = pring__sorted(s->pr, until, copy_one, &c);
-	else
-		e = file_snapshot(s, w);
+	e = file_snapshot(s, w);
 	if (!e && tail_len)
 		e = add_tail(w, tail, tail_len);
 	if (!e)

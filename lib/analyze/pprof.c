@@ -1,25 +1,33 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * export --format pprof: gzip'd profile.proto (cli/profile.proto, encoded
- * by protobuf-c), as go tool pprof, Pyroscope and Parca read it.
+ * gzip'd profile.proto (lib/analyze/profile.proto, encoded by protobuf-c),
+ * as go tool pprof, Pyroscope and Parca read it: `export --format pprof`
+ * and perfmarkd's GET /debug/pprof/profile, one writer for both.  The
+ * profile is loaded with keep_addrs (profile.h): its stacks by address.
  *
- *   sample types   samples/count and cpu/nanoseconds (the default)
+ *   sample types   samples/count and cpu/nanoseconds (the default); with
+ *                  off-CPU time in the recording, off_cpu/nanoseconds too
+ *                  (its samples labelled "state": R, S, D, ...); of
+ *                  -e offcpu-time, samples/count and off_cpu/nanoseconds
  *   mappings       one per file seen, the executable of the most sampled
  *                  process first (pprof takes the first for the main
  *                  binary), with its build id
- *   locations      one per address of a frame (profile.h keep_addrs); a
- *                  caller's at its return address - 1, inside the call
- *   lines          from the file's DWARF, or its debug file's, when it has
- *                  them (lib/analyze/srcline.h): inlined functions first,
- *                  the function itself last, each with its source file
+ *   locations      one per address of a frame; a caller's at its return
+ *                  address - 1, inside the call
+ *   lines          with pprof_opts.lines, from the file's DWARF, or its
+ *                  debug file's, when it has them (lib/analyze/srcline.h):
+ *                  inlined functions first, the function itself last, each
+ *                  with its source file
  *   functions      one per (name, source file); a frame without a symbol
  *                  is "DSO+0xOFFSET" (symbolizer__frame_name), one function
  *                  per address
- *   samples        one per (call stack, enclosing ranges); labels:
- *                  "range" for every range the samples were inside (innermost
- *                  first), so `-tagfocus range=render` keeps them; "comm".
+ *   samples        one per (address stack, enclosing ranges, pid, off-CPU
+ *                  state); labels: "range" for every range the samples were
+ *                  inside (innermost first), so `-tagfocus range=render`
+ *                  keeps them; "comm"; "pid" (a number); "state" on off-CPU
+ *                  time.
  *
- * Every string is copied into this export's own table: the names come from
+ * Every string is copied into this profile's own table: the names come from
  * the recording, the files and lines from DWARF that is closed file by file.
  */
 #include <errno.h>
@@ -27,12 +35,12 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "analysis.h"
-#include "commands.h"
+#include "grow.h"
+#include "offcpu.h"
+#include "pprof.h"
 #include "profile.pb-c.h"
 #include "srcline.h"
 #include "symbolize.h"
-#include "grow.h"
 
 typedef Perftools__Profiles__Profile PbProfile;
 typedef Perftools__Profiles__Sample PbSample;
@@ -59,6 +67,11 @@ struct pb {
 	struct srcline_stats src;
 	bool clock_ns;              /* the period is nanoseconds (cpu-clock, task-clock) */
 	uint64_t ns_per_sample;     /* else: 1e9 / frequency, or 0 */
+	size_t nvalues;             /* 2, or 3 with off_cpu beside cpu */
+	int64_t k_range, k_comm, k_state, k_pid;
+	struct idmap chpid;         /* range chain << 32 | pid -> a number (< 2^24) */
+	uint64_t since;             /* samples before it are left out */
+	bool lines;                 /* read source lines */
 	int err;
 };
 
@@ -133,6 +146,8 @@ static int pb_mapping_ids(struct pb *b, size_t nm)
 	for (size_t i = 0; i < ns; i++) {
 		const struct profile_frame *f = &fv[lv[an[sv[i].anode].loc].frame];
 
+		if (sv[i].time < b->since)
+			continue;
 		through[sv[i].anode]++;
 		if (f->kind == PROFILE_FRAME_USER)
 			leaf[f->mapping]++;
@@ -309,7 +324,7 @@ static int pb_locations(struct pb *b)
 			srcfile__close(src);
 			src = NULL;
 			open_map = m;
-			if (fv[l->frame].kind == PROFILE_FRAME_USER)
+			if (b->lines && fv[l->frame].kind == PROFILE_FRAME_USER)
 				src = srcfile__open(profile__str(b->p, mv[m].file),
 						    mv[m].build_id == PROFILE_NONE ? NULL :
 						    profile__str(b->p, mv[m].build_id), &b->src);
@@ -330,72 +345,139 @@ static int pb_locations(struct pb *b)
 
 /* ---- samples -------------------------------------------------------------------- */
 
-/* One pprof sample per (address stack, range chain), its values summed. */
-static int pb_samples(struct pb *b)
+/* The string index of an off-CPU state letter (offcpu__state_letter's). */
+static int64_t state_sid(struct pb *b, char c)
 {
-	size_t ns, na, nl, nf, nr;
-	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	static const char *const letters[] = { "R", "S", "D", "I", "T", "t", "?" };
+	size_t i;
+
+	for (i = 0; i < 6 && letters[i][0] != c; i++)
+		;
+	return pb_str(b, letters[i]);
+}
+
+/*
+ * The pprof sample of (address stack, range chain, pid[, off-CPU state]),
+ * made at its first use: stack, labels and values in one block.  NULL: out
+ * of memory.  The anode under the root is the comm's.
+ */
+static PbSample *pb_sample(struct pb *b, struct idmap *ids, uint32_t anode, uint32_t range,
+			   char state, uint32_t pid)
+{
+	size_t na, nlc, nf, nr, depth = 0, nl = 0;
 	const struct profile_anode *an = profile__anodes(b->p, &na);
-	const struct profile_loc *lv = profile__locs(b->p, &nl);
+	const struct profile_loc *lv = profile__locs(b->p, &nlc);
 	const struct profile_frame *fv = profile__frames(b->p, &nf);
 	const struct profile_range *rv = profile__ranges(b->p, &nr);
-	int64_t k_range = pb_str(b, "range"), k_comm = pb_str(b, "comm");
+	uint32_t ch = range == PROFILE_NONE ? 0 : b->chain[range] + 1;
+	uint64_t cp = (uint64_t)ch << 32 | pid, key;
+	uint32_t cpid = idmap__get(&b->chpid, cp), at, k;
+	PbProfile *pr = &b->prof;
+	PbSample *s;
+	PbLabel *lab;
+
+	/* (range chain, pid) -> a number, so that one u64 keys a sample with its state */
+	if (cpid == TABLE_NONE) {
+		cpid = (uint32_t)b->chpid.n;
+		if (cpid >= 1u << 24 || idmap__put(&b->chpid, cp, cpid) < 0)
+			return NULL;
+	}
+	key = (uint64_t)anode << 32 | (uint64_t)(uint8_t)state << 24 | cpid;
+	at = idmap__get(ids, key);
+	if (at != TABLE_NONE)
+		return pr->sample[at];
+	for (k = anode; k && an[k].parent; k = an[k].parent)
+		depth++;
+	s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + b->nvalues * sizeof(int64_t) +
+		   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
+	if (!s || idmap__put(ids, key, (uint32_t)pr->n_sample) < 0) {
+		free(s);
+		return NULL;
+	}
+	perftools__profiles__sample__init(s);
+	pr->sample[pr->n_sample++] = s;
+	s->value = (int64_t *)(s + 1);
+	s->n_value = b->nvalues;
+	s->location_id = (uint64_t *)(s->value + b->nvalues);
+	for (k = anode; k && an[k].parent; k = an[k].parent)
+		s->location_id[s->n_location_id++] = an[k].loc + 1;
+	s->label = (PbLabel **)(s->location_id + depth);
+	lab = (PbLabel *)(s->label + MAX_LABELS);
+	for (uint32_t r = range; r != PROFILE_NONE && nl < MAX_LABELS - 3; r = rv[r].parent) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_range;
+		lab[nl].str = pb_sid(b, rv[r].name);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	if (k) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_comm;
+		lab[nl].str = pb_sid(b, fv[lv[an[k].loc].frame].name);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	perftools__profiles__label__init(&lab[nl]);
+	lab[nl].key = b->k_pid;
+	lab[nl].num = pid;
+	s->label[nl] = &lab[nl];
+	nl++;
+	if (state) {
+		perftools__profiles__label__init(&lab[nl]);
+		lab[nl].key = b->k_state;
+		lab[nl].str = state_sid(b, state);
+		s->label[nl] = &lab[nl];
+		nl++;
+	}
+	s->n_label = nl;
+	return s;
+}
+
+/*
+ * One pprof sample per (address stack, range chain, pid), its values
+ * summed; off-CPU time (beside another event's samples) per state too, in
+ * the third value.
+ */
+static int pb_samples(struct pb *b, bool offcpu_analysed)
+{
+	size_t ns, no, nt;
+	const struct profile_sample *sv = profile__samples(b->p, &ns);
+	const struct profile_offcpu *ov = profile__offcpus(b->p, &no);
+	const struct profile_thread *tv = profile__threads(b->p, &nt);
 	struct idmap ids = { 0 };
 	PbProfile *pr = &b->prof;
 	int err = -ENOMEM;
 
-	pr->sample = calloc(ns + 1, sizeof(*pr->sample));
+	b->k_range = pb_str(b, "range");
+	b->k_comm = pb_str(b, "comm");
+	b->k_state = pb_str(b, "state");
+	b->k_pid = pb_str(b, "pid");
+	pr->sample = calloc(ns + (b->nvalues > 2 ? no : 0) + 1, sizeof(*pr->sample));
 	if (!pr->sample || b->err)
 		goto out;
 	for (size_t i = 0; i < ns; i++) {
-		uint32_t ch = sv[i].range == PROFILE_NONE ? 0 : b->chain[sv[i].range] + 1;
-		uint64_t key = (uint64_t)sv[i].anode << 32 | ch;
-		uint32_t at = idmap__get(&ids, key), k;
-		int64_t ns_val = b->clock_ns ? (int64_t)sv[i].period : (int64_t)b->ns_per_sample;
 		PbSample *s;
 
-		if (at != TABLE_NONE) {
-			pr->sample[at]->value[0]++;
-			pr->sample[at]->value[1] += ns_val;
+		if (sv[i].time < b->since)
 			continue;
-		}
-		/* stack, labels and values in one block; the anode under the root is the comm's */
-		size_t depth = 0, nl = 0;
-
-		for (k = sv[i].anode; k && an[k].parent; k = an[k].parent)
-			depth++;
-		s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + 2 * sizeof(int64_t) +
-			   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
-		if (!s || idmap__put(&ids, key, (uint32_t)pr->n_sample) < 0) {
-			free(s);
+		s = pb_sample(b, &ids, sv[i].anode, sv[i].range, 0,
+			      sv[i].thread < nt ? tv[sv[i].thread].pid : 0);
+		if (!s)
 			goto out;
-		}
-		perftools__profiles__sample__init(s);
-		pr->sample[pr->n_sample++] = s;
-		s->value = (int64_t *)(s + 1);
-		s->n_value = 2;
-		s->value[0] = 1;
-		s->value[1] = ns_val;
-		s->location_id = (uint64_t *)(s->value + 2);
-		for (k = sv[i].anode; k && an[k].parent; k = an[k].parent)
-			s->location_id[s->n_location_id++] = an[k].loc + 1;
-		s->label = (PbLabel **)(s->location_id + depth);
-		PbLabel *lab = (PbLabel *)(s->label + MAX_LABELS);
-		for (uint32_t r = sv[i].range; r != PROFILE_NONE && nl < MAX_LABELS - 1; r = rv[r].parent) {
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_range;
-			lab[nl].str = pb_sid(b, rv[r].name);
-			s->label[nl] = &lab[nl];
-			nl++;
-		}
-		if (k) {
-			perftools__profiles__label__init(&lab[nl]);
-			lab[nl].key = k_comm;
-			lab[nl].str = pb_sid(b, fv[lv[an[k].loc].frame].name);
-			s->label[nl] = &lab[nl];
-			nl++;
-		}
-		s->n_label = nl;
+		s->value[0]++;
+		s->value[1] += offcpu_analysed || b->clock_ns ? (int64_t)sv[i].period :
+			(int64_t)b->ns_per_sample;
+	}
+	for (size_t i = 0; b->nvalues > 2 && i < no; i++) {
+		PbSample *s;
+
+		if (ov[i].time < b->since)
+			continue;
+		s = pb_sample(b, &ids, ov[i].anode, ov[i].range, ov[i].state,
+			      ov[i].thread < nt ? tv[ov[i].thread].pid : 0);
+		if (!s)
+			goto out;
+		s->value[2] += (int64_t)ov[i].period;
 	}
 	err = b->err;
 out:
@@ -446,24 +528,7 @@ static void pb_free(struct pb *b)
 	free(b->map_id);
 	idmap__free(&b->chains);
 	idmap__free(&b->fn_ids);
-}
-
-/* What the source lines could not be read from, when a file was refused */
-static void pb_src_notice(const struct srcline_stats *st)
-{
-	uint64_t refused = st->refused_elf + st->refused_size + st->refused_alt;
-
-	if (refused)
-		pm_notice("pprof: no source lines from %llu files (%llu ELF files malformed or over budget, "
-			  "%llu DWARF over budget, %llu supplementary DWARF not found)",
-			  (unsigned long long)refused, (unsigned long long)st->refused_elf,
-			  (unsigned long long)st->refused_size, (unsigned long long)st->refused_alt);
-	if (st->refused_units)
-		pm_notice("pprof: no source lines for the code of %llu compile units: their line "
-			  "programs are over budget", (unsigned long long)st->refused_units);
-	if (st->work_out)
-		pm_notice("pprof: %llu files' inlined frames cut short: over the DWARF work budget",
-			  (unsigned long long)st->work_out);
+	idmap__free(&b->chpid);
 }
 
 static int pb_pack(struct pb *b, FILE *out)
@@ -489,32 +554,43 @@ static int pb_pack(struct pb *b, FILE *out)
 	return err;
 }
 
-int pm_export_pprof(const struct profile *p, FILE *out)
+int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 {
-	struct pb b = { .p = p };
-	PbValueType types[3];
+	struct pb b = { .p = p, .since = o ? o->since : 0, .lines = o && o->lines };
+	PbValueType types[4];
 	const char *ev = profile__event_name(p);
+	bool off_analysed = offcpu__event(ev);
 	uint64_t freq = profile__sample_freq(p);
+	size_t no, na;
 	int err;
 
+	profile__anodes(p, &na);
+	if (!na)
+		return -EINVAL;     /* not loaded with keep_addrs */
 	perftools__profiles__profile__init(&b.prof);
 	b.clock_ns = !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
 	b.ns_per_sample = freq ? 1000000000u / freq : 0;
+	profile__offcpus(p, &no);
+	b.nvalues = no && !off_analysed ? 3 : 2;
 	pb_str(&b, "");
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
+		/* samples, cpu (off_cpu of -e offcpu-time), off_cpu, and cpu again for the period */
+		static const char *const names[] = { "samples", "cpu", "off_cpu", "cpu" };
+
 		perftools__profiles__value_type__init(&types[i]);
-		types[i].type = pb_str(&b, i == 0 ? "samples" : "cpu");
+		types[i].type = pb_str(&b, i == 1 && off_analysed ? "off_cpu" : names[i]);
 		types[i].unit = pb_str(&b, i == 0 ? "count" : "nanoseconds");
 	}
-	b.prof.sample_type = calloc(2, sizeof(*b.prof.sample_type));
+	b.prof.sample_type = calloc(3, sizeof(*b.prof.sample_type));
 	err = b.err ? b.err : !b.prof.sample_type ? -ENOMEM : 0;
 	if (!err) {
-		b.prof.sample_type[0] = &types[0];
-		b.prof.sample_type[1] = &types[1];
-		b.prof.n_sample_type = 2;
-		b.prof.period_type = &types[2];
+		for (size_t i = 0; i < b.nvalues; i++)
+			b.prof.sample_type[i] = &types[i];
+		b.prof.n_sample_type = b.nvalues;
+		b.prof.period_type = &types[3];
 		b.prof.period = b.clock_ns ? (int64_t)b.ns_per_sample : 1;
-		b.prof.duration_nanos = (int64_t)(profile__end(p) - profile__start(p));
+		b.prof.duration_nanos = (int64_t)(profile__end(p) -
+			(b.since > profile__start(p) ? b.since : profile__start(p)));
 		b.prof.default_sample_type = types[1].type;
 		err = pb_chains(&b);
 	}
@@ -523,11 +599,12 @@ int pm_export_pprof(const struct profile *p, FILE *out)
 	if (!err)
 		err = pb_locations(&b);
 	if (!err)
-		err = pb_samples(&b);
+		err = pb_samples(&b, off_analysed);
 	if (!err)
 		err = pb_pack(&b, out);
-	pb_src_notice(&b.src);
+	if (o && o->src)
+		*o->src = b.src;
 	b.prof.period_type = NULL;
 	pb_free(&b);
-	return err ? pm_err("pprof: %s", strerror(-err)) : 0;
+	return err;
 }
