@@ -404,11 +404,32 @@ int pm_export_chrome(const struct profile *p, FILE *f)
 
 /* ---- command ----------------------------------------------------------------------- */
 
-/* the writer is lib/analyze/pprof.c's, shared with perfmarkd */
+/* What the source lines could not be read from, when a file was refused */
+static void pprof_src_notice(const struct srcline_stats *st)
+{
+	uint64_t refused = st->refused_elf + st->refused_size + st->refused_alt;
+
+	if (refused)
+		pm_notice("pprof: no source lines from %llu files (%llu ELF files malformed or over budget, "
+			  "%llu DWARF over budget, %llu supplementary DWARF not found)",
+			  (unsigned long long)refused, (unsigned long long)st->refused_elf,
+			  (unsigned long long)st->refused_size, (unsigned long long)st->refused_alt);
+	if (st->refused_units)
+		pm_notice("pprof: no source lines for the code of %llu compile units: their line "
+			  "programs are over budget", (unsigned long long)st->refused_units);
+	if (st->work_out)
+		pm_notice("pprof: %llu files' inlined frames cut short: over the DWARF work budget",
+			  (unsigned long long)st->work_out);
+}
+
+/* the writer is lib/analyze/pprof.c's, shared with perfmarkd; export adds source lines */
 int pm_export_pprof(const struct profile *p, FILE *out)
 {
-	int e = pprof__write(p, NULL, out);
+	struct srcline_stats st = { 0 };
+	struct pprof_opts o = { .lines = true, .src = &st };
+	int e = pprof__write(p, &o, out);
 
+	pprof_src_notice(&st);
 	return e ? pm_err("pprof: %s", strerror(-e)) : 0;
 }
 
@@ -416,11 +437,12 @@ static const struct format {
 	const char *name;
 	int (*fn)(const struct profile *p, FILE *out);
 	bool marks;     /* needs every marker kept */
+	bool addrs;     /* needs every frame's address */
 } formats[] = {
-	{ "chrome", pm_export_chrome, true },
-	{ "pprof", pm_export_pprof, false },
-	{ "collapsed", pm_export_collapsed, false },
-	{ NULL, NULL, false },
+	{ "chrome", pm_export_chrome, true, false },
+	{ "pprof", pm_export_pprof, false, true },
+	{ "collapsed", pm_export_collapsed, false, false },
+	{ NULL, NULL, false, false },
 };
 
 struct export_args {
@@ -469,6 +491,7 @@ static int export_run(const struct export_args *args, struct profile_opts *po, s
 	if (!fm->name)
 		return pm_err("unknown format '%s' (chrome, pprof or collapsed)", args->format);
 	po->keep_marks = fm->marks;
+	po->keep_addrs = fm->addrs;
 	po->filter = f;
 	if (pm_load(args->input, po, &p))
 		return 1;

@@ -3,7 +3,8 @@
  * perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] [--range NAME]
  *                     [perf's filters: --comm --pid --tid --dso --sym --cpu --time]
  *
- * HTML (the default, and for any name not ending in .svg): one self-contained
+ * HTML (the default, and FILE.html or .htm; another name is an error, not a
+ * page under a name that says otherwise): one self-contained
  * page, its CSS and JS (cli/flamegraph/) embedded in this binary, the data
  * as JSON in <script id="pm-data">:
  *
@@ -28,7 +29,10 @@
  * <title> (samples and %, or time off the CPU for -e offcpu-time) for
  * hover and its label, cut to fit its box as
  * FlameGraph cuts them, so that it reads without JavaScript; the script
- * adds click to zoom and a search button.
+ * adds click to zoom and a search button.  Both draw at most a screen's
+ * rows (the HTML: what fits its window; the SVG: SVG_MAX_ROWS), root
+ * included; frames with deeper ones are dashed, and a click on one zooms
+ * there, the view moved up to its subtree.
  *
  * Every name goes through lib/common/escape.h: JSON inside the page's
  * <script> element, XML in the SVG (issue 18: an event name held a
@@ -52,6 +56,15 @@
 #define SVG_ROW 17
 #define SVG_CHAR 6.5         /* px per character of the labels (svg.js sizes them alike) */
 #define SVG_MIN_LABEL 30     /* px: narrower frames have no label */
+#define SVG_HEAD 40          /* px above the frames: the title, search, and notes */
+/*
+ * Rows drawn at most: the graph, root and all, fits 800 px (a 900 px
+ * screen less a browser's bars; the height once followed the deepest
+ * stack: one 127-frame sample left the first screen blank).  Deeper frames
+ * are in the file, hidden until a click on a dashed frame zooms there
+ * (svg.js).
+ */
+#define SVG_MAX_ROWS 44
 
 struct fg_opts {
 	const char *input, *output, *range;
@@ -188,7 +201,7 @@ struct svg_ctx {
 	uint32_t **kids;        /* per node */
 	size_t *nkids;
 	FILE *f;
-	int height;
+	int height, rows;       /* rows drawn before any zoom */
 };
 
 static unsigned name_hash(const char *s)
@@ -224,9 +237,13 @@ static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 	unsigned v = name_hash(name) % 100;
 	int y = c->height - (depth + 1) * SVG_ROW;
 
+	bool more = false;
+
 	if (w < 0.3)
 		return;
-	fprintf(c->f, "<g class=\"f\"><title>");
+	for (size_t k = 0; k < c->nkids[n] && depth == c->rows - 1; k++)
+		more |= (double)c->total[c->kids[n][k]] / (double)c->whole * SVG_WIDTH >= 0.3;
+	fprintf(c->f, "<g class=\"f%s\"><title>", depth >= c->rows ? " deep" : more ? " more" : "");
 	escape_xml(c->f, name, strlen(name));
 	if (c->by_period)
 		fprintf(c->f, " (%s off CPU", pm_fmt_ns(c->total[n], b, sizeof(b)));
@@ -284,7 +301,8 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 	}
 	for (size_t n = 1; n < nn; n++)
 		c.kids[nodes[n].parent][c.nkids[nodes[n].parent]++] = (uint32_t)n;
-	c.height = maxdepth * SVG_ROW + 40;
+	c.rows = maxdepth < SVG_MAX_ROWS ? maxdepth : SVG_MAX_ROWS;
+	c.height = c.rows * SVG_ROW + SVG_HEAD;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" onload=\"pmInit(evt)\">\n<style>\n%s</style>\n"
@@ -299,6 +317,9 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 		"<text x=\"%d\" y=\"14\" class=\"hdr btn\" id=\"search\">Search</text>\n"
 		"<text x=\"%d\" y=\"30\" class=\"hdr\" id=\"matched\"></text>\n",
 		SVG_WIDTH - 60, SVG_WIDTH - 200);
+	if (maxdepth > c.rows)
+		fprintf(f, "<text x=\"4\" y=\"30\" class=\"hdr\" id=\"deeper\">%d of %d levels shown: "
+			"click a dashed frame to see deeper</text>\n", c.rows, maxdepth);
 	if (c.whole)
 		for (size_t k = 0, x = 0; k < c.nkids[0]; k++) {
 			svg_node(&c, c.kids[0][k], (double)x, 0);
@@ -320,7 +341,8 @@ out:
 static const struct opt fg_table[] = {
 	OPT_INPUT(struct fg_opts, input),
 	{ .flag = 'o', .name = "output", .arg = "FILE.svg|FILE.html",
-	  .help = "where it goes: an SVG for FILE.svg, " "else an interactive HTML page",
+	  .help = "where it goes: an SVG for FILE.svg, an interactive HTML page for FILE.html "
+	    "(or .htm); any other name is an error",
 	  .def = "stdout, HTML", .set = opt_set_str, .off = offsetof(struct fg_opts, output) },
 	{ .name = "range", .arg = "NAME", .help = "only the samples inside this marker range",
 	  .def = "every sample", .set = opt_set_str, .off = offsetof(struct fg_opts, range) },
@@ -339,11 +361,22 @@ const struct opts_cmd flamegraph_cmd = {
 	.tables = { fg_table, fg_event_table, pm_filter_table },
 };
 
-static bool is_svg(const char *path)
+static bool ends_with(const char *path, const char *ext)
 {
-	size_t n = path ? strlen(path) : 0;
+	size_t n = strlen(path), e = strlen(ext);
 
-	return n >= 4 && !strcasecmp(path + n - 4, ".svg");
+	return n > e && !strcasecmp(path + n - e, ext);
+}
+
+/* What -o writes: 1 SVG, 0 HTML (also stdout), -1 a name neither says (after the error) */
+static int output_kind(const char *path)
+{
+	if (!path || !strcmp(path, "-") || ends_with(path, ".html") || ends_with(path, ".htm"))
+		return 0;
+	if (ends_with(path, ".svg"))
+		return 1;
+	pm_err("%s: unknown output type: FILE.svg for an SVG, FILE.html for the page", path);
+	return -1;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -357,7 +390,7 @@ int cmd_flamegraph(int argc, char **argv)
 	FILE *out = NULL;
 	struct pm_filters pf = { 0 };
 	void *ctx[] = { &o, &po, &pf };
-	int r = 1;
+	int r = 1, svg;
 
 	r = opts_parse(&flamegraph_cmd, ctx, argc, argv);
 	if (r) {
@@ -369,6 +402,9 @@ int cmd_flamegraph(int argc, char **argv)
 		pm_err("unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	svg = output_kind(o.output);
+	if (svg < 0)
+		goto out;
 	po.filter = pf.f;
 	if (pm_load(o.input, &po, &p))
 		goto out;
@@ -387,7 +423,7 @@ int cmd_flamegraph(int argc, char **argv)
 	out = pm_output(o.output);
 	if (!out)
 		goto out;
-	if (is_svg(o.output))
+	if (svg)
 		r = write_svg(p, out, &w);
 	else
 		write_html(p, &o, out, o.range ? aggregate__in_range : NULL, &rc), r = 0;

@@ -206,7 +206,12 @@
   }
 
   /* ---- flame graph: root at the bottom, x by total samples ---- */
-  var W;
+  var W, CONTEXT = 3;
+  /* rows of the flame graph that fit below its bar in the window (at least 12) */
+  function fitRows() {
+    var y = fl.getBoundingClientRect().top + window.scrollY + bar.offsetHeight + 12;
+    return Math.max(12, Math.floor((window.innerHeight - y - 8) / ROW));
+  }
   function drawFlame() {
     var old = document.getElementById('flame-svg');
     if (old) old.remove();
@@ -240,17 +245,39 @@
       layout(k, x, 0);
       x += W.total[k] / zt * width;
     }
-    var maxD = 0;
-    for (var i = 0; i < rows.length; i++) if (rows[i][3] > maxD) maxD = rows[i][3];
-    var height = (maxD + 1) * ROW + 4;
+    var maxD = 0, hasKid = {};
+    for (var i = 0; i < rows.length; i++) {
+      if (rows[i][3] > maxD) maxD = rows[i][3];
+      if (rows[i][3] > 0) hasKid[parent[rows[i][0]]] = 1;
+    }
+    /* the rows that fit the window (the root's row included): deeper frames
+     * are reached by zooming; zoomed, z's subtree if it fits, else z and
+     * CONTEXT ancestors at the bottom, a bar below them to go back down */
+    var fit = fitRows(), dz = anc.length - 1;
+    var base = zoom ? Math.max(0, Math.min(dz - CONTEXT, maxD - fit + 1)) : 0;
+    if (base > 0) {     /* the bar below takes a row */
+      fit--;
+      base = Math.max(0, Math.min(dz - CONTEXT, maxD - fit + 1));
+    }
+    var last = Math.min(maxD, base + fit - 1), below = base > 0 ? ROW : 0;
+    var height = (last - base + 1) * ROW + 4 + below;
     var svg = el('svg', { id: 'flame-svg', width: width, height: height, viewBox: '0 0 ' + width + ' ' + height });
+    if (below) {
+      var bg = el('g', { 'class': 'frame below' }, svg);
+      el('rect', { x: 0, y: height - ROW, width: width, height: ROW - 1, fill: 'rgb(210,210,220)' }, bg);
+      el('text', { x: 3, y: height - 5 }, bg).textContent = '\u25bc ' + base + ' frames below, from ' +
+        nameOf(anc[0]) + ': click to reset the zoom';
+      bg.addEventListener('click', function () { state.zoom = 0; drawFlame(); });
+    }
     var re = null;
     if (state.search) { try { re = new RegExp(state.search); } catch (e) { re = null; } }
     var matched = 0, counted = {};
     for (i = 0; i < rows.length; i++) {
-      var n = rows[i][0], rx = rows[i][1], rw = rows[i][2], y = height - (rows[i][3] + 1) * ROW;
-      var name = nameOf(n);
-      var g = el('g', { 'class': 'frame', 'data-node': n }, svg);
+      if (rows[i][3] < base || rows[i][3] > last) continue;
+      var n = rows[i][0], rx = rows[i][1], rw = rows[i][2];
+      var y = height - below - (rows[i][3] - base + 1) * ROW;
+      var name = nameOf(n), more = rows[i][3] === last && hasKid[n];
+      var g = el('g', { 'class': more ? 'frame more' : 'frame', 'data-node': n }, svg);
       var hit = re && re.test(name);
       if (hit) {
         g.setAttribute('class', 'frame hit');
@@ -260,7 +287,8 @@
       }
       if (zoom && rows[i][3] < anc.length - 1) g.setAttribute('class', 'frame dim');
       el('rect', { x: rx, y: y, width: Math.max(rw - 0.5, 0.1), height: ROW - 1, fill: color(n) }, g);
-      el('title', {}, g).textContent = name + ': ' + fmtW(W.total[n]);
+      el('title', {}, g).textContent = name + ': ' + fmtW(W.total[n]) +
+        (more ? ' (deeper frames: click to see them)' : '');
       if (rw > 30) {
         var chars = Math.floor((rw - 6) / 6.5);
         el('text', { x: rx + 3, y: y + ROW - 5 }, g).textContent =

@@ -46,6 +46,8 @@ struct filter;
 
 struct profile_opts {
 	bool keep_marks;    /* keep every marker (strings, counters, app types) */
+	bool keep_addrs;    /* keep every frame's address too: profile__locs(),
+			     * profile__anodes() and each sample's anode (pprof) */
 	const char *event;  /* the sampling event to analyse (by name); NULL: the
 			     * first one whose sample comes, offcpu-time excepted */
 	struct filter *filter;  /* perf's filters (filter.h), applied as the recording
@@ -68,6 +70,7 @@ struct profile_mapping {
 	uint32_t file;              /* string id: path, "[kernel.kallsyms]", "[unknown]" */
 	uint32_t build_id;          /* string id (hex) or PROFILE_NONE */
 	uint64_t start, end, pgoff; /* as first seen */
+	bool exe;                   /* a sampled process's executable */
 };
 
 struct profile_frame {
@@ -82,9 +85,27 @@ struct profile_node {
 	uint32_t parent, frame;
 };
 
+/*
+ * With keep_addrs: a frame at one address.  A caller's frame is named by
+ * its return address, as perf names it, and located at the byte before it
+ * (inside the call), where its source line is.
+ */
+struct profile_loc {
+	uint32_t frame;
+	bool call;                  /* a caller's: addr and offset are the return address - 1 */
+	uint64_t addr;              /* in its process (comm frames: 0) */
+	uint64_t offset;            /* in its mapping's file: addr - start + pgoff */
+};
+
+/* With keep_addrs: the call tree by address, as profile_node by frame (anode 0 the root). */
+struct profile_anode {
+	uint32_t parent, loc;
+};
+
 struct profile_sample {
 	uint64_t time, period;
 	uint32_t tid, node;
+	uint32_t anode;             /* with keep_addrs, else PROFILE_NONE */
 	uint32_t cpu;
 	uint32_t range;             /* innermost open range instance, or PROFILE_NONE */
 	uint32_t thread;            /* index into the threads */
@@ -96,6 +117,7 @@ struct profile_offcpu {
 	uint64_t runq;              /* of period, ns waiting for a CPU (the last part of an
 				     * interval it blocked in, all of one it was preempted in) */
 	uint32_t tid, node;         /* node: its stack, in the samples' call tree */
+	uint32_t anode;             /* with keep_addrs, its stack by address, else PROFILE_NONE */
 	uint32_t range;             /* innermost open range instance, or PROFILE_NONE */
 	uint32_t thread;
 	uint32_t count;             /* intervals: 1, or how many this sums */
@@ -181,6 +203,8 @@ PROFILE_ARRAY(range, ranges);
 PROFILE_ARRAY(thread, threads);
 PROFILE_ARRAY(counter, counters);
 PROFILE_ARRAY(mark, marks);
+PROFILE_ARRAY(loc, locs);
+PROFILE_ARRAY(anode, anodes);
 PROFILE_ARRAY(offcpu, offcpus);
 #undef PROFILE_ARRAY
 const uint8_t *profile__mark_data(const struct profile *p);
