@@ -6,6 +6,8 @@ ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
 SECONDS ?= 60
 MESON_OPTS ?=
+# make check STRESS=1: the tests run beside a CPU hog pinned on each CPU
+STRESS ?= 0
 
 # Debian 12 packages: what perfmark needs to build, install and run the demo
 # (make, make install, make demo) ...
@@ -90,7 +92,7 @@ check: check-deps bpffs
 	ninja -C $(ASAN_BUILD)
 	$(MAKE) $(FUZZ_BUILD)/build.ninja
 	ninja -C $(FUZZ_BUILD) fuzz
-	PM_NPM_CACHE=$(NPM_CACHE) PERFMARK_FUZZ_BUILD=$(FUZZ_BUILD) ./tests/run.sh $(BUILD)-check $(ASAN_BUILD) </dev/null
+	STRESS=$(STRESS) PM_NPM_CACHE=$(NPM_CACHE) PERFMARK_FUZZ_BUILD=$(FUZZ_BUILD) ./tests/run.sh $(BUILD)-check $(ASAN_BUILD) </dev/null
 
 bench: deps bpffs all
 	$(call apt_install,time)

@@ -13,6 +13,7 @@
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
 #include "uregs.bpf.h"
+#include "aggregate_wire.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -110,6 +111,9 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } mbusy SEC(".maps");
+
+/* --aggregate: bpf/aggregate.bpf.c (-1: not aggregating) */
+extern int pm_aggregate(const struct pm_sample *s, const struct pm_agg_frames *fr);
 
 /* user stacks: bpf/unwind.bpf.c */
 extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out,
@@ -416,6 +420,8 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
+	if (!pm_aggregate(s, (const struct pm_agg_frames *)s->stack))
+		return 0;
 	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(struct scratch))
 		return 0;
@@ -604,6 +610,9 @@ int BPF_PROG(on_exit, struct task_struct *p)
 
 /* the gap sideband: what starts, runs and ends while no daemon reads */
 #include "sideband.bpf.c"
+
+/* off-CPU time: --off-cpu */
+#include "offcpu.bpf.c"
 
 /* tracepoints: -e SUBSYS:NAME */
 #include "tracepoint.bpf.c"

@@ -17,6 +17,7 @@ enum pm_rec_type {
 	PM_REC_FASTREG = 3,   /* a process offers its fast-lane area (struct pm_fastreg) */
 	PM_REC_TASK = 4,      /* exec, comm, fork, exit (struct pm_task): gap sideband */
 	PM_REC_MMAP = 5,      /* an executable file mapped (struct pm_mmap): gap sideband */
+	PM_REC_OFFCPU = 8,    /* a thread ran again after time off CPU (bpf/offcpu_wire.h) */
 };
 
 /*

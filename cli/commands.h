@@ -8,7 +8,7 @@
 struct opts_cmd;
 /* their option tables (opts.h): usage, --help and the list of 'perfmark --help' */
 extern const struct opts_cmd record_cmd, script_cmd, report_cmd, flamegraph_cmd, export_cmd,
-	session_cmd, stat_cmd, top_cmd;
+	session_cmd, stat_cmd, diff_cmd, top_cmd;
 int cmd_record(int argc, char **argv);
 int cmd_script(int argc, char **argv);
 int cmd_session(int argc, char **argv);
@@ -16,6 +16,7 @@ int cmd_report(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
 /* -vv: libbpf's debug messages too (its warnings are always shown) */

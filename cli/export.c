@@ -4,13 +4,20 @@
  *                 [perf's filters: --comm --pid --tid --dso --sym --cpu --time]
  *
  *   collapsed  Brendan Gregg's folded stacks: "comm;outer;...;leaf COUNT"
+ *              (of -e offcpu-time, COUNT is nanoseconds off the CPU)
  *   chrome     Trace Event JSON (Perfetto UI, chrome://tracing, speedscope):
  *              process/thread names (M), ranges as complete slices (X, open
  *              ones flagged in args), counters (C), strings and application
  *              markers as instant events (i) with their payload in args, and
  *              the samples of each thread as a sampled profile (Profile +
  *              ProfileChunk).  ts and dur in µs, the nanoseconds kept as
- *              fractions (the profile's own times are whole µs).
+ *              fractions (the profile's own times are whole µs).  With
+ *              off-CPU time: each interval a thread spent off the CPU as a
+ *              slice on it ("blocked (S)", then "runnable" from its wakeup
+ *              on; cat "offcpu"), and in its profile an "(idle)" sample
+ *              where it left, so that viewers that draw a sample until the
+ *              next one (speedscope, Perfetto's profile track) draw no
+ *              stack while it slept.
  *   pprof      gzip'd profile.proto (pprof.c)
  *
  * Names go through lib/common/escape.h: escape_json for chrome, escape_term
@@ -28,6 +35,7 @@
 #include "escape.h"
 #include "filteropts.h"
 #include "marker.h"
+#include "offcpu.h"
 
 /* ---- collapsed ------------------------------------------------------------------ */
 
@@ -39,11 +47,13 @@ int pm_export_collapsed(const struct profile *p, FILE *out)
 	const struct profile_sample *sv = profile__samples(p, &ns);
 	uint64_t *count = calloc(nn ? nn : 1, sizeof(*count));
 	uint32_t path[4096];
+	/* off-CPU samples are weighed by the time they stand for */
+	bool by_period = offcpu__event(profile__event_name(p));
 
 	if (!count)
 		return pm_err("out of memory");
 	for (size_t i = 0; i < ns; i++)
-		count[sv[i].node]++;
+		count[sv[i].node] += by_period ? sv[i].period : 1;
 	for (size_t i = 1; i < nn; i++) {
 		size_t depth = 0;
 
@@ -84,6 +94,44 @@ static void ev_ts(FILE *f, const char *key, uint64_t ns)
 {
 	fprintf(f, ",\"%s\":", key);
 	pm_json_us(f, ns);
+}
+
+/*
+ * Off-CPU intervals as slices of their thread: blocked (its state letter)
+ * up to its wakeup, then runnable (waiting for a CPU); a preempted one is
+ * runnable all along.  Sums of shorter intervals are no interval: left out.
+ */
+static void chrome_offcpu(const struct profile *p, FILE *f, bool *first)
+{
+	size_t no, nt;
+	const struct profile_offcpu *ov = profile__offcpus(p, &no);
+	const struct profile_thread *tv = profile__threads(p, &nt);
+
+	for (size_t i = 0; i < no; i++) {
+		const struct profile_offcpu *o = &ov[i];
+		uint64_t blocked = o->runnable ? 0 : o->period - o->runq;
+
+		if (o->count != 1)
+			continue;
+		if (blocked) {
+			ev_head(f, first, "X", "offcpu", &tv[o->thread]);
+			fprintf(f, ",\"name\":\"blocked (%c)\"", o->state);
+			ev_ts(f, "ts", o->time);
+			ev_ts(f, "dur", blocked);
+			if (o->waker & PERFMARK_OFFCPU_WAKER_IRQ)
+				fputs(",\"args\":{\"woken by\":\"an interrupt\"}", f);
+			else if (o->waker_tid)
+				fprintf(f, ",\"args\":{\"woken by\":%u}", o->waker_tid);
+			fputs("}", f);
+		}
+		if (o->runq) {
+			ev_head(f, first, "X", "offcpu", &tv[o->thread]);
+			fputs(",\"name\":\"runnable (waiting for a CPU)\"", f);
+			ev_ts(f, "ts", o->time + blocked);
+			ev_ts(f, "dur", o->runq);
+			fputs("}", f);
+		}
+	}
 }
 
 static void chrome_names(const struct profile *p, FILE *f, bool *first)
@@ -194,30 +242,39 @@ static int by_key_cmp(const void *a, const void *b)
  * Sample indexes grouped by thread, in time order: by[at[t] .. at[t + 1]).
  * The samples come in the order they were read, and late samples (README:
  * they keep their true time) come after later ones: their time deltas
- * wrapped to 18446744073709551615 before (issue 18 case 8).
+ * wrapped to 18446744073709551615 before (issue 18 case 8).  With idle,
+ * the times each thread left the CPU are among them, as ns + the off-CPU
+ * interval's index (sums of shorter ones left out: they are no one time).
  */
-static int by_thread(const struct profile *p, size_t **by, size_t **at)
+static int by_thread(const struct profile *p, bool idle, size_t **by, size_t **at)
 {
-	size_t ns, nt;
+	size_t ns, nt, no, n = 0;
 	const struct profile_sample *sv = profile__samples(p, &ns);
-	struct by_key *k = malloc((ns ? ns : 1) * sizeof(*k));
+	const struct profile_offcpu *ov = profile__offcpus(p, &no);
+	struct by_key *k = malloc((ns + no + 1) * sizeof(*k));
 
 	profile__threads(p, &nt);
-	*by = malloc((ns ? ns : 1) * sizeof(**by));
+	*by = malloc((ns + no + 1) * sizeof(**by));
 	*at = calloc(nt + 1, sizeof(**at));
 	if (!k || !*by || !*at) {
 		free(k);
 		return -1;
 	}
 	for (size_t i = 0; i < ns; i++) {
-		k[i] = (struct by_key){ .thread = sv[i].thread, .time = sv[i].time, .i = i };
+		k[n++] = (struct by_key){ .thread = sv[i].thread, .time = sv[i].time, .i = i };
 		(*at)[sv[i].thread + 1]++;
 	}
-	if (ns)
-		qsort(k, ns, sizeof(*k), by_key_cmp);
+	for (size_t i = 0; idle && i < no; i++) {
+		if (ov[i].count != 1)
+			continue;
+		k[n++] = (struct by_key){ .thread = ov[i].thread, .time = ov[i].time, .i = ns + i };
+		(*at)[ov[i].thread + 1]++;
+	}
+	if (n)
+		qsort(k, n, sizeof(*k), by_key_cmp);
 	for (size_t t = 1; t <= nt; t++)
 		(*at)[t] += (*at)[t - 1];
-	for (size_t i = 0; i < ns; i++)
+	for (size_t i = 0; i < n; i++)
 		(*by)[i] = k[i].i;
 	free(k);
 	return 0;
@@ -229,7 +286,9 @@ static uint32_t chrome_node(const struct profile_node *nodes, uint32_t k)
 	return k == 0 || nodes[k].parent == 0 ? 1 : k + 1;
 }
 
-static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp, uint32_t mark)
+/* idle: the "(idle)" node (id nn + 1), which viewers draw as nothing */
+static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp, uint32_t mark,
+			 bool idle)
 {
 	size_t nn, nf, nm;
 	const struct profile_node *nodes = profile__nodes(p, &nn);
@@ -238,6 +297,9 @@ static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp
 
 	fputs(",\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[{\"id\":1,\"callFrame\":"
 	      "{\"functionName\":\"(root)\",\"url\":\"\"}}", f);
+	if (idle)
+		fprintf(f, ",\n{\"id\":%zu,\"parent\":1,\"callFrame\":{\"functionName\":\"(idle)\","
+			"\"url\":\"\"}}", nn + 1);
 	for (size_t k = 1; k < nn; k++) {
 		const struct profile_frame *fr = &frames[nodes[k].frame];
 		const char *name, *file;
@@ -264,13 +326,18 @@ static void chrome_nodes(const struct profile *p, FILE *f, const uint32_t *stamp
  */
 static int chrome_profiles(const struct profile *p, FILE *f, bool *first)
 {
-	size_t nn, ns, nt, *by = NULL, *at = NULL;
+	size_t nn, ns, nt, no, *by = NULL, *at = NULL;
 	const struct profile_node *nodes = profile__nodes(p, &nn);
 	const struct profile_sample *sv = profile__samples(p, &ns);
 	const struct profile_thread *tv = profile__threads(p, &nt);
+	const struct profile_offcpu *ov = profile__offcpus(p, &no);
 	uint32_t *stamp = calloc(nn ? nn : 1, sizeof(*stamp));
+	/* the samples are of the time on CPU: where a thread left it, it is idle */
+	bool idle = no && !offcpu__event(profile__event_name(p));
+	/* the time of an entry of by[]: a sample's, or when a thread left the CPU */
+#define AT(j) ((j) < ns ? sv[(j)].time : ov[(j) - ns].time)
 
-	if (!stamp || by_thread(p, &by, &at) < 0) {
+	if (!stamp || by_thread(p, idle, &by, &at) < 0) {
 		free(stamp);
 		free(by);
 		free(at);
@@ -280,12 +347,19 @@ static int chrome_profiles(const struct profile *p, FILE *f, bool *first)
 		size_t lo = at[t], hi = at[t + 1];
 		uint64_t prev;
 
+		bool has_idle = false;
+
 		if (lo == hi)
 			continue;
-		prev = sv[by[lo]].time;
-		for (size_t i = lo; i < hi; i++)
+		prev = AT(by[lo]);
+		for (size_t i = lo; i < hi; i++) {
+			if (by[i] >= ns) {
+				has_idle = true;
+				continue;
+			}
 			for (uint32_t k = sv[by[i]].node; k && stamp[k] != t + 1; k = nodes[k].parent)
 				stamp[k] = (uint32_t)t + 1;
+		}
 		ev_head(f, first, "P", "profile", &tv[t]);
 		fprintf(f, ",\"name\":\"Profile\",\"id\":\"0x%zx\"", t + 1);
 		ev_ts(f, "ts", prev);
@@ -293,14 +367,15 @@ static int chrome_profiles(const struct profile *p, FILE *f, bool *first)
 		ev_head(f, first, "P", "profile", &tv[t]);
 		fprintf(f, ",\"name\":\"ProfileChunk\",\"id\":\"0x%zx\"", t + 1);
 		ev_ts(f, "ts", prev);
-		chrome_nodes(p, f, stamp, (uint32_t)t + 1);
+		chrome_nodes(p, f, stamp, (uint32_t)t + 1, has_idle);
 		fputs("],\"samples\":[", f);
 		for (size_t i = lo; i < hi; i++)
-			fprintf(f, "%s%u", i > lo ? "," : "", chrome_node(nodes, sv[by[i]].node));
+			fprintf(f, "%s%zu", i > lo ? "," : "",
+				by[i] >= ns ? nn + 1 : (size_t)chrome_node(nodes, sv[by[i]].node));
 		fputs("]},\"timeDeltas\":[", f);
 		for (size_t i = lo; i < hi; i++) {
-			fprintf(f, "%s%" PRIu64, i > lo ? "," : "", sv[by[i]].time / 1000 - prev / 1000);
-			prev = sv[by[i]].time;
+			fprintf(f, "%s%" PRIu64, i > lo ? "," : "", AT(by[i]) / 1000 - prev / 1000);
+			prev = AT(by[i]);
 		}
 		fputs("]}}}", f);
 	}
@@ -308,6 +383,7 @@ static int chrome_profiles(const struct profile *p, FILE *f, bool *first)
 	free(by);
 	free(at);
 	return 0;
+#undef AT
 }
 
 int pm_export_chrome(const struct profile *p, FILE *f)
@@ -319,6 +395,7 @@ int pm_export_chrome(const struct profile *p, FILE *f)
 	      "\"},\"traceEvents\":[", f);
 	chrome_names(p, f, &first);
 	chrome_ranges(p, f, &first);
+	chrome_offcpu(p, f, &first);
 	chrome_marks(p, f, &first);
 	r = chrome_profiles(p, f, &first);
 	fputs("\n]}\n", f);
@@ -327,11 +404,32 @@ int pm_export_chrome(const struct profile *p, FILE *f)
 
 /* ---- command ----------------------------------------------------------------------- */
 
-/* the writer is lib/analyze/pprof.c's, shared with perfmarkd */
+/* What the source lines could not be read from, when a file was refused */
+static void pprof_src_notice(const struct srcline_stats *st)
+{
+	uint64_t refused = st->refused_elf + st->refused_size + st->refused_alt;
+
+	if (refused)
+		pm_notice("pprof: no source lines from %llu files (%llu ELF files malformed or over budget, "
+			  "%llu DWARF over budget, %llu supplementary DWARF not found)",
+			  (unsigned long long)refused, (unsigned long long)st->refused_elf,
+			  (unsigned long long)st->refused_size, (unsigned long long)st->refused_alt);
+	if (st->refused_units)
+		pm_notice("pprof: no source lines for the code of %llu compile units: their line "
+			  "programs are over budget", (unsigned long long)st->refused_units);
+	if (st->work_out)
+		pm_notice("pprof: %llu files' inlined frames cut short: over the DWARF work budget",
+			  (unsigned long long)st->work_out);
+}
+
+/* the writer is lib/analyze/pprof.c's, shared with perfmarkd; export adds source lines */
 int pm_export_pprof(const struct profile *p, FILE *out)
 {
-	int e = pprof__write(p, NULL, out);
+	struct srcline_stats st = { 0 };
+	struct pprof_opts o = { .lines = true, .src = &st };
+	int e = pprof__write(p, &o, out);
 
+	pprof_src_notice(&st);
 	return e ? pm_err("pprof: %s", strerror(-e)) : 0;
 }
 
@@ -339,11 +437,12 @@ static const struct format {
 	const char *name;
 	int (*fn)(const struct profile *p, FILE *out);
 	bool marks;     /* needs every marker kept */
+	bool addrs;     /* needs every frame's address */
 } formats[] = {
-	{ "chrome", pm_export_chrome, true },
-	{ "pprof", pm_export_pprof, false },
-	{ "collapsed", pm_export_collapsed, false },
-	{ NULL, NULL, false },
+	{ "chrome", pm_export_chrome, true, false },
+	{ "pprof", pm_export_pprof, false, true },
+	{ "collapsed", pm_export_collapsed, false, false },
+	{ NULL, NULL, false, false },
 };
 
 struct export_args {
@@ -392,6 +491,7 @@ static int export_run(const struct export_args *args, struct profile_opts *po, s
 	if (!fm->name)
 		return pm_err("unknown format '%s' (chrome, pprof or collapsed)", args->format);
 	po->keep_marks = fm->marks;
+	po->keep_addrs = fm->addrs;
 	po->filter = f;
 	if (pm_load(args->input, po, &p))
 		return 1;

@@ -3,7 +3,8 @@
  * perfmark flamegraph [-i FILE|-] [-o FILE.svg|FILE.html] [-e EVENT] [--range NAME]
  *                     [perf's filters: --comm --pid --tid --dso --sym --cpu --time]
  *
- * HTML (the default, and for any name not ending in .svg): one self-contained
+ * HTML (the default, and FILE.html or .htm; another name is an error, not a
+ * page under a name that says otherwise): one self-contained
  * page, its CSS and JS (cli/flamegraph/) embedded in this binary, the data
  * as JSON in <script id="pm-data">:
  *
@@ -15,12 +16,23 @@
  *                          a parent always comes before its children
  *   threads                [{tid, pid, comm}]
  *   samples                [time µs, thread index, node] triples
+ *   weights                null, or (-e offcpu-time) each sample's µs off the CPU:
+ *                          the graph is weighed by them
  *   ranges                 [thread, name index, start µs, end µs, depth, open]
+ *   states                 off-CPU intervals (--off-cpu), drawn under each
+ *                          thread's ranges: [thread, start µs, wakeup µs,
+ *                          end µs, state letter's code]; blocked from start to
+ *                          wakeup, then runnable; the thread runs between them
+ *                          (threads[].first and .last, µs: where it was seen)
  *
  * SVG (-o FILE.svg): the flame graph alone, one <g> per frame with a
- * <title> (samples and %) for hover and its label, cut to fit its box as
+ * <title> (samples and %, or time off the CPU for -e offcpu-time) for
+ * hover and its label, cut to fit its box as
  * FlameGraph cuts them, so that it reads without JavaScript; the script
- * adds click to zoom and a search button.
+ * adds click to zoom and a search button.  Both draw at most a screen's
+ * rows (the HTML: what fits its window; the SVG: SVG_MAX_ROWS), root
+ * included; frames with deeper ones are dashed, and a click on one zooms
+ * there, the view moved up to its subtree.
  *
  * Every name goes through lib/common/escape.h: JSON inside the page's
  * <script> element, XML in the SVG (issue 18: an event name held a
@@ -36,6 +48,7 @@
 #include "commands.h"
 #include "opts.h"
 #include "escape.h"
+#include "offcpu.h"
 #include "filteropts.h"
 #include "flamegraph-assets.h"
 
@@ -43,6 +56,15 @@
 #define SVG_ROW 17
 #define SVG_CHAR 6.5         /* px per character of the labels (svg.js sizes them alike) */
 #define SVG_MIN_LABEL 30     /* px: narrower frames have no label */
+#define SVG_HEAD 40          /* px above the frames: the title, search, and notes */
+/*
+ * Rows drawn at most: the graph, root and all, fits 800 px (a 900 px
+ * screen less a browser's bars; the height once followed the deepest
+ * stack: one 127-frame sample left the first screen blank).  Deeper frames
+ * are in the file, hidden until a click on a dashed frame zooms there
+ * (svg.js).
+ */
+#define SVG_MAX_ROWS 44
 
 struct fg_opts {
 	const char *input, *output, *range;
@@ -70,7 +92,10 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 	const struct profile_sample *sv = profile__samples(p, &ns);
 	const struct profile_range *rv = profile__ranges(p, &nr);
 	const struct strtab *st = profile__strings(p);
+	size_t no;
+	const struct profile_offcpu *ov = profile__offcpus(p, &no);
 	uint64_t t0 = profile__start(p);
+	bool by_period = offcpu__event(profile__event_name(p));
 	char title[512];
 
 	snprintf(title, sizeof(title), "%s: %s", pm_input_name(o->input), profile__event_name(p));
@@ -99,6 +124,10 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 
 		fprintf(f, "%s{\"tid\":%u,\"pid\":%u,\"comm\":", i ? ",\n" : "", tv[i].tid, tv[i].pid);
 		escape_json_html(f, c, strlen(c));
+		fputs(",\"first\":", f);
+		pm_json_us(f, tv[i].first >= t0 && tv[i].first != UINT64_MAX ? tv[i].first - t0 : 0);
+		fputs(",\"last\":", f);
+		pm_json_us(f, tv[i].last >= t0 ? tv[i].last - t0 : 0);
 		fputs("}", f);
 	}
 	fputs("],\n\"samples\":[", f);
@@ -108,6 +137,33 @@ static void html_data(const struct profile *p, const struct fg_opts *o, FILE *f,
 		fputs(k++ ? "," : "", f);
 		pm_json_us(f, sv[i].time - t0);
 		fprintf(f, ",%u,%u", sv[i].thread, sv[i].node);
+	}
+	fputs("],\n\"weights\":", f);
+	if (by_period) {
+		for (size_t i = 0, k = 0; i < ns; i++) {
+			if (keep && !keep(p, &sv[i], ctx))
+				continue;
+			fputs(k++ ? "," : "[", f);
+			pm_json_us(f, sv[i].period);
+		}
+		fputs(ns ? "]" : "[]", f);
+	} else {
+		fputs("null", f);
+	}
+	fputs(",\n\"states\":[", f);
+	for (size_t i = 0, k = 0; i < no; i++) {
+		const struct profile_offcpu *o = &ov[i];
+
+		if (o->count != 1 || o->time < t0)
+			continue;   /* a sum of shorter intervals is no one interval */
+		fputs(k++ ? ",\n" : "", f);
+		fprintf(f, "%u,", o->thread);
+		pm_json_us(f, o->time - t0);
+		putc(',', f);
+		pm_json_us(f, o->time - t0 + o->period - o->runq);
+		putc(',', f);
+		pm_json_us(f, o->time - t0 + o->period);
+		fprintf(f, ",%u", (unsigned char)o->state);
 	}
 	fputs("],\n\"ranges\":[", f);
 	for (size_t i = 0; i < nr; i++) {
@@ -139,11 +195,13 @@ static void write_html(const struct profile *p, const struct fg_opts *o, FILE *f
 struct svg_ctx {
 	const struct profile *p;
 	const struct weights *w;
+	bool by_period;         /* -e offcpu-time: widths are time off the CPU */
+	uint64_t whole;         /* the total count, or period */
 	uint64_t *total;        /* per node, children included */
 	uint32_t **kids;        /* per node */
 	size_t *nkids;
 	FILE *f;
-	int height;
+	int height, rows;       /* rows drawn before any zoom */
 };
 
 static unsigned name_hash(const char *s)
@@ -174,17 +232,26 @@ static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 	size_t nf;
 	const struct profile_frame *fr = &profile__frames(c->p, &nf)[profile__nodes(c->p, &nf)[n].frame];
 	const char *name = profile__str(c->p, fr->name);
-	double w = (double)c->total[n] / (double)c->w->total_count * SVG_WIDTH;
+	double w = (double)c->total[n] / (double)c->whole * SVG_WIDTH;
+	char b[32];
 	unsigned v = name_hash(name) % 100;
 	int y = c->height - (depth + 1) * SVG_ROW;
 
+	bool more = false;
+
 	if (w < 0.3)
 		return;
-	fprintf(c->f, "<g class=\"f\"><title>");
+	for (size_t k = 0; k < c->nkids[n] && depth == c->rows - 1; k++)
+		more |= (double)c->total[c->kids[n][k]] / (double)c->whole * SVG_WIDTH >= 0.3;
+	fprintf(c->f, "<g class=\"f%s\"><title>", depth >= c->rows ? " deep" : more ? " more" : "");
 	escape_xml(c->f, name, strlen(name));
-	fprintf(c->f, " (%" PRIu64 " samples, %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
+	if (c->by_period)
+		fprintf(c->f, " (%s off CPU", pm_fmt_ns(c->total[n], b, sizeof(b)));
+	else
+		fprintf(c->f, " (%" PRIu64 " samples", c->total[n]);
+	fprintf(c->f, ", %.2f%%)</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" "
 		"height=\"%d\" fill=\"rgb(%u,%u,%u)\"/><text x=\"%.2f\" y=\"%d\">",
-		c->total[n], 100.0 * (double)c->total[n] / (double)c->w->total_count, x, y,
+		100.0 * (double)c->total[n] / (double)c->whole, x, y,
 		w > 0.5 ? w - 0.5 : w, SVG_ROW - 1,
 		fr->kind == PROFILE_FRAME_COMM ? 180 : 205 + v / 2,
 		fr->kind == PROFILE_FRAME_COMM ? 180 : fr->kind == PROFILE_FRAME_KERNEL ? 110 + v / 2 : 90 + v,
@@ -195,7 +262,7 @@ static void svg_node(struct svg_ctx *c, uint32_t n, double x, int depth)
 		uint32_t ch = c->kids[n][k];
 
 		svg_node(c, ch, x, depth + 1);
-		x += (double)c->total[ch] / (double)c->w->total_count * SVG_WIDTH;
+		x += (double)c->total[ch] / (double)c->whole * SVG_WIDTH;
 	}
 }
 
@@ -203,7 +270,9 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 {
 	size_t nn;
 	const struct profile_node *nodes = profile__nodes(p, &nn);
-	struct svg_ctx c = { .p = p, .w = w, .f = f };
+	struct svg_ctx c = { .p = p, .w = w, .f = f,
+			     .by_period = offcpu__event(profile__event_name(p)) };
+	char b[32];
 	int maxdepth = 0, err = -1;
 	int *depth = calloc(nn ? nn : 1, sizeof(*depth));
 	uint32_t *store = malloc((nn ? nn : 1) * sizeof(*store));
@@ -213,13 +282,14 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 	c.nkids = calloc(nn ? nn : 1, sizeof(*c.nkids));
 	if (!depth || !store || !c.total || !c.kids || !c.nkids)
 		goto out;
+	c.whole = c.by_period ? w->total_period : w->total_count;
 	for (size_t n = 0; n < nn; n++)
-		c.total[n] = w->count[n];
+		c.total[n] = c.by_period ? w->period[n] : w->count[n];
 	for (size_t n = nn; n-- > 1;)
 		c.total[nodes[n].parent] += c.total[n];
 	for (size_t n = 1; n < nn; n++) {
 		depth[n] = depth[nodes[n].parent] + 1;
-		if ((double)c.total[n] * SVG_WIDTH >= 0.3 * (double)w->total_count && depth[n] > maxdepth)
+		if ((double)c.total[n] * SVG_WIDTH >= 0.3 * (double)c.whole && depth[n] > maxdepth)
 			maxdepth = depth[n];
 		c.nkids[nodes[n].parent]++;
 	}
@@ -231,21 +301,29 @@ static int write_svg(const struct profile *p, FILE *f, const struct weights *w)
 	}
 	for (size_t n = 1; n < nn; n++)
 		c.kids[nodes[n].parent][c.nkids[nodes[n].parent]++] = (uint32_t)n;
-	c.height = maxdepth * SVG_ROW + 40;
+	c.rows = maxdepth < SVG_MAX_ROWS ? maxdepth : SVG_MAX_ROWS;
+	c.height = c.rows * SVG_ROW + SVG_HEAD;
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
 		"<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
 		"viewBox=\"0 0 %d %d\" onload=\"pmInit(evt)\">\n<style>\n%s</style>\n"
-		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: %" PRIu64 " samples of ",
-		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css, w->total_count);
+		"<text x=\"4\" y=\"14\" class=\"hdr\">perfmark flame graph: ",
+		SVG_WIDTH, c.height, SVG_WIDTH, c.height, fg_svg_css);
+	if (c.by_period)
+		fprintf(f, "%s off CPU, ", pm_fmt_ns(c.whole, b, sizeof(b)));
+	else
+		fprintf(f, "%" PRIu64 " samples of ", w->total_count);
 	escape_xml(f, profile__event_name(p), strlen(profile__event_name(p)));
 	fprintf(f, " (click: zoom, double-click: reset)</text>\n"
 		"<text x=\"%d\" y=\"14\" class=\"hdr btn\" id=\"search\">Search</text>\n"
 		"<text x=\"%d\" y=\"30\" class=\"hdr\" id=\"matched\"></text>\n",
 		SVG_WIDTH - 60, SVG_WIDTH - 200);
-	if (w->total_count)
+	if (maxdepth > c.rows)
+		fprintf(f, "<text x=\"4\" y=\"30\" class=\"hdr\" id=\"deeper\">%d of %d levels shown: "
+			"click a dashed frame to see deeper</text>\n", c.rows, maxdepth);
+	if (c.whole)
 		for (size_t k = 0, x = 0; k < c.nkids[0]; k++) {
 			svg_node(&c, c.kids[0][k], (double)x, 0);
-			x += (size_t)((double)c.total[c.kids[0][k]] / (double)w->total_count * SVG_WIDTH);
+			x += (size_t)((double)c.total[c.kids[0][k]] / (double)c.whole * SVG_WIDTH);
 		}
 	fprintf(f, "<script><![CDATA[\n%s]]></script>\n</svg>\n", fg_svg_js);
 	err = 0;
@@ -263,7 +341,8 @@ out:
 static const struct opt fg_table[] = {
 	OPT_INPUT(struct fg_opts, input),
 	{ .flag = 'o', .name = "output", .arg = "FILE.svg|FILE.html",
-	  .help = "where it goes: an SVG for FILE.svg, " "else an interactive HTML page",
+	  .help = "where it goes: an SVG for FILE.svg, an interactive HTML page for FILE.html "
+	    "(or .htm); any other name is an error",
 	  .def = "stdout, HTML", .set = opt_set_str, .off = offsetof(struct fg_opts, output) },
 	{ .name = "range", .arg = "NAME", .help = "only the samples inside this marker range",
 	  .def = "every sample", .set = opt_set_str, .off = offsetof(struct fg_opts, range) },
@@ -282,11 +361,22 @@ const struct opts_cmd flamegraph_cmd = {
 	.tables = { fg_table, fg_event_table, pm_filter_table },
 };
 
-static bool is_svg(const char *path)
+static bool ends_with(const char *path, const char *ext)
 {
-	size_t n = path ? strlen(path) : 0;
+	size_t n = strlen(path), e = strlen(ext);
 
-	return n >= 4 && !strcasecmp(path + n - 4, ".svg");
+	return n > e && !strcasecmp(path + n - e, ext);
+}
+
+/* What -o writes: 1 SVG, 0 HTML (also stdout), -1 a name neither says (after the error) */
+static int output_kind(const char *path)
+{
+	if (!path || !strcmp(path, "-") || ends_with(path, ".html") || ends_with(path, ".htm"))
+		return 0;
+	if (ends_with(path, ".svg"))
+		return 1;
+	pm_err("%s: unknown output type: FILE.svg for an SVG, FILE.html for the page", path);
+	return -1;
 }
 
 int cmd_flamegraph(int argc, char **argv)
@@ -300,7 +390,7 @@ int cmd_flamegraph(int argc, char **argv)
 	FILE *out = NULL;
 	struct pm_filters pf = { 0 };
 	void *ctx[] = { &o, &po, &pf };
-	int r = 1;
+	int r = 1, svg;
 
 	r = opts_parse(&flamegraph_cmd, ctx, argc, argv);
 	if (r) {
@@ -312,6 +402,9 @@ int cmd_flamegraph(int argc, char **argv)
 		pm_err("unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
+	svg = output_kind(o.output);
+	if (svg < 0)
+		goto out;
 	po.filter = pf.f;
 	if (pm_load(o.input, &po, &p))
 		goto out;
@@ -330,7 +423,7 @@ int cmd_flamegraph(int argc, char **argv)
 	out = pm_output(o.output);
 	if (!out)
 		goto out;
-	if (is_svg(o.output))
+	if (svg)
 		r = write_svg(p, out, &w);
 	else
 		write_html(p, &o, out, o.range ? aggregate__in_range : NULL, &rc), r = 0;

@@ -96,6 +96,7 @@ static const struct cmd {
 	{ "report", cmd_report, &report_cmd },
 	{ "flamegraph", cmd_flamegraph, &flamegraph_cmd },
 	{ "export", cmd_export, &export_cmd },
+	{ "diff", cmd_diff, &diff_cmd },
 	{ "session", cmd_session, &session_cmd },
 	{ "stat", cmd_stat, &stat_cmd },
 	{ "top", cmd_top, &top_cmd },

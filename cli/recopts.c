@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,6 +161,31 @@ static int set_ringbuf(void *ctx, const struct opt *opt, const char *arg)
 	return 0;   /* its range: recspec_validate */
 }
 
+static int set_off_cpu(void *ctx, const struct opt *opt, const char *arg)
+{
+	struct recspec *r = &((struct recopts *)ctx)->spec;
+	char err[256] = "";
+
+	r->off_cpu = true;
+	if (arg && recspec_parse_off_cpu(arg, r, err, sizeof(err)))
+		return pm_err("%s", err);
+	return 0;
+}
+
+static int set_aggregate(void *ctx, const struct opt *opt, const char *arg)
+{
+	char *end;
+	long l;
+
+	errno = 0;
+	l = strtol(arg, &end, 10);
+	if (!*arg || *end || errno || l < 1 || l > RECSPEC_AGGREGATE_MAX)
+		return pm_err("bad aggregation interval '%s' (1-%d seconds)", arg,
+			      RECSPEC_AGGREGATE_MAX);
+	((struct recopts *)ctx)->spec.aggregate = (uint32_t)l;
+	return 0;
+}
+
 const struct opt recopts_table[] = {
 	{ .flag = 'e', .name = "event", .arg = "EVENT[,EVENT...]",
 	  .help = "sampling events: cycles (cpu-cycles), instructions, cache-misses, branch-misses, "
@@ -201,6 +227,16 @@ const struct opt recopts_table[] = {
 	  .help = "the BPF ring buffer that carries samples and markers from the kernel "
 	    "(a power of two, 4K-1G)",
 	  .def = "16M", .set = set_ringbuf },
+	{ .name = "off-cpu", .arg = "MIN_NS", .optional = true,
+	  .help = "also record the time threads spend off CPU, with their stacks (event "
+	    "offcpu-time, period in ns); intervals under MIN_NS (250us, 1ms, ...) are summed per "
+	    "stack",
+	  .def = "not recorded; MIN_NS 100us", .set = set_off_cpu },
+	{ .name = "aggregate", .arg = "SECONDS",
+	  .help = "count samples per (pid, tid, stack) in BPF and write each distinct stack once "
+	    "every SECONDS (1-3600) with its summed period: always-on profiles at a fraction "
+	    "of the cost and size (with -g: frame pointers only)",
+	  .def = "every sample written", .set = set_aggregate },
 	{ 0 },
 };
 

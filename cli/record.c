@@ -358,6 +358,13 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 		st->bytes / 1e6, r->so.pipe ? "(pipe)" : r->output,
 		(unsigned long long)st->samples, (unsigned long long)st->markers,
 		(unsigned long long)st->lost_samples, (unsigned long long)st->lost_markers, comp, via);
+	if (r->so.spec.off_cpu)
+		fprintf(stderr, "[ perfmark record: %llu off-cpu samples, %llu of them summing "
+			"%llu intervals under %llu ns, %llu intervals lost ]\n",
+			(unsigned long long)st->offcpu, (unsigned long long)st->offcpu_sums,
+			(unsigned long long)st->offcpu_summed,
+			(unsigned long long)r->so.spec.off_cpu_min_ns,
+			(unsigned long long)st->offcpu_lost);
 	/* what the recorder did to what it was given: nothing of it is silent */
 	if (r->verbose)
 		fprintf(stderr, "[ perfmark record: %llu marker times clamped into what the recorder "
@@ -387,6 +394,12 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 
 		collector_unwind_stats_text(&st->unwind, line, sizeof(line));
 		fprintf(stderr, "[ perfmark record: unwound %s ]\n", line);
+	}
+	if (r->verbose && st->agg.seconds) {
+		char line[256];
+
+		collector_agg_stats_text(&st->agg, line, sizeof(line));
+		fprintf(stderr, "[ perfmark record: aggregated %s ]\n", line);
 	}
 }
 
@@ -543,13 +556,18 @@ static int drive(struct record *r, const struct record_backend *b)
 	int fds[4], nfds, e, ret = 1;
 	sigset_t oldmask;
 
+	/*
+	 * The stopping signals are blocked before anything starts a thread (the
+	 * fast lane's pump): a thread that did not block them would take a
+	 * SIGINT or SIGTERM and die of it, and the recording with it, unfinished.
+	 */
+	loop_signals(&l, &oldmask);
 	/* open everything before the output exists: a failure leaves nothing behind */
 	if (b->open(r))
 		goto out;
 	if (open_output(r))
 		goto out;
 	r->status = isatty(2) && !r->so.pipe;
-	loop_signals(&l, &oldmask);
 	if (r->cmd_argc) {
 		if (spawn(r, &oldmask))
 			goto fail_unlink;

@@ -102,7 +102,7 @@ static void take_notices(struct record *r, struct json_object *rep)
 
 static void take_stats(struct json_object *rep, struct session_stats *st)
 {
-	struct json_object *o, *l;
+	struct json_object *o, *l, *x;
 
 	memset(st, 0, sizeof(*st));
 	if (!json_object_object_get_ex(rep, "stats", &o))
@@ -113,6 +113,10 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->lost_markers = (uint64_t)jsonf_get_int(o, "lost_markers");
 	st->bytes = (uint64_t)jsonf_get_int(o, "bytes");
 	st->raw_bytes = (uint64_t)jsonf_get_int(o, "raw_bytes");
+	st->offcpu = (uint64_t)jsonf_get_int(o, "offcpu");
+	st->offcpu_sums = (uint64_t)jsonf_get_int(o, "offcpu_sums");
+	st->offcpu_summed = (uint64_t)jsonf_get_int(o, "offcpu_summed");
+	st->offcpu_lost = (uint64_t)jsonf_get_int(o, "offcpu_lost");
 	st->late = (uint64_t)jsonf_get_int(o, "late");
 	st->late_unordered = (uint64_t)jsonf_get_int(o, "late_unordered");
 	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");
@@ -121,6 +125,8 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->jit_lines = (uint64_t)jsonf_get_int(o, "jit_lines");
 	st->jit_missed = (uint64_t)jsonf_get_int(o, "jit_missed");
 	st->jit_refused = (uint64_t)jsonf_get_int(o, "jit_refused");
+	if (json_object_object_get_ex(o, "aggregated", &x))
+		collector_agg_stats_from_json(x, &st->agg);
 	if (json_object_object_get_ex(o, "lanes", &l))
 		collector_lanes_from_json(l, &st->fast_markers, st->trap_markers);
 	st->sampler_runs = (uint64_t)jsonf_get_int(o, "sampler_runs");

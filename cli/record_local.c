@@ -79,8 +79,8 @@ static void add_descendants(struct session *s, pid_t top)
 /* taking over from perfmarkd: a perf.data sink that goes on after its last round */
 static int resume_sink(struct record *r)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
+	struct perfdata_event evs[SESSION_MAX_EVENTS];
+	uint64_t ids[SESSION_MAX_EVENTS];
 	struct sink_opts ko = {
 		.kind = SINK_PERFDATA, .events = evs, .resume = true,
 		.zstd_level = r->so.spec.zstd_level, .argc = r->argc, .argv = r->argv,
@@ -96,7 +96,7 @@ static int resume_sink(struct record *r)
 	close(r->out.fd);
 	r->out.fd = fd;
 	ko.fd = fd;
-	ko.nr_events = session__events(r->s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	ko.nr_events = session__events(r->s, evs, ids, SESSION_MAX_EVENTS);
 	e = sink__new(&r->sink, &ko, NULL);
 	return e;
 }

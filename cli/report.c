@@ -10,7 +10,9 @@
  * functions by self and total samples per command, with the file each is
  * in; rows by perf's sort keys (--sort comm,dso,sym: report_hist.c); a call
  * graph (-g: report_hist.c); or with --by-marker one row per range name
- * (durations, samples inside, their top functions) and the counters.
+ * (durations, samples inside, their top functions) and the counters, and
+ * with off-CPU time in the recording, where each range's wall time went (on
+ * CPU, blocked, waiting for a CPU) and the stacks it blocked in most.
  * Percentages are of the sampling event's period, as perf report weighs
  * them, and of every sample the filters hid too unless --percentage
  * relative (perf report's default, absolute).  A recording of several
@@ -391,6 +393,8 @@ static struct json_object *json_ranges(const struct profile *p, const struct ran
 			json_object_array_add(fns, f);
 		}
 		json_object_object_add(o, "functions", fns);
+		if (rs->offcpu)
+			report_json_offcpu(p, rs, r, o);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -685,6 +689,8 @@ static int report_markers(const struct profile *p, const struct report_opts *o,
 		json_object_object_add(doc, "counters", json_counters(p));
 	} else {
 		text_ranges(p, &rs, o->range, o->max_rows ? o->max_rows : TEXT_TOP_RANGE_FNS);
+		if (rs.offcpu)
+			report_text_offcpu(p, &rs, o->range);
 		text_counters(p);
 	}
 	rangestats__free(&rs);

@@ -3,6 +3,8 @@
  * perfmark report, shared by its files:
  *   report.c       options, the command, functions per command (the
  *                  default), --by-marker
+ *   report_offcpu.c  --by-marker's off-CPU time: wall, on CPU, blocked,
+ *                  runqueue, and the blocking stacks of each range
  *   report_hist.c  rows by perf's sort keys (--sort comm,dso,sym) and call
  *                  graphs (-g caller|callee), text and JSON
  * Every name goes through lib/common/escape.h (term() and jstr() here).
@@ -55,6 +57,10 @@ void report_term_pad(const char *s, int width);
 /* A name in the JSON, and a percentage with the two decimals the text shows */
 struct json_object *report_jstr(const char *s);
 struct json_object *report_jpct(double v);
+/* --by-marker with off-CPU time (report_offcpu.c): the table and stacks, a range's JSON */
+void report_text_offcpu(const struct profile *p, const struct rangestats *rs, const char *only);
+void report_json_offcpu(const struct profile *p, const struct rangestats *rs,
+			const struct rangestat *r, struct json_object *o);
 /* The short name of a frame's file ("libc.so.6"), "[unknown]" when none */
 const char *report_frame_dso(const struct profile *p, uint32_t frame);
 /* The line saying what the filters hid, when they hid something */

@@ -94,6 +94,7 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 {
 	struct script *sc = ctx;
 	struct script_sample ss;
+	struct offcpu off;
 	char nb[48];
 
 	if (sc->o.filter_type)
@@ -101,6 +102,19 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 	errno = 0;
 	ss.h = head_of(sc, s, event_name(s->event, nb, sizeof(nb)));
 	decode_sample(sc, s, &ss);
+	ss.off = NULL;
+	ss.waker = sc->waker;
+	ss.nwaker = 0;
+	if (offcpu__event(ss.h.event)) {
+		offcpu__decode(&off, s->raw, s->raw_size);
+		ss.off = &off;
+		/* where the waker was, in its own process (the decoder bounds the count) */
+		for (uint32_t i = 0; i < off.nr_waker_kstack + off.nr_waker_ustack; i++, ss.nwaker++) {
+			sc->waker[i].ip = offcpu__waker_ip(&off, i);
+			symbolizer__lookup(sc->sym, off.waker_pid, sc->waker[i].ip,
+					   i < off.nr_waker_kstack, &sc->waker[i].loc);
+		}
+	}
 	sc->pr->sample(sc->out, &ss);
 	return printed(sc);
 }

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "marker.h"
+#include "offcpu.h"
 #include "perfread.h"
 #include "symbolize.h"
 #include "tracepoint.h"
@@ -84,6 +85,9 @@ struct script_sample {
 	struct script_frame at;     /* its ip */
 	const struct script_frame *chain;   /* its call chain, leaf first */
 	size_t nchain;
+	const struct offcpu *off;   /* offcpu-time: its payload (lib/format/offcpu.h), else NULL */
+	const struct script_frame *waker;   /* offcpu-time: where its waker was, leaf first */
+	size_t nwaker;
 	const struct script_tp *tp; /* a tracepoint's fields; NULL for other events */
 };
 
@@ -114,6 +118,7 @@ struct script {
 	struct symbolizer *sym;
 	struct perfread *r;
 	struct script_frame *chain; /* CALLCHAIN_MAX of them, reused */
+	struct script_frame waker[PERFMARK_OFFCPU_WAKER_MAX];   /* an off-CPU sample's waker's */
 	int write_err;
 	struct tpdecode *tp;        /* the tracepoints' formats, read at the first one */
 	bool tp_tried;

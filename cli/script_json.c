@@ -72,6 +72,51 @@ static void emit(FILE *f, struct json_object *o)
 	json_object_put(o);
 }
 
+/*
+ * "off_cpu": {"state":"S","blocked":true,"ns":N,"runqueue_ns":N,"count":N,
+ * "end":NS,"waker":{"pid":P,"tid":T,"stack":[where it woke it, leaf first]} |
+ * "interrupt" | "hidden" | null}
+ */
+static void offcpu_json(struct json_object *o, const struct script_sample *s)
+{
+	const struct offcpu *off = s->off;
+	struct json_object *x = json_object_new_object(), *w = NULL;
+
+	if (!x)
+		return;
+	add_u64(x, "ns", s->period);
+	if (off->state == OFFCPU_OK) {
+		json_object_object_add(x, "state", json_object_new_string(offcpu__state_letter(off)));
+		json_object_object_add(x, "blocked", json_object_new_boolean(!off->runnable));
+		add_u64(x, "runqueue_ns", off->runnable ? s->period :
+			off->runq_ns < s->period ? off->runq_ns : s->period);
+		add_u64(x, "count", off->count);
+		add_u64(x, "end", off->end);
+		if (off->waker_flags & PERFMARK_OFFCPU_WAKER_IRQ) {
+			w = json_object_new_string("interrupt");
+		} else if ((off->waker_flags & PERFMARK_OFFCPU_WAKER_TASK) && off->waker_tid) {
+			struct json_object *ws = json_object_new_array();
+
+			w = json_object_new_object();
+			add_int(w, "pid", off->waker_pid);
+			add_int(w, "tid", off->waker_tid);
+			for (size_t i = 0; ws && i < s->nwaker; i++)
+				json_object_array_add(ws, escape_json_object(s->waker[i].loc.name,
+									     strlen(s->waker[i].loc.name)));
+			if (w && ws)
+				json_object_object_add(w, "stack", ws);
+			else
+				json_object_put(ws);
+		} else if (off->waker_flags & PERFMARK_OFFCPU_WAKER_TASK) {
+			w = json_object_new_string("hidden");
+		}
+		json_object_object_add(x, "waker", w);
+	} else {
+		json_object_object_add(x, "state", json_object_new_string("?"));
+	}
+	json_object_object_add(o, "off_cpu", x);
+}
+
 /* a field's name as a JSON key: the formats' names are C identifiers (tpcheck.h) */
 static bool good_key(const char *k)
 {
@@ -138,6 +183,8 @@ static void json_sample(FILE *f, const struct script_sample *s)
 		json_object_array_add(chain, escape_json_object(n, strlen(n)));
 	}
 	json_object_object_add(o, "callchain", chain ? chain : json_object_new_array());
+	if (s->off)
+		offcpu_json(o, s);
 	emit(f, o);
 }
 

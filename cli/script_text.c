@@ -75,6 +75,33 @@ static void put_sym(FILE *f, const struct symbolizer_loc *loc)
 	put_name(f, s, strlen(s));
 }
 
+/*
+ * An off-CPU sample's state, time away and waker: " off-cpu S 20104310 ns
+ * (runqueue 30211 ns) woken by 1234/1235", " ... woken by an interrupt",
+ * " ... sum of 12".
+ */
+static void offcpu_fields(FILE *f, const struct script_sample *s)
+{
+	const struct offcpu *o = s->off;
+
+	if (o->state != OFFCPU_OK) {
+		fprintf(f, " off-cpu %" PRIu64 " ns (%s)", s->period,
+			o->state == OFFCPU_VERSION ? "a later payload version" : "no payload");
+		return;
+	}
+	fprintf(f, " off-cpu %s %" PRIu64 " ns", offcpu__state_letter(o), s->period);
+	if (o->runq_ns && !o->runnable)
+		fprintf(f, " (runqueue %" PRIu64 " ns)", o->runq_ns);
+	if (o->count > 1)
+		fprintf(f, " sum of %u", o->count);
+	if (o->waker_flags & PERFMARK_OFFCPU_WAKER_IRQ)
+		fputs(" woken by an interrupt", f);
+	else if ((o->waker_flags & PERFMARK_OFFCPU_WAKER_TASK) && o->waker_tid)
+		fprintf(f, " woken by %u/%u", o->waker_pid, o->waker_tid);
+	else if (o->waker_flags & PERFMARK_OFFCPU_WAKER_TASK)
+		fputs(" woken by a task not shown", f);
+}
+
 static void text_sample(FILE *f, const struct script_sample *s)
 {
 	prefix(f, &s->h);
@@ -86,13 +113,22 @@ static void text_sample(FILE *f, const struct script_sample *s)
 		fprintf(f, ": %16" PRIx64 " ", s->at.ip);
 		put_sym(f, &s->at.loc);
 	}
+	if (s->off)
+		offcpu_fields(f, s);
 	fputc('\n', f);
 	for (size_t i = 0; i < s->nchain; i++) {
 		fprintf(f, "\t%16" PRIx64 " ", s->chain[i].ip);
 		put_sym(f, &s->chain[i].loc);
 		fputc('\n', f);
 	}
-	if (s->nchain)
+	/* an off-CPU sample's waker: where it was as it woke the thread, leaf first */
+	for (size_t i = 0; i < s->nwaker; i++) {
+		fputs(i ? " <- " : "\twoken at: ", f);
+		put_sym(f, &s->waker[i].loc);
+		if (i + 1 == s->nwaker)
+			fputc('\n', f);
+	}
+	if (s->nchain || s->nwaker)
 		fputc('\n', f);
 }
 

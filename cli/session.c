@@ -414,6 +414,9 @@ static void print_spec(struct json_object *s)
 		printf(", call graph %s", recspec_call_graph_name(&d.spec, cg, sizeof(cg)));
 	if (d.spec.max_stack != RECSPEC_MAX_STACK)
 		printf(", max stack %u", d.spec.max_stack);
+	if (d.spec.off_cpu)
+		printf(", off-cpu (intervals under %llu ns summed)",
+		       (unsigned long long)d.spec.off_cpu_min_ns);
 	printf(")\n");
 	for (i = 0; i < d.spec.nr_events; i++) {
 		const char *f = recspec_filter(&d.spec, i);
@@ -460,6 +463,11 @@ static int do_show(int argc, char **argv)
 	printf("samples:  %lld\n", jsonf_get_int(s, "samples"));
 	printf("markers:  %lld\n", jsonf_get_int(s, "markers"));
 	printf("lost:     %lld\n", jsonf_get_int(s, "lost"));
+	if (json_object_object_get_ex(s, "offcpu", &x))
+		printf("off-cpu:  %lld samples, %lld of them summing %lld shorter intervals; "
+		       "%lld intervals lost\n", jsonf_get_int(s, "offcpu"),
+		       jsonf_get_int(s, "offcpu_sums"), jsonf_get_int(s, "offcpu_summed"),
+		       jsonf_get_int(s, "offcpu_lost"));
 	printf("late:     %lld (%lld older than what perf had already sorted)\n",
 	       jsonf_get_int(s, "late"), jsonf_get_int(s, "late_unordered"));
 	printf("window:   %lld bytes held, %lld records written early (it was full)\n",
@@ -508,6 +516,14 @@ static int do_show(int argc, char **argv)
 		collector_unwind_stats_from_json(x, &us);
 		collector_unwind_stats_text(&us, line, sizeof(line));
 		printf("unwind:   %s\n", line);
+	}
+	if (json_object_object_get_ex(s, "aggregated", &x)) {
+		struct collector_agg_stats as;
+		char line[256];
+
+		collector_agg_stats_from_json(x, &as);
+		collector_agg_stats_text(&as, line, sizeof(line));
+		printf("aggregate: %s\n", line);
 	}
 	json_object_put(rep);
 	return 0;

@@ -48,7 +48,7 @@ static struct json_object *handle_create(const struct request *x)
 static struct json_object *handle_list(const struct request *x) { return cmd_list(x->c); }
 static struct json_object *handle_show(const struct request *x) { return cmd_show(x->d); }
 static struct json_object *handle_stop(const struct request *x) { return cmd_stop(x->d); }
-static struct json_object *handle_start(const struct request *x) { return cmd_start(x->d); }
+static struct json_object *handle_start(const struct request *x) { return cmd_start(x->c, x->d); }
 static struct json_object *handle_delete(const struct request *x) { return cmd_delete(x->d); }
 
 static struct json_object *handle_snapshot(const struct request *x)
@@ -98,6 +98,83 @@ static struct json_object *(*const handlers[PROTO_NR_CMDS])(const struct request
 #undef HANDLER
 };
 
+
+/* --- requests that wait for a busy session ------------------------------------ */
+
+_Static_assert(PROTO_MAX_FDS <= sizeof(((struct client *)0)->parked_fds) / sizeof(int),
+	       "parked fds");
+
+static void unpark_clear(struct client *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->parked_nfds; i++)
+		if (c->parked_fds[i] >= 0)
+			close(c->parked_fds[i]);
+	json_object_put(c->parked);
+	c->parked = NULL;
+	c->parked_on = NULL;
+	c->parked_nfds = 0;
+}
+
+/* the request and its fds, kept until the session is free (the fds are ours now) */
+static void park(struct client *c, struct dsess *d, struct json_object *msg, int *fds, size_t nfds)
+{
+	size_t i;
+
+	c->parked = json_object_get(msg);
+	c->parked_on = d;
+	for (i = 0; i < nfds; i++) {
+		c->parked_fds[i] = fds[i];
+		fds[i] = -1;
+	}
+	c->parked_nfds = nfds;
+}
+
+static void on_park_close(struct client_hook *h, struct client *c)
+{
+	unpark_clear(c);
+}
+
+static void handle_request(struct client *c, struct json_object *msg, int *fds, size_t nfds);
+
+/*
+ * In the order they came (the oldest connection first); a request may park
+ * again (a delete behind a snapshot it let start).  Connections are freed
+ * only after the batch, so the pointers taken first stay valid.
+ */
+void clients__unpark(struct dsess *d)
+{
+	struct client *all[MAX_ALL_CLIENTS], *c;
+	size_t n = 0, k;
+
+	for (c = D.clients; c && n < sizeof(all) / sizeof(all[0]); c = c->next)
+		if (c->parked_on == d)
+			all[n++] = c;
+	for (k = n; k-- > 0;) {        /* D.clients is newest first */
+		struct json_object *msg;
+		int fds[PROTO_MAX_FDS];
+		size_t nfds, i;
+
+		c = all[k];
+		if (c->dead || c->parked_on != d)
+			continue;
+		msg = c->parked;
+		nfds = c->parked_nfds;
+		memcpy(fds, c->parked_fds, nfds * sizeof(int));
+		c->parked = NULL;
+		c->parked_on = NULL;
+		c->parked_nfds = 0;
+		handle_request(c, msg, fds, nfds);
+		json_object_put(msg);
+		for (i = 0; i < nfds; i++)
+			if (fds[i] >= 0)
+				close(fds[i]);
+		if (c->closing && !c->dead && !proto_conn__pending(c->c))
+			client_close(c);
+	}
+}
+
 static void handle_request(struct client *c, struct json_object *msg, int *fds, size_t nfds)
 {
 	struct proto_request rq;
@@ -107,7 +184,7 @@ static void handle_request(struct client *c, struct json_object *msg, int *fds, 
 	char err[256];
 
 	client_touch(c);
-	if (c->reader || c->pump_dst >= 0) {
+	if (c->reader || c->pump_dst >= 0 || c->waiting || c->parked) {
 		send_reply(c, reply_err("this connection is busy streaming"));
 		return;
 	}
@@ -120,6 +197,10 @@ static void handle_request(struct client *c, struct json_object *msg, int *fds, 
 		x.d = sessions__find(rq.name);
 		if (!x.d || !may_see(c, x.d)) {
 			send_reply(c, reply_err("no such session '%s'", rq.name));
+			return;
+		}
+		if (sessions__busy_for(x.d, rq.cmd)) {
+			park(c, x.d, msg, fds, nfds);
 			return;
 		}
 	}
@@ -239,6 +320,7 @@ static void on_listen(struct watch *w, uint32_t ev)
 	}
 	c->w.fn = on_client_event;
 	streams__init(c);
+	client_hook_add(c, &c->park_hook, on_park_close);
 	c->cred = probe.cred;
 	c->root = probe.root;
 	c->allowed = true;

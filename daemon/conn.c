@@ -36,6 +36,39 @@ void client_hook_add(struct client *c, struct client_hook *h,
 	*pp = h;
 }
 
+void client_hook_del(struct client *c, struct client_hook *h)
+{
+	struct client_hook **pp;
+
+	for (pp = &c->hooks; *pp; pp = &(*pp)->next)
+		if (*pp == h) {
+			*pp = h->next;
+			h->next = NULL;
+			return;
+		}
+}
+
+void client_reply_later(struct client *c, struct client_hook *h,
+			void (*fn)(struct client_hook *h, struct client *c))
+{
+	client_hook_add(c, h, fn);
+	c->waiting++;
+}
+
+void client_reply_later_drop(struct client *c, struct client_hook *h)
+{
+	client_hook_del(c, h);
+	c->waiting--;
+}
+
+void client_reply_later_done(struct client *c, struct client_hook *h, struct json_object *o)
+{
+	client_reply_later_drop(c, h);
+	send_reply(c, o);
+	if (c->closing && !proto_conn__pending(c->c))
+		client_close(c);
+}
+
 /*
  * Events already fetched may still point at a closed client: it is only
  * marked dead here and freed after the batch.
@@ -121,7 +154,7 @@ void client_touch(struct client *c)
 
 static bool busy(const struct client *c)
 {
-	return c->reader || c->pump_dst >= 0 || c->rec;
+	return c->reader || c->pump_dst >= 0 || c->rec || c->waiting || c->parked;
 }
 
 static void on_idle_tick(struct watch *w, uint32_t ev)

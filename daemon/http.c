@@ -266,6 +266,7 @@ static unsigned parse_seconds(const char *v)
 static void encode_pprof(struct http_job *j)
 {
 	struct pprof_opts po = { .since = j->since };
+	struct profile_opts lo = { .keep_addrs = true };   /* pprof's stacks by address */
 	struct profile *p = NULL;
 	char err[256] = "";
 	size_t len = 0;
@@ -273,7 +274,7 @@ static void encode_pprof(struct http_job *j)
 	int e;
 
 	lseek(j->fd, 0, SEEK_SET);
-	e = profile__load(&p, j->fd, NULL, err, sizeof(err));
+	e = profile__load(&p, j->fd, &lo, err, sizeof(err));
 	if (e == -ENODATA || (e && strstr(err, "no samples"))) {
 		j->status = MHD_HTTP_NOT_FOUND;
 		snprintf(j->err, sizeof(j->err), "no samples in the last %u s", j->seconds);

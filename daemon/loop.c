@@ -4,6 +4,8 @@
  * struct watch of the object that owns it, and an event calls that watch's
  * handler: the loop knows no object type.  One timerfd ticks while
  * something records (and for the systemd watchdog); idle means no wakeups.
+ * Long work goes in steps (loop__soon: one step a turn, the events ready
+ * in between are served) or to a thread of its own (jobs.c).
  */
 #include <errno.h>
 #include <string.h>
@@ -18,6 +20,8 @@ static struct {
 	uint64_t tick_ns;
 	bool exiting;
 	struct defer *deferred;
+	struct defer *soon;          /* steps for the next turn */
+	uint64_t turn;
 } L = { .ep = -1, .tfd = -1 };
 
 int loop__init(struct watch *tick)
@@ -55,6 +59,60 @@ void loop__defer(struct defer *d, void (*fn)(struct defer *d))
 	L.deferred = d;
 }
 
+uint64_t loop__turn(void)
+{
+	return L.turn;
+}
+
+void loop__soon(struct defer *d, void (*fn)(struct defer *d))
+{
+	struct defer **pp = &L.soon;
+
+	while (*pp)
+		pp = &(*pp)->next;
+	d->fn = fn;
+	d->next = NULL;
+	*pp = d;
+}
+
+bool loop__cancel(struct defer *d)
+{
+	struct defer **pp;
+
+	for (pp = &L.soon; *pp; pp = &(*pp)->next)
+		if (*pp == d) {
+			*pp = d->next;
+			d->next = NULL;
+			return true;
+		}
+	return false;
+}
+
+/* the steps queued before this turn (those they queue wait for the next) */
+static void run_soon(void)
+{
+	struct defer *list = L.soon;
+
+	L.soon = NULL;
+	while (list) {
+		struct defer *d = list;
+
+		list = d->next;
+		d->next = NULL;
+		d->fn(d);
+		if (L.exiting)
+			break;
+	}
+	if (list) {                  /* exiting: put back what did not run */
+		struct defer **pp = &list;
+
+		while (*pp)
+			pp = &(*pp)->next;
+		*pp = L.soon;
+		L.soon = list;
+	}
+}
+
 static void run_deferred(void)
 {
 	while (L.deferred) {
@@ -89,8 +147,9 @@ int loop__run(void)
 {
 	while (!L.exiting) {
 		struct epoll_event evs[32];
-		int n = epoll_wait(L.ep, evs, 32, -1), i;
+		int n = epoll_wait(L.ep, evs, 32, L.soon ? 0 : -1), i;
 
+		L.turn++;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -101,6 +160,9 @@ int loop__run(void)
 
 			w->fn(w, evs[i].events);
 		}
+		run_deferred();
+		if (!L.exiting)
+			run_soon();
 		run_deferred();
 	}
 	return 0;

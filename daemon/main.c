@@ -280,6 +280,8 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	e = sfd < 0 ? -errno : loop__init(&runs__tick);
+	if (!e)
+		e = jobs__init();
 	if (e) {
 		logmsg("cannot set up the event loop: %s", strerror(-e));
 		return 1;
@@ -326,6 +328,7 @@ int main(int argc, char **argv)
 	http__stop();
 	sessions__keep_taken();    /* a taker cut off by the exit did not go: its session stays */
 	clients__close_all();
+	jobs__wait_all();   /* takeovers finish, snapshots nobody waits for end */
 	sessions__free_all();
 	loop__free();
 	store__free(D.store);

@@ -6,7 +6,9 @@
  *   state.c     the daemon's state (D) and its log
  *   instance.c  one daemon per state directory and pins; the ring directory
  *   loop.c      the epoll loop: watches with their own handlers, the drain
- *               timer, deferred freeing
+ *               timer, deferred freeing, work in steps
+ *   jobs.c      work too long for the loop, in threads: ring takeovers,
+ *               snapshots
  *   systemd.c   sd_notify, the watchdog, socket activation, the fd store
  *   run.c       a running recording (named or anonymous): its ring fds, its
  *               drains, and the tick that drains every run
@@ -95,8 +97,17 @@ int loop__init(struct watch *tick);
 int watch__add(struct watch *w, int fd, uint32_t events);
 void watch__mod(struct watch *w, int fd, uint32_t events);
 void watch__del(int fd);
+/* counts the loop's turns (a batch of events, then the steps) */
+uint64_t loop__turn(void);
 /* fn(d) runs after the current batch of events. */
 void loop__defer(struct defer *d, void (*fn)(struct defer *d));
+/*
+ * fn(d) runs at the next turn of the loop, after the events ready then:
+ * one step of a long piece of work (it queues itself again for the next).
+ */
+void loop__soon(struct defer *d, void (*fn)(struct defer *d));
+/* d taken off the steps to come: true when it was there */
+bool loop__cancel(struct defer *d);
 /* Tick every ns (0: never); idle means no wakeups. */
 void loop__set_tick(uint64_t ns);
 /* Read the tick's expirations (the tick handler calls it). */
@@ -105,6 +116,21 @@ void loop__ack_tick(void);
 int loop__run(void);
 void loop__exit(void);
 void loop__free(void);
+
+/* --- jobs.c --------------------------------------------------------------- */
+
+/* Embedded in what its owner keeps alive until done() has run. */
+struct job {
+	struct job *next;
+	void (*work)(struct job *j);  /* in a thread of its own */
+	void (*done)(struct job *j);  /* then on the loop thread */
+};
+
+int jobs__init(void);
+void job__start(struct job *j, void (*work)(struct job *j), void (*done)(struct job *j));
+size_t jobs__running(void);
+/* Daemon exit: every job finished and its done() run. */
+void jobs__wait_all(void);
 
 /* --- systemd.c ----------------------------------------------------------- */
 
@@ -122,6 +148,18 @@ int sd_activated_fd(void);
 
 /* --- run.c -------------------------------------------------------------- */
 
+struct run;
+
+/* A flush in steps (run__flush_steps), kept by its owner until fn has run. */
+struct run_flush {
+	struct defer step;
+	struct run_flush *next;       /* the run's flushes under way */
+	struct run *r;
+	uint64_t until;
+	int left;                     /* batches it may still read */
+	void (*fn)(struct run_flush *f, int err);
+};
+
 struct run {
 	struct session *s;            /* NULL: not recording (its owner sets it up) */
 	int fds[4];                   /* the session's ring fds */
@@ -130,6 +168,8 @@ struct run {
 	bool held;                    /* not drained: its owner's output is behind */
 	struct watch w;
 	struct session_stats st;      /* last known */
+	struct run_flush *flushes;    /* under way */
+	uint64_t turn;                /* of the loop, at its last drain */
 	/* the owner, after each drain: err is the session's (0: all went out) */
 	void (*drained)(struct run *r, int err);
 	struct run *next;
@@ -146,6 +186,13 @@ void run__hold(struct run *r, bool hold);
 void run__drain(struct run *r);
 /* the same, with everything up to until (session__clock()) written */
 void run__flush(struct run *r, uint64_t until);
+/*
+ * run__flush in steps: a batch at each turn of the loop (other clients are
+ * served in between), then the rest up to until, then fn(f, err).  When
+ * the run ends first, its final drain took everything: fn(f, 0) then.
+ */
+void run__flush_steps(struct run *r, struct run_flush *f, uint64_t until,
+		      void (*fn)(struct run_flush *f, int err));
 /* Final drain, or only a drain when the collection stays pinned; r->s freed. */
 int run__end(struct run *r, bool keep_pinned);
 /* After a failure: r->s freed, nothing drained. */
@@ -166,6 +213,9 @@ struct dsess {
 	struct rangehist *ranges;     /* --http: range histograms (metrics.c), or NULL */
 	int dir_fd;                   /* file sink output directory */
 	char pin[PATH_MAX];
+	struct takeover *tk;          /* its ring being taken over (state "starting") */
+	int busy;                     /* snapshots under way: not deleted nor restarted */
+	bool delete_pending;          /* its taker went while busy: deleted once free */
 	struct client *taker;         /* `session take`: deleted when it goes */
 	/* --counters (counts.c): open while it runs; the last values kept after */
 	struct counting *counts;
@@ -176,6 +226,15 @@ struct dsess {
 };
 
 struct dsess *sessions__find(const char *name);
+/*
+ * May cmd go on now?  Not while the session's ring is taken over, nor
+ * start or delete while snapshots are written: such a request waits
+ * (clients.c parks it) until sessions__unbusy() says the session is free.
+ */
+bool sessions__busy_for(const struct dsess *d, int cmd);
+void sessions__unbusy(struct dsess *d);
+/* tests only: a job of session name waits while $PERFMARK_TEST_HOLD.NAME exists */
+void sessions__test_hold(const char *name);
 /*
  * A named session around a collection that runs already (keep.c):
  * prepare makes d (not listed) with its sink for the events s writes
@@ -274,6 +333,14 @@ struct client {
 	bool pump_nowait;             /* pump_dst is a pipe or socket (fdout.h) */
 	off_t pump_off, pump_len;
 	struct watch wp;
+	/* replies still to come: a snapshot being written, a ring taken over */
+	int waiting;
+	/* a request that waits for its busy session (clients.c) */
+	struct json_object *parked;
+	struct dsess *parked_on;
+	int parked_fds[4];
+	size_t parked_nfds;
+	struct client_hook park_hook;
 	/* take (sessions.c): the session deleted when this connection goes */
 	struct dsess *take;
 	struct client_hook take_hook;
@@ -287,6 +354,18 @@ extern unsigned idle_timeout_s;       /* --idle-timeout; 0: never */
 /* fn(h, c) when c goes (hooks run in the order added); h lives in the owner */
 void client_hook_add(struct client *c, struct client_hook *h,
 		     void (*fn)(struct client_hook *h, struct client *c));
+/* h taken off before its owner goes */
+void client_hook_del(struct client *c, struct client_hook *h);
+/*
+ * A reply that comes later (a job's): c is busy until client_reply_later_done,
+ * and fn(h, c) tells the owner when c goes first.
+ */
+void client_reply_later(struct client *c, struct client_hook *h,
+			void (*fn)(struct client_hook *h, struct client *c));
+/* the owner replies o now (c still there), and c is free again */
+void client_reply_later_done(struct client *c, struct client_hook *h, struct json_object *o);
+/* the same without a reply: another owner (a pump) gives it */
+void client_reply_later_drop(struct client *c, struct client_hook *h);
 void client_close(struct client *c);
 void client_poll(struct client *c);
 void send_reply(struct client *c, struct json_object *o);
@@ -302,6 +381,8 @@ void clients__close_all(void);
 /* --- clients.c ----------------------------------------------------------- */
 
 extern struct watch clients__listen_watch;
+/* d is no longer busy: the requests that waited for it go on (the only call up) */
+void clients__unpark(struct dsess *d);
 
 /* The request handlers, one per command (clients.c dispatches to them). */
 struct proto_request;
@@ -310,7 +391,7 @@ struct json_object *cmd_create(struct client *c, const struct proto_request *rq,
 struct json_object *cmd_list(struct client *c);
 struct json_object *cmd_show(struct dsess *d);
 struct json_object *cmd_stop(struct dsess *d);
-struct json_object *cmd_start(struct dsess *d);
+struct json_object *cmd_start(struct client *c, struct dsess *d);
 struct json_object *cmd_delete(struct dsess *d);
 struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, size_t nfds);
 struct json_object *cmd_attach(struct client *c, struct dsess *d, int *fds, size_t nfds);
@@ -398,7 +479,7 @@ void limits__unkeep_ring(uint32_t uid);
 struct json_object *reply_ok(void);
 struct json_object *reply_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* "running", "stopped" or "error" */
+/* "starting" (its ring being taken over), "running", "stopped" or "error" */
 const char *dsess_state(const struct dsess *d);
 struct json_object *session_info(const struct dsess *d);
 void stats_json(struct json_object *o, const struct session_stats *st);

@@ -31,12 +31,17 @@ static void poll_fds(struct run *r, bool on)
 	r->polled = on;
 }
 
-/* a ring filled up */
+/*
+ * A ring filled up.  Each of the run's fds may say so in one batch of
+ * events, and a drain takes a batch of up to FL_CONSUME_MAX: one drain a
+ * turn of the loop, so the connections ready in the same turn wait for one
+ * batch of each run at most.
+ */
 static void on_ring(struct watch *w, uint32_t events)
 {
 	struct run *r = container_of(w, struct run, w);
 
-	if (r->s)
+	if (r->s && r->turn != loop__turn())
 		run__drain(r);
 }
 
@@ -102,6 +107,7 @@ void run__flush(struct run *r, uint64_t until)
 {
 	int e = 0;
 
+	r->turn = loop__turn();
 	if (!r->held) {
 		e = until ? session__flush(r->s, until) : session__drain(r->s);
 		session__stats(r->s, &r->st);
@@ -114,6 +120,63 @@ void run__drain(struct run *r)
 	run__flush(r, 0);
 }
 
+static void flush_unlink(struct run_flush *f)
+{
+	struct run_flush **pp;
+
+	for (pp = &f->r->flushes; *pp; pp = &(*pp)->next)
+		if (*pp == f) {
+			*pp = f->next;
+			break;
+		}
+	f->next = NULL;
+}
+
+/* one batch a turn; then what was read goes out up to until, and the owner hears */
+static void flush_step(struct defer *d)
+{
+	struct run_flush *f = container_of(d, struct run_flush, step);
+	struct run *r = f->r;
+	int e = 0;
+
+	if (r->s && !r->held && --f->left > 0 && session__consume(r->s)) {
+		loop__soon(&f->step, flush_step);
+		return;
+	}
+	flush_unlink(f);
+	if (r->s && !r->held) {
+		e = session__flush_read(r->s, f->until);
+		session__stats(r->s, &r->st);
+		r->drained(r, e);   /* may end the run: f is off its list already */
+	}
+	f->fn(f, e);
+}
+
+void run__flush_steps(struct run *r, struct run_flush *f, uint64_t until,
+		      void (*fn)(struct run_flush *f, int err))
+{
+	f->r = r;
+	f->until = until;
+	f->left = COLLECTOR_ALL_BATCHES;
+	f->fn = fn;
+	f->next = r->flushes;
+	r->flushes = f;
+	loop__soon(&f->step, flush_step);
+}
+
+/* the run ends: its final drain (if any) took everything, the flushes waiting are done */
+static void flushes_done(struct run *r)
+{
+	while (r->flushes) {
+		struct run_flush *f = r->flushes;
+
+		loop__cancel(&f->step);
+		r->flushes = f->next;
+		f->next = NULL;
+		f->fn(f, 0);
+	}
+}
+
 static void release(struct run *r)
 {
 	poll_fds(r, false);
@@ -121,6 +184,7 @@ static void release(struct run *r)
 	session__free(r->s);
 	r->s = NULL;
 	unlink_run(r);
+	flushes_done(r);
 }
 
 int run__end(struct run *r, bool keep_pinned)
@@ -158,7 +222,7 @@ void runs__drain_all(void)
 	for (r = runs; r && n < MAX_RUNS; r = r->next)
 		all[n++] = r;
 	for (i = 0; i < n; i++)
-		if (all[i]->s)
+		if (all[i]->s && all[i]->turn != loop__turn())
 			run__drain(all[i]);
 }
 

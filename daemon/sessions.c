@@ -22,6 +22,7 @@
 #include "perfmarkd.h"
 #include "proto.h"
 #include "rangehist.h"
+#include "sessions-int.h"
 #include "sinks.h"
 
 struct dsess *sessions__find(const char *name)
@@ -41,7 +42,7 @@ static void on_notice(void *ctx, const char *msg)
 	logmsg("session '%s': %s", d ? d->def.name : "?", msg);
 }
 
-static void save_def(struct dsess *d)
+void save_def(struct dsess *d)
 {
 	int e = store__save(D.store, &d->def);
 
@@ -73,12 +74,12 @@ static int open_dir_as_owner(const struct sessdef *def)
 }
 
 /* the ring file of a ring session: RING_DIR/NAME.ring */
-static void ring_name(const struct dsess *d, char *buf, size_t len)
+void ring_name(const struct dsess *d, char *buf, size_t len)
 {
 	snprintf(buf, len, "%s.ring", d->def.name);
 }
 
-static void log_recovery(const struct dsess *d, const struct sink_recovery *rec)
+void log_recovery(const struct dsess *d, const struct sink_recovery *rec)
 {
 	if (rec->found)
 		logmsg("session '%s': ring taken over from %s: %llu records, %llu sideband%s",
@@ -109,62 +110,88 @@ static void open_stopped_ring(struct dsess *d)
 		log_recovery(d, &rec);
 }
 
-/* The sink of d for the events s writes: a ring, or files in d's directory. */
-static int make_sink(struct dsess *d, const struct session *s, char *err, size_t errlen)
+/* The sink of d for the events s writes (and its counters'): a ring, or files in d's directory. */
+int sink_spec(struct dsess *d, const struct session *s, struct sink_spec *k, char *err,
+		     size_t errlen)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2 + SESSDEF_MAX_COUNT];
-	struct sink_opts ko = { 0 };
-	size_t n;
-	struct sink_recovery rec;
-	char rname[PROTO_NAME_MAX + 8];
+	struct sink_opts *ko = &k->ko;
 	struct passwd *pw;
+	size_t n;
 	int e;
 
-	sink__free(d->sink);
-	d->sink = NULL;
-	ko.events = evs;
-	n = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
-	ko.nr_events = n + counts__events(d, evs + n, ids + n, SESSDEF_MAX_COUNT);
-	d->count_attrs = ko.nr_events > n;
-	ko.zstd_level = d->def.spec.zstd_level;
+	memset(ko, 0, sizeof(*ko));
+	ko->events = k->evs;
+	n = session__events(s, k->evs, k->ids, SESSION_MAX_EVENTS);
+	ko->nr_events = n + counts__events(d, k->evs + n, k->ids + n, SESSDEF_MAX_COUNT);
+	d->count_attrs = ko->nr_events > n;
+	ko->zstd_level = d->def.spec.zstd_level;
 	if (d->def.sink == SESSDEF_SINK_RING) {
-		ko.kind = SINK_RING;
-		ko.ring_size = d->def.ring_size;
-		ring_name(d, rname, sizeof(rname));
-		ko.ring_dir_fd = D.ring_dfd;
-		ko.ring_name = D.ring_dfd >= 0 ? rname : NULL;   /* --ring-dir none: memory only */
-	} else {
-		ko.kind = SINK_FILE;
-		if (d->dir_fd < 0)
-			d->dir_fd = open_dir_as_owner(&d->def);
-		if (d->dir_fd < 0) {
-			e = d->dir_fd;
-			d->dir_fd = -1;
-			snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
-			return e;
-		}
-		ko.dir_fd = d->dir_fd;
-		ko.prefix = d->def.name;
-		ko.seq = d->def.seq;
-		ko.rotate_size = d->def.rotate_size;
-		ko.rotate_secs = d->def.rotate_secs;
-		ko.keep = d->def.keep;
-		pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
-		ko.uid = d->def.owner ? d->def.owner : (uid_t)-1;
-		ko.gid = pw ? pw->pw_gid : (gid_t)-1;
+		ko->kind = SINK_RING;
+		ko->ring_size = d->def.ring_size;
+		ring_name(d, k->rname, sizeof(k->rname));
+		ko->ring_dir_fd = D.ring_dfd;
+		ko->ring_name = D.ring_dfd >= 0 ? k->rname : NULL;   /* --ring-dir none: memory only */
+		return 0;
 	}
-	e = sink__new(&d->sink, &ko, &rec);
-	if (e) {
-		if (ko.kind == SINK_RING)
-			snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
-				 e == -EBUSY ? "another process writes it" : strerror(-e));
-		else
-			snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+	ko->kind = SINK_FILE;
+	if (d->dir_fd < 0)
+		d->dir_fd = open_dir_as_owner(&d->def);
+	if (d->dir_fd < 0) {
+		e = d->dir_fd;
+		d->dir_fd = -1;
+		snprintf(err, errlen, "cannot open output directory %.160s: %s", d->def.dir, strerror(-e));
 		return e;
 	}
-	log_recovery(d, &rec);
+	ko->dir_fd = d->dir_fd;
+	ko->prefix = d->def.name;
+	ko->seq = d->def.seq;
+	ko->rotate_size = d->def.rotate_size;
+	ko->rotate_secs = d->def.rotate_secs;
+	ko->keep = d->def.keep;
+	pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
+	ko->uid = d->def.owner ? d->def.owner : (uid_t)-1;
+	ko->gid = pw ? pw->pw_gid : (gid_t)-1;
 	return 0;
+}
+
+void sink_failed(const struct sink_opts *ko, int e, char *err, size_t errlen)
+{
+	if (ko->kind == SINK_RING)
+		snprintf(err, errlen, "cannot create the ring in %.160s: %s", D.ring_dir,
+			 e == -EBUSY ? "another process writes it" : strerror(-e));
+	else
+		snprintf(err, errlen, "cannot create the output file: %s", strerror(-e));
+}
+
+/* d's sink, made here (on the loop: a new ring, or files), its recovery in *rec */
+static int make_sink_rec(struct dsess *d, const struct session *s, struct sink_recovery *rec,
+			 char *err, size_t errlen)
+{
+	struct sink_spec *k = malloc(sizeof(*k));
+	int e;
+
+	e = k ? sink_spec(d, s, k, err, errlen) : -ENOMEM;
+	if (!e) {
+		sink__free(d->sink);
+		d->sink = NULL;
+		e = sink__new(&d->sink, &k->ko, rec);
+		if (e)
+			sink_failed(&k->ko, e, err, errlen);
+	}
+	if (e == -ENOMEM && !k)
+		snprintf(err, errlen, "out of memory");
+	free(k);
+	return e;
+}
+
+static int make_sink(struct dsess *d, const struct session *s, char *err, size_t errlen)
+{
+	struct sink_recovery rec;
+	int e = make_sink_rec(d, s, &rec, err, errlen);
+
+	if (!e)
+		log_recovery(d, &rec);
+	return e;
 }
 
 /* the events as opened (after any fallback), stored for adoption after a restart */
@@ -179,7 +206,7 @@ static void set_resolved(struct dsess *d, const struct session *s)
 }
 
 /* Build the session from its definition, adopting pins when there are. */
-static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
+static int session_build(struct dsess *d, bool adopt, char *err, size_t errlen)
 {
 	struct session_opts so = { 0 };
 	size_t i;
@@ -214,24 +241,54 @@ static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
 			return e;
 		set_resolved(d, d->run.s);
 	}
-	e = make_sink(d, d->run.s, err, errlen);
-	if (e)
-		goto fail;
+	return 0;
+}
+
+void session_undo(struct dsess *d)
+{
+	session__free(d->run.s);
+	d->run.s = NULL;
+	session__unpin(d->pin);
+}
+
+/* the built session collects into its new sink (d->sink) from now on */
+int session_go(struct dsess *d, const struct sink_recovery *rec, char *err, size_t errlen)
+{
+	int e;
+
+	log_recovery(d, rec);
 	session__set_sink(d->run.s, d->sink);
 	e = run__start(&d->run, err, errlen);
 	if (!e && (e = counts__start(d, err, errlen)))
 		run__abort(&d->run);
-	if (e)
-		goto fail;
+	if (e) {
+		session_undo(d);
+		return e;
+	}
 	d->def.stopped = false;
 	d->def.error = false;
 	d->def.message[0] = '\0';
 	return 0;
-fail:
-	session__free(d->run.s);
-	d->run.s = NULL;
-	session__unpin(d->pin);
-	return e ? e : -EINVAL;
+}
+
+/* a built session's sink, made here, and the start */
+static int session_sink(struct dsess *d, char *err, size_t errlen)
+{
+	struct sink_recovery rec;
+	int e = make_sink_rec(d, d->run.s, &rec, err, errlen);
+
+	if (!e)
+		e = session_go(d, &rec, err, errlen);
+	else
+		session_undo(d);
+	return e;
+}
+
+static int session_start(struct dsess *d, bool adopt, char *err, size_t errlen)
+{
+	int e = session_build(d, adopt, err, errlen);
+
+	return e ? e : session_sink(d, err, errlen);
 }
 
 static void update_seq(struct dsess *d)
@@ -449,14 +506,23 @@ struct json_object *cmd_stop(struct dsess *d)
 	return reply_ok();
 }
 
-struct json_object *cmd_start(struct dsess *d)
+struct json_object *cmd_start(struct client *c, struct dsess *d)
 {
 	char err[256] = "";
 	int e;
 
 	if (d->run.s)
 		return reply_err("session '%s' is already running", d->def.name);
-	e = session_start(d, false, err, sizeof(err));
+	if (d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0) {
+		/* its ring is taken over by a job: the reply when it is done */
+		e = session_build(d, false, err, sizeof(err));
+		if (!e && !takeover_start(d, TK_START, c))
+			return NULL;
+		if (!e)
+			e = session_sink(d, err, sizeof(err));
+	} else {
+		e = session_start(d, false, err, sizeof(err));
+	}
 	if (e)
 		return reply_err("cannot start session '%s': %s", d->def.name, err[0] ? err : strerror(-e));
 	save_def(d);
@@ -498,6 +564,10 @@ static void on_taker_close(struct client_hook *h, struct client *c)
 	d->taker = NULL;
 	logmsg("session '%s': its taker (uid %u, pid %d) went; deleting it", d->def.name,
 	       (unsigned)c->cred.uid, (int)c->cred.pid);
+	if (d->tk || d->busy) {   /* a job reads it: deleted when the job is done */
+		d->delete_pending = true;
+		return;
+	}
 	json_object_put(cmd_delete(d));
 }
 
@@ -583,19 +653,30 @@ static int restore_def(void *ctx, const struct sessdef *def)
 	dsess_link(d);
 	if (def->stopped || def->error) {
 		session__unpin(d->pin);
-		open_stopped_ring(d);
+		if (d->def.sink != SESSDEF_SINK_RING || D.ring_dfd < 0 || takeover_start(d, TK_STOPPED, NULL))
+			open_stopped_ring(d);
 		return 0;
 	}
-	e = session_start(d, true, err, sizeof(err));
-	if (e) {
-		open_stopped_ring(d);
-		d->def.error = true;
-		snprintf(d->def.message, sizeof(d->def.message), "cannot restart: %s",
-			 err[0] ? err : strerror(-e));
-		logmsg("session '%s': %s", d->def.name, d->def.message);
-	}
+	e = session_build(d, true, err, sizeof(err));
+	/* a ring file: taken over by a job, the session starts when it is done */
+	if (!e && d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0 &&
+	    !takeover_start(d, TK_RESTORE, NULL))
+		return 0;
+	if (!e)
+		e = session_sink(d, err, sizeof(err));
+	if (e)
+		restore_failed(d, e, err);
 	save_def(d);
 	return 0;
+}
+
+void restore_failed(struct dsess *d, int e, const char *err)
+{
+	open_stopped_ring(d);
+	d->def.error = true;
+	snprintf(d->def.message, sizeof(d->def.message), "cannot restart: %s",
+		 err[0] ? err : strerror(-e));
+	logmsg("session '%s': %s", d->def.name, d->def.message);
 }
 
 /* Pins left by sessions that no longer exist end now. */

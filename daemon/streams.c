@@ -142,11 +142,178 @@ static int snapshot(struct dsess *d, int fd, bool pipe)
 	return sink__snapshot_tail(d->sink, fd, pipe, UINT64_MAX, tail, n);
 }
 
+/*
+ * A snapshot: the session's flush in steps (run.c), then a ring's records
+ * written by a job (jobs.c) into the client's regular file, or into a
+ * memfd pumped to its pipe, while the session goes on (what its ring
+ * evicts meanwhile is kept for the job: pring_view.c); the reply when all
+ * is out.  The connection may
+ * go meanwhile (sp->c NULL then); the session stays busy (not deleted, not
+ * restarted) until it is done.
+ */
+struct snap {
+	struct run_flush flush;
+	struct job job;
+	struct client_hook hook;      /* on the connection while it waits */
+	struct client *c;             /* NULL once the connection went */
+	struct dsess *d;
+	struct sink_snap *sn;
+	int out, mfd;
+	bool pipe;
+	int err;
+	uint64_t evicted;
+};
+
+static void snap_free(struct snap *sp)
+{
+	struct dsess *d = sp->d;
+
+	sink_snap__free(sp->sn);
+	if (sp->out >= 0)
+		close(sp->out);
+	if (sp->mfd >= 0)
+		close(sp->mfd);
+	if (sp->c)
+		client_reply_later_drop(sp->c, &sp->hook);
+	free(sp);
+	d->busy--;
+	sessions__unbusy(d);
+}
+
+/* the reply, unless the connection went; then the snapshot is done */
+static void snap_reply(struct snap *sp, struct json_object *o)
+{
+	struct client *c = sp->c;
+
+	sp->c = NULL;
+	if (c)
+		client_reply_later_done(c, &sp->hook, o);
+	else
+		json_object_put(o);
+	snap_free(sp);
+}
+
+/* the connection went first: the snapshot ends unheard */
+static void snap_orphan(struct client_hook *h, struct client *c)
+{
+	container_of(h, struct snap, hook)->c = NULL;
+}
+
+static void snap_work(struct job *j)
+{
+	struct snap *sp = container_of(j, struct snap, job);
+
+	sessions__test_hold(sp->d->def.name);
+	sp->err = sink_snap__write(sp->sn, sp->pipe ? sp->mfd : sp->out, sp->pipe);
+	sp->evicted = sink_snap__evicted(sp->sn);
+}
+
+/* a pipe: stream the memfd out without blocking (the reply when it is out) */
+static struct json_object *pump_start(struct client *c, int mfd, int out)
+{
+	struct stat sb;
+	int e;
+
+	fstat(mfd, &sb);
+	c->pump_src = mfd;
+	c->pump_dst = out;
+	c->pump_off = 0;
+	c->pump_len = sb.st_size;
+	e = pump_step(c);
+	if (e == -EAGAIN) {
+		watch__add(&c->wp, c->pump_dst, EPOLLOUT);
+		return NULL;
+	}
+	pump_end(c);
+	if (e)
+		return reply_err("snapshot stream: %s", strerror(-e));
+	return reply_bytes(sb.st_size);
+}
+
+static void snap_done(struct job *j)
+{
+	struct snap *sp = container_of(j, struct snap, job);
+	struct json_object *o;
+	struct stat sb;
+
+	if (sp->evicted)
+		logmsg("session '%s': %llu records evicted while a snapshot was written could not be "
+		       "kept for it (no memory): they are not in it", sp->d->def.name,
+		       (unsigned long long)sp->evicted);
+	if (sp->err) {
+		snap_reply(sp, reply_err("snapshot of '%s' failed: %s", sp->d->def.name,
+					 strerror(-sp->err)));
+		return;
+	}
+	if (!sp->c) {
+		snap_free(sp);
+		return;
+	}
+	if (!sp->pipe) {
+		fstat(sp->out, &sb);
+		snap_reply(sp, reply_bytes(sb.st_size));
+		return;
+	}
+	/* the pump's now, and it replies when the stream is out */
+	o = pump_start(sp->c, sp->mfd, sp->out);
+	sp->mfd = sp->out = -1;
+	if (o) {
+		snap_reply(sp, o);
+		return;
+	}
+	client_reply_later_drop(sp->c, &sp->hook);
+	sp->c = NULL;
+	snap_free(sp);
+}
+
+/* the session flushed up to the request: write what it holds */
+static void snap_flushed(struct run_flush *f, int err)
+{
+	struct snap *sp = container_of(f, struct snap, flush);
+	struct dsess *d = sp->d;
+	char tail[COUNTS_RECORDS_MAX];
+	size_t tail_len;
+	int e;
+
+	if (!sp->c) {                 /* the connection went meanwhile */
+		snap_free(sp);
+		return;
+	}
+	if (!d->sink) {
+		snap_reply(sp, reply_err("session '%s' holds nothing to snapshot", d->def.name));
+		return;
+	}
+	if (!sp->pipe && ftruncate(sp->out, 0) && errno != EINVAL) {
+		snap_reply(sp, reply_err("cannot truncate the output: %s", strerror(errno)));
+		return;
+	}
+	if (sp->pipe) {
+		sp->mfd = memfd_create("perfmark-snapshot", MFD_CLOEXEC);
+		if (sp->mfd < 0) {
+			snap_reply(sp, reply_err("memfd: %s", strerror(errno)));
+			return;
+		}
+	}
+	/* the counters' records (counts.c) after the ring's, read now */
+	tail_len = d->count_attrs ? counts__records(d, tail, sizeof(tail)) : 0;
+	e = sink__snapshot_begin(d->sink, UINT64_MAX, tail, tail_len, &sp->sn);
+	if (e == -EOPNOTSUPP) {       /* rotating files: the current one, here */
+		sp->err = snapshot(d, sp->pipe ? sp->mfd : sp->out, sp->pipe);
+		snap_done(&sp->job);
+		return;
+	}
+	if (e) {
+		snap_reply(sp, reply_err("snapshot of '%s' failed: %s", d->def.name, strerror(-e)));
+		return;
+	}
+	job__start(&sp->job, snap_work, snap_done);
+}
+
 struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, size_t nfds)
 {
 	struct json_object *refused = check_out("snapshot", fds, nfds, &c->pump_nowait);
+	struct snap *sp;
 	struct stat sb;
-	int e, mfd;
 
 	if (refused)
 		return refused;
@@ -154,42 +321,22 @@ struct json_object *cmd_snapshot(struct client *c, struct dsess *d, int *fds, si
 		return reply_err("snapshot output: %s", strerror(errno));
 	if (!d->sink)
 		return reply_err("session '%s' holds nothing to snapshot", d->def.name);
-	if (d->run.s)
-		run__flush(&d->run, session__clock());   /* everything up to this request */
-	if (!d->sink)
-		return reply_err("session '%s' holds nothing to snapshot", d->def.name);
-	if (S_ISREG(sb.st_mode)) {
-		if (ftruncate(fds[0], 0) && errno != EINVAL)
-			return reply_err("cannot truncate the output: %s", strerror(errno));
-		e = snapshot(d, fds[0], false);
-		if (e)
-			return reply_err("snapshot of '%s' failed: %s", d->def.name, strerror(-e));
-		fstat(fds[0], &sb);
-		return reply_bytes(sb.st_size);
-	}
-	mfd = memfd_create("perfmark-snapshot", MFD_CLOEXEC);
-	if (mfd < 0)
-		return reply_err("memfd: %s", strerror(errno));
-	e = snapshot(d, mfd, true);
-	if (e) {
-		close(mfd);
-		return reply_err("snapshot of '%s' failed: %s", d->def.name, strerror(-e));
-	}
-	fstat(mfd, &sb);
-	c->pump_src = mfd;
-	c->pump_dst = fds[0];
+	sp = calloc(1, sizeof(*sp));
+	if (!sp)
+		return reply_err("out of memory");
+	sp->c = c;
+	sp->d = d;
+	sp->out = fds[0];
 	fds[0] = -1;
-	c->pump_off = 0;
-	c->pump_len = sb.st_size;
-	e = pump_step(c);
-	if (e == -EAGAIN) {
-		watch__add(&c->wp, c->pump_dst, EPOLLOUT);
-		return NULL;   /* the reply comes when the stream is out */
-	}
-	pump_end(c);
-	if (e)
-		return reply_err("snapshot stream: %s", strerror(-e));
-	return reply_bytes(sb.st_size);
+	sp->mfd = -1;
+	sp->pipe = !S_ISREG(sb.st_mode);
+	client_reply_later(c, &sp->hook, snap_orphan);
+	d->busy++;
+	if (d->run.s)   /* everything up to this request */
+		run__flush_steps(&d->run, &sp->flush, session__clock(), snap_flushed);
+	else
+		snap_flushed(&sp->flush, 0);
+	return NULL;   /* the reply comes when the snapshot is out */
 }
 
 struct json_object *cmd_attach(struct client *c, struct dsess *d, int *fds, size_t nfds)

@@ -37,9 +37,22 @@ static void sink_usage(struct json_object *o, const struct sink_stats *ks)
 
 const char *dsess_state(const struct dsess *d)
 {
+	if (d->tk)
+		return "starting";   /* its ring is being taken over (sessions.c) */
 	if (d->run.s)
 		return "running";
 	return d->def.error ? "error" : "stopped";
+}
+
+/* requests parked until the session is free (clients.c) */
+static uint64_t waiting(const struct dsess *d)
+{
+	const struct client *c;
+	uint64_t n = 0;
+
+	for (c = D.clients; c; c = c->next)
+		n += c->parked_on == d;
+	return n;
 }
 
 struct json_object *session_info(const struct dsess *d)
@@ -58,6 +71,12 @@ struct json_object *session_info(const struct dsess *d)
 	/* arrived after the window had passed their time (written with it) */
 	add_u64(o, "late", d->run.st.late);
 	add_u64(o, "late_unordered", d->run.st.late_unordered);
+	if (d->def.spec.off_cpu) {   /* off-CPU samples, those summing shorter intervals, intervals lost */
+		add_u64(o, "offcpu", d->run.st.offcpu);
+		add_u64(o, "offcpu_sums", d->run.st.offcpu_sums);
+		add_u64(o, "offcpu_summed", d->run.st.offcpu_summed);
+		add_u64(o, "offcpu_lost", d->run.st.offcpu_lost);
+	}
 	/* written before their reorder delay (the window was at its cap); its memory now */
 	add_u64(o, "overflow", d->run.st.overflow);
 	add_u64(o, "window_bytes", d->run.st.window_bytes);
@@ -73,12 +92,16 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "jit_refused", d->run.st.jit_refused);
 	add_u64(o, "bytes", ks.kind == SINK_RING ? ks.used : ks.bytes);
 	add_u64(o, "readers", ks.readers);
+	add_u64(o, "snapshots_running", (uint64_t)d->busy);   /* being written (jobs.c) */
+	add_u64(o, "requests_waiting", waiting(d));          /* for the session to be free */
 	add_u64(o, "reader_lost", ks.reader_lost);
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->pin));
 	if ((x = counts__json(d)))    /* --count: totals and rates */
 		json_object_object_add(o, "counts", x);
 	if (d->run.st.unwind.cap)   /* --call-graph ehframe: tables, their cap, stacks that ended early */
 		json_object_object_add(o, "unwind", collector_unwind_stats_json(&d->run.st.unwind));
+	if (d->run.st.agg.seconds)  /* --aggregate: stacks written, the samples they stand for, lost */
+		json_object_object_add(o, "aggregated", collector_agg_stats_json(&d->run.st.agg));
 	if (json_object_object_get_ex(o, "sink", &sink))
 		sink_usage(sink, &ks);
 	return o;
@@ -94,6 +117,12 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "lost_markers", st->lost_markers);
 	add_u64(x, "bytes", st->bytes);
 	add_u64(x, "raw_bytes", st->raw_bytes);
+	if (st->offcpu || st->offcpu_lost) {
+		add_u64(x, "offcpu", st->offcpu);
+		add_u64(x, "offcpu_sums", st->offcpu_sums);
+		add_u64(x, "offcpu_summed", st->offcpu_summed);
+		add_u64(x, "offcpu_lost", st->offcpu_lost);
+	}
 	add_u64(x, "late", st->late);
 	add_u64(x, "late_unordered", st->late_unordered);
 	add_u64(x, "overflow", st->overflow);
@@ -107,6 +136,8 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "sampler_ns", st->sampler_ns);
 	if (st->unwind.cap)
 		json_object_object_add(x, "unwind", collector_unwind_stats_json(&st->unwind));
+	if (st->agg.seconds)
+		json_object_object_add(x, "aggregated", collector_agg_stats_json(&st->agg));
 	json_object_object_add(o, "stats", x);
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """chromium-noscript.py URL PNG DOM [WIDTH HEIGHT]: render URL in headless
 Chromium with scripts disabled (--blink-settings=scriptEnabled=false), save a
-screenshot to PNG and the document as Chromium parsed it to DOM.
+screenshot of its WIDTHxHEIGHT viewport to PNG and the document as Chromium
+parsed it to DOM.
 
 Chromium's own --screenshot and --dump-dom write nothing when scripts are
 off (the headless shell needs them), so this drives it over the DevTools
@@ -84,6 +85,9 @@ def main():
             session = call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
             call("Page.enable", session=session)
             call("Emulation.setScriptExecutionDisabled", {"value": True}, session=session)
+            # the page's viewport is WIDTHxHEIGHT, as --screenshot's (the window's bars are not)
+            call("Emulation.setDeviceMetricsOverride", {"width": int(width), "height": int(height),
+                 "deviceScaleFactor": 1, "mobile": False}, session=session)
             call("Page.navigate", {"url": url}, session=session, until="Page.loadEventFired")
             root = call("DOM.getDocument", {"depth": -1}, session=session)["root"]
             html = call("DOM.getOuterHTML", {"nodeId": root["nodeId"]}, session=session)["outerHTML"]

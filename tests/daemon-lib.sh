@@ -18,19 +18,48 @@ need_daemon() {
 	mountpoint -q /sys/fs/bpf || skip "bpffs not mounted"
 }
 
+# daemon_start: a daemon that answers and has taken its sessions' rings
+# over (daemon_launch: one that answers; its rings may still be taken over,
+# their sessions "starting")
 daemon_start() {
+	daemon_launch
+	wait_until 120 none_starting || die "sessions still starting after 120 s" -- "$T/pmd.log"
+}
+
+none_starting() {
+	local out
+	out=$(timeout 30 "$PERFMARK" session list 2>/dev/null) || return 1
+	! grep -q ' starting' <<<"$out"
+}
+
+daemon_launch() {
 	# shellcheck disable=SC2086  # PMD_ARGS: more options, split on spaces
 	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$PMD_STATE" ${PMD_ARGS:-} \
 		--pin-dir "$PMD_PINS" >>"$T/pmd.log" 2>&1 &
 	PMD_PID=$!
 	_bg_pids+=("$PMD_PID")
-	local i
-	for i in $(seq 100); do
-		[ -S "$PERFMARK_SOCKET" ] && "$PERFMARK" session list >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	die "perfmarkd did not start" -- "$T/pmd.log"
+	wait_until 60 daemon_answers || die "perfmarkd did not start" -- "$T/pmd.log"
 }
+
+# the daemon answers on the control socket (a session list)
+daemon_answers() {
+	[ -S "$PERFMARK_SOCKET" ] && timeout 10 "$PERFMARK" session list >/dev/null 2>&1
+}
+
+# session_field NAME FIELD: one field of `session show NAME --json` (empty
+# when the daemon does not answer)
+session_field() {
+	"$PERFMARK" session show "$1" --json 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin)[sys.argv[1]])' "$2" 2>/dev/null
+}
+
+# session_is NAME FIELD VALUE: the field says VALUE (for wait_until)
+session_is() { [ "$(session_field "$1" "$2")" = "$3" ]; }
+# session_at_least NAME FIELD N: the field is a number >= N
+session_at_least() { local v; v=$(session_field "$1" "$2"); [ -n "$v" ] && [ "$v" -ge "$3" ]; }
+
+# log_has PATTERN: the daemon logged a line matching PATTERN (grep -E)
+log_has() { grep -qE -- "$1" "$T/pmd.log"; }
 
 # daemon_start, then the socket open to every user: the daemon decides who gets in
 daemon_start_shared() {

@@ -9,10 +9,12 @@ whatever the real client would never send.
   hostile-client.py SOCKET snapshot-fd NAME PATH MODE
   hostile-client.py SOCKET attach-fd NAME PATH MODE
   hostile-client.py SOCKET hold N SECONDS   N connections held open, idle;
-      prints how many the daemon accepted and how many it closed meanwhile
+      prints how many the daemon accepted (they answer a ping; a refused one
+      got its error and was closed), then, once the daemon has closed every
+      accepted one or SECONDS passed, how many it closed
   hostile-client.py SOCKET send JSON   one request as it is; prints the reply
 """
-import json, os, socket, struct, sys, time, array
+import json, os, select, socket, struct, sys, time, array
 
 def frame(obj):
     b = json.dumps(obj).encode()
@@ -65,14 +67,12 @@ def main():
         fd = open_mode(path, mode)
         send(s, {"v": 2, "cmd": "record-start", "pipe": True}, fd)
         print(json.dumps(reply(s)))
-        time.sleep(0.5)
     elif what in ('snapshot-fd', 'attach-fd'):
         name, path, mode = sys.argv[3], sys.argv[4], sys.argv[5]
         s = conn(sock)
         fd = open_mode(path, mode)
         send(s, {"v": 2, "cmd": what[:-3], "name": name}, fd)
         print(json.dumps(reply(s)))
-        time.sleep(0.5)
     elif what == 'send':
         s = conn(sock)
         send(s, json.loads(sys.argv[3]))
@@ -82,42 +82,39 @@ def main():
         held, refused = [], 0
         for _ in range(n):
             try:
-                s = conn(sock, 5)
-                s.setblocking(False)
-                held.append(s)
+                held.append(conn(sock, 5))
             except OSError:
                 refused += 1
-        # a refused connection gets one error frame and is closed at once
-        time.sleep(0.3)
+        # an accepted connection answers a ping; a refused one was sent one
+        # error frame and closed at once
         accepted = []
         for s in held:
             try:
-                d = s.recv(65536)
-                if d == b'':
-                    refused += 1
-                    continue
-                if d:
-                    refused += 1
-                    continue
-            except BlockingIOError:
-                pass
-            accepted.append(s)
+                s.settimeout(30)
+                send(s, {"v": 2, "cmd": "ping"})
+                r = reply(s)
+            except OSError:
+                r = None
+            if r and r.get("ok"):
+                accepted.append(s)
+            else:
+                refused += 1
         print(f"accepted {len(accepted)} refused {refused}", flush=True)
+        # until the daemon has closed them all (a last message says why), or secs
         end = time.time() + secs
-        while time.time() < end:
-            time.sleep(0.2)
-        # closed by the daemon: a last message (why), then the end
-        closed, why = 0, ''
-        for s in accepted:
-            try:
-                d = s.recv(65536)
-                closed += 1
+        closed, why, pending = 0, '', list(accepted)
+        while pending and time.time() < end:
+            ready, _, _ = select.select(pending, [], [], end - time.time())
+            for s in ready:
+                try:
+                    d = s.recv(65536)
+                except OSError:
+                    d = b''
                 if d and not why:
                     why = d[4:].decode(errors='replace')
-            except BlockingIOError:
-                pass
-            except OSError:
-                closed += 1
+                if not d:
+                    closed += 1
+                    pending.remove(s)
         print(f"closed {closed} {why}", flush=True)
 
 main()

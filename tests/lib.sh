@@ -92,15 +92,52 @@ bg_kill() {
 	return 0
 }
 
-# Wait until a file holds at least N lines (default 1), up to 10 s.
-wait_lines() {
-	local f=$1 n=${2:-1} i
-	for i in $(seq 100); do
-		[ -f "$f" ] && [ "$(wc -l <"$f")" -ge "$n" ] && return 0
-		sleep 0.1
+# wait_until SECONDS CMD...: run CMD until it succeeds (return 0), every
+# POLL_STEP s, or fail (return 1) once SECONDS have passed.  Tests wait on
+# conditions this way, never on time alone: the deadline only bounds a
+# failure, so make it generous (a loaded machine is slow, STRESS=1).
+POLL_STEP=${POLL_STEP:-0.05}
+wait_until() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$end" ] && return 1
+		sleep "$POLL_STEP"
 	done
-	return 1
 }
+
+# wait_gone SECONDS PID...: until none of the processes is alive
+_all_gone() { local p; for p in "$@"; do kill -0 "$p" 2>/dev/null && return 1; done; return 0; }
+wait_gone() { local t=$1; shift; wait_until "$t" _all_gone "$@"; }
+
+# lines_at_least FILE N: FILE exists and holds N lines or more
+lines_at_least() { [ -f "$1" ] && [ "$(wc -l <"$1")" -ge "$2" ]; }
+
+# Wait until a file holds at least N lines (default 1), up to 30 s.
+wait_lines() { wait_until 30 lines_at_least "$1" "${2:-1}"; }
+
+# cpu_ns PID: nanoseconds the process's threads have run on a CPU so far
+# (schedstat).  What a cpu-clock sampler sees of a process is in proportion
+# to this, not to wall time: on a loaded machine the two part.
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { printf "%.0f\n", n }'   # (mawk's %d stops at 2^31)
+}
+# cpu_at_least PID NS: the process has run NS ns (for wait_until)
+cpu_at_least() { [ "$(cpu_ns "$1")" -ge "$2" ]; }
+
+# comm_is PID NAME: the process runs NAME (it has exec'd it)
+comm_is() { [ "$(cat /proc/"$1"/comm 2>/dev/null)" = "$2" ]; }
+
+# mono_ns: CLOCK_MONOTONIC now, in ns (the clock of perfmark's records)
+mono_ns() { python3 -c 'import time; print(time.clock_gettime_ns(time.CLOCK_MONOTONIC))'; }
+
+# file_has FILE PATTERN: FILE exists and a line matches PATTERN (grep -E)
+file_has() { [ -f "$1" ] && grep -qE -- "$2" "$1"; }
+
+# let_time_pass SECONDS WHY: when time itself is what a test looks at (an
+# idle daemon's wakeups over a period, a rotation by age), not a wait for
+# something to happen.  WHY says which.
+let_time_pass() { sleep "$1"; }
 
 # Is the cycles hardware event available here?  (No PMU in most VMs.)
 have_hw_cycles() {

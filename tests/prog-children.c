@@ -14,9 +14,10 @@
  *                            _exit(0) at once: nothing flushes
  *   prog-children exec N     the same, then execve("/bin/true")
  *   prog-children loop SEC   a marker every millisecond for SEC seconds
- *                            (kind 9), printing "pid P" first, "attached at
- *                            K" when it sees a recorder join, and at the end
- *                            "loop emitted N fast 0|1"
+ *                            (kind 9), printing "pid P" first, "at 100"
+ *                            after its 100th marker, "attached at K" when it
+ *                            sees a recorder join, and at the end "loop
+ *                            emitted N fast 0|1"
  *   prog-children split N FILE  N markers (kind 10), one each 100 us; at
  *                            N*3/10 prints "at K"; at N*7/10 waits until
  *                            FILE exists (a test splits the recording in
@@ -273,6 +274,8 @@ static int mode_loop(double secs)
 		uint32_t v[2] = { MAGIC, (uint32_t)i++ };
 
 		perfmark_emit(TYPE_CHILD + 9, v, sizeof(v));
+		if (i == 100)
+			printf("at 100\n");
 		if (!seen && (i & 15) == 0 && fast_attached()) {
 			printf("attached at %ld\n", i);
 			seen = 1;

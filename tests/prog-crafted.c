@@ -39,6 +39,10 @@
  *   leak N       N ranges "leak" begun (each nested in the last), a sample
  *                each, none ended
  *   time0        a sample and a range begin at time 0, the rest 1 s later
+ *   deep N [S]   JIT code fn_0 .. fn_N-1 (named by markers), S samples two
+ *                frames deep (fn_0 -> fn_1; default 300) and one sample N
+ *                frames deep (fn_0 -> ... -> fn_N-1): a flame graph's depth
+ *                (issue 22)
  *
  * Prints "raw N": the data records' bytes before compression.
  *
@@ -57,6 +61,7 @@
 static int noraw;     /* event 1 is perfmark:printf without PERF_SAMPLE_RAW */
 static const char *ev0_name = "cpu-clock";
 static int dwarf;     /* event 0 samples user registers and stack (--call-graph dwarf) */
+static int chain;     /* event 0 samples call chains */
 #define NAME_ALIGN 64
 
 struct buf {
@@ -110,6 +115,8 @@ static void attr(struct buf *b, int ev)
 	a.size = ATTR_SZ;
 	a.config = ev ? PERF_COUNT_SW_BPF_OUTPUT : PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_type = ev && !noraw ? ST_RAW : ev || !dwarf ? ST : ST_DWARF;
+	if (!ev && chain)
+		a.sample_type |= PERF_SAMPLE_CALLCHAIN;
 	a.sample_id_all = 1;
 	if (!ev && dwarf) {
 		a.sample_regs_user = DWARF_REGS;
@@ -215,6 +222,18 @@ static void sample_dwarf(struct buf *b, uint32_t pid, uint64_t ip, uint64_t sp)
 	u64(b, DWARF_STACK);
 	put(b, stack, DWARF_STACK);
 	u64(b, DWARF_STACK);
+}
+
+/* A cpu-clock sample with a user call chain, leaf first */
+static void sample_chain(struct buf *b, uint32_t pid, const uint64_t *ips, uint32_t n)
+{
+	hdr(b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, 8 + 6 * 8 + 8 + 8 * ((size_t)n + 1));
+	u64(b, 1), u64(b, ips[0]), u32(b, pid), u32(b, pid), u64(b, now++);
+	u32(b, 0), u32(b, 0), u64(b, 1);
+	u64(b, (uint64_t)n + 1);
+	u64(b, (uint64_t)PERF_CONTEXT_USER);
+	for (uint32_t i = 0; i < n; i++)
+		u64(b, ips[i]);
 }
 
 static void comm_rec(struct buf *b, uint32_t pid, const char *comm)
@@ -513,6 +532,25 @@ int main(int argc, char **argv)
 		if (!leak)
 			marker(&d, 2, "outer");
 		write_file(out, &d, 2, 0, NULL, 1);
+	} else if (!strcmp(mode, "deep")) {
+		uint64_t ips[512], jit[2];
+		unsigned long shallow = argc > 4 ? strtoul(argv[4], NULL, 0) : 300;
+		char name[32];
+
+		chain = 1;
+		n = n < 2 ? 2 : n > 512 ? 512 : n;
+		comm_rec(&d, 7, "deep");
+		for (unsigned long i = 0; i < n; i++) {
+			jit[0] = 0x500000 + i * 0x100;
+			jit[1] = 0x100;
+			snprintf(name, sizeof(name), "fn_%lu", i);
+			marker_named(&d, 4, jit, sizeof(jit), name);
+			ips[n - 1 - i] = jit[0] + 0x10;    /* leaf first */
+		}
+		for (unsigned long k = 0; k < shallow && k < 100000; k++)
+			sample_chain(&d, 7, ips + n - 2, 2);
+		sample_chain(&d, 7, ips, (uint32_t)n);
+		write_file(out, &d, 2, 0, NULL, 0);
 	} else if (!strcmp(mode, "time0")) {
 		now = 0;
 		frozen = 1;

@@ -1,6 +1,8 @@
 /* prog-forkexec: spins in parent_work() for a moment, forks; the child spins
  * in child_before_exec() and then execs prog-spin (from the same directory)
- * for SECONDS; the parent waits and exits with the child's status.
+ * for SECONDS; the parent waits and exits with the child's status.  Times are
+ * the spinning thread's CPU time, not wall time: as many samples of each
+ * phase on a loaded machine as on an idle one.
  *
  *   prog-forkexec [SECONDS]   default 2
  *
@@ -22,7 +24,7 @@ static volatile uint64_t sink;
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);   /* this thread's CPU time */
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

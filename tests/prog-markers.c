@@ -12,7 +12,8 @@
  *   prog-markers child M      the exec'd child of mix.
  *   prog-markers phases MS    marker "A", phase_one() spins MS ms, "B",
  *                             phase_two() spins MS ms, "C".
- *   prog-markers loop SEC TAG perf_printf "loop tag=TAG n=K" every 5 ms for SEC s.
+ *   prog-markers loop SEC TAG perf_printf "loop tag=TAG n=K" every 5 ms for SEC s
+ *                             ("pid P" first, "at 20" after 20 markers).
  *   prog-markers faults       unmapped / NULL / partly unmapped pointers, size
  *                             0, markers from SIGALRM and SIGUSR1 handlers.
  *   prog-markers burst N SIZE N typed markers (TYPE_BURST, SIZE bytes) back to back.
@@ -66,6 +67,15 @@ static double now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* this thread's CPU time: a spin of so much gets as many samples on a loaded machine */
+static double cpu_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
@@ -251,6 +261,10 @@ static int mode_loop(double secs, const char *tag)
 	fflush(stdout);
 	do {
 		perf_printf("loop tag=%s n=%ld", tag, k++);
+		if (k == 20) {
+			printf("at 20\n");
+			fflush(stdout);
+		}
 		nanosleep(&d, NULL);
 	} while (now() < end);
 	printf("loop %s emitted %ld enabled %d\n", tag, k, (int)perfmark_enabled());
@@ -430,10 +444,10 @@ static int mode_jit(double ms)
 		printf("jit code is wrong\n");
 		return 1;
 	}
-	end = now() + ms / 1000;
+	end = cpu_now() + ms / 1000;
 	do
 		acc += fn(2000000);
-	while (now() < end);
+	while (cpu_now() < end);
 	printf("jit done %" PRIu64 "\n", acc);
 	return 0;
 }

@@ -1,5 +1,7 @@
-/* prog-spin: burns CPU in spin_loop() for SECONDS of wall time (default 30),
- * then exits 0.  Its comm is "prog-spin".
+/* prog-spin: burns CPU in spin_loop() for SECONDS of its own CPU time
+ * (default 30), then exits 0.  Its comm is "prog-spin".  CPU time, not wall
+ * time: a sampler sees as many of its samples on a loaded machine as on an
+ * idle one (it takes longer).
  *
  *   prog-spin [SECONDS] */
 #include <stdint.h>
@@ -11,7 +13,7 @@ static volatile uint64_t sink;
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);   /* this thread's CPU time */
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

@@ -4,7 +4,8 @@
  *   thread "pm-alpha" runs thread_alpha(), "pm-beta" thread_beta(),
  *   "pm-gamma" thread_gamma().
  *
- *   prog-threads [SECONDS]    wall time per thread, default 2
+ *   prog-threads [SECONDS]    CPU time per thread, default 2 (not wall time:
+ *                             as many samples on a loaded machine)
  *
  * Prints one line per thread on stdout, "NAME TID FUNCTION", before the work
  * starts, so a test can check each sample's tid against its function. */
@@ -23,7 +24,7 @@ static pthread_barrier_t start;
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);   /* this thread's CPU time */
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 

@@ -6,14 +6,40 @@
 # Every skip is listed with its reason and counted.  No test reads the
 # terminal: stdin is /dev/null.
 # The last two lines: "N skipped", then "N passed, N failed".
+#
+# STRESS=1: a CPU-bound process pinned on each CPU (taskset) for the whole
+# run, killed at the end whatever happens: every test must pass on a
+# loaded machine, as a CI runner is one.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-build}" && pwd)
 asan=${2:-}
-[ -n "$asan" ] && asan=$(cd "$asan" && pwd)
+[ -n "$asan" ] && asan=$(cd "$asan" && pwd) && export PERFMARK_ASAN_BUILD=$asan
 export PERFMARK_BUILD=$build PERFMARK_SRC=$(dirname "$here")
 logdir=$(mktemp -d /tmp/perfmark-tests.XXXXXX)
 pass=0 fail=0 skip=0 failed=() skipped=()
+
+hogs=()
+stop_hogs() {
+	local p
+	for p in "${hogs[@]}"; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	hogs=()
+}
+trap stop_hogs EXIT
+trap 'stop_hogs; exit 130' INT TERM
+# a test's safety net (not a measure): a loaded machine runs them 2-3 times slower
+TEST_TIMEOUT=${TEST_TIMEOUT:-$([ "${STRESS:-0}" = 1 ] && echo 1800 || echo 600)}
+if [ "${STRESS:-0}" = 1 ]; then
+	command -v taskset >/dev/null || { echo "STRESS=1 needs taskset (util-linux)"; exit 1; }
+	for cpu in $(seq 0 $(($(nproc) - 1))); do
+		taskset -c "$cpu" bash -c 'while :; do :; done' </dev/null >/dev/null 2>&1 &
+		hogs+=("$!")
+	done
+	echo "STRESS=1: a CPU hog pinned on each of $(nproc) CPUs (pids ${hogs[*]})"
+fi
 
 # the cases of a cmocka program that said "skipped: REASON", one "CASE: REASON" a line
 unit_skips() {
@@ -23,7 +49,7 @@ unit_skips() {
 run() {   # name, command...
 	local name=$1; shift
 	local log=$logdir/${name//\//_}.log start=$SECONDS rc s
-	timeout -k 10 "${TEST_TIMEOUT:-600}" "$@" >"$log" 2>&1 </dev/null; rc=$?
+	timeout -k 10 "$TEST_TIMEOUT" "$@" >"$log" 2>&1 </dev/null; rc=$?
 	local took=$((SECONDS - start))
 	case $rc in
 	0)  pass=$((pass + 1)); echo "PASS $name (${took}s)"

@@ -13,7 +13,6 @@ mkdir "$T/out"
 pm session create files1 -F 2000 -g --output "$T/out" --rotate 256K --keep 4 || die "create failed" -- "$T/pmd.log"
 "$PROGS/prog-spin" 3 >/dev/null 2>&1
 "$DEMO" 0.3 >/dev/null 2>&1
-sleep 0.3
 pm session show files1 || die "show failed"
 pm session snapshot files1 -o "$T/cur.data" || die "snapshot of the current file failed"
 pm session stop files1

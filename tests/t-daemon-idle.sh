@@ -6,9 +6,9 @@
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
 daemon_start
-sleep 0.5
+let_time_pass 0.5 "the start-up's last wakeups pass: what follows counts an idle daemon's"
 w1=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$PMD_PID/status)
-sleep 3
+let_time_pass 3 "the idle daemon's wakeups are counted over 3 s"
 w2=$(awk '/^voluntary_ctxt_switches/ { print $2 }' /proc/$PMD_PID/status)
 rss=$(awk '/^VmRSS/ { print $2 }' /proc/$PMD_PID/status)
 echo "idle: $((w2 - w1)) wakeups in 3 s, RSS ${rss} kB"

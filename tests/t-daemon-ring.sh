@@ -13,7 +13,6 @@ pm session list | grep -q '^ring1 .*running' || die "ring1 not listed as running
 # no client attached: a markers run is collected anyway
 "$DEMO" 0.3 >/dev/null 2>&1 &
 demo=$!; wait $demo
-sleep 0.3
 pm session snapshot ring1 -o "$T/snap1" || die "snapshot failed"
 n=$(marker_lines "$T/snap1" | grep -c "^$demo ")
 [ "$n" -ge 3 ] || die "snapshot holds $n markers of markers-demo pid $demo" -- "$T/pmd.log"
@@ -34,24 +33,19 @@ pm session attach ring1 -o - | marker_lines - >"$T/r2.txt" &
 r2=$!
 bg bash -c "'$PERFMARK' session attach ring1 -o - | sleep 60"
 stalled=$BG_PID
-for i in $(seq 50); do
-	[ "$(pm session show ring1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["readers"])')" -ge 3 ] && break
-	sleep 0.1
-done
+wait_until 60 session_at_least ring1 readers 3 || die "the three readers are not attached" -- "$T/pmd.log"
 "$DEMO" 0.3 >/dev/null 2>&1 &
 demo2=$!; wait $demo2
 s1=$(pm session show ring1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
 # produce enough for the stalled reader's queue to overflow
 "$PROGS/prog-spin" 2 >/dev/null 2>&1 || true
-sleep 0.5
-s2=$(pm session show ring1 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["samples"])')
-[ "$s2" -gt "$s1" ] || die "session stopped collecting with a stalled reader ($s1 -> $s2)"
+wait_until 60 session_at_least ring1 samples $((s1 + 1)) ||
+	die "session stopped collecting with a stalled reader ($s1 -> $(session_field ring1 samples))"
+s2=$(session_field ring1 samples)
 pm session show ring1 >"$T/show.txt"
 # end the readers: stopping the session ends their streams
 pm session stop ring1 || die "stop failed"
-for p in $r1 $r2; do
-	for i in $(seq 50); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
-done
+wait_gone 60 $r1 $r2 || die "the readers' streams did not end with the session"
 kill $r1 $r2 2>/dev/null
 wait $r1 $r2 2>/dev/null
 for f in "$T/r1.txt" "$T/r2.txt"; do

@@ -33,8 +33,9 @@ id=$p1
 runs0=$(bpftool prog show id "$id" | sed -n 's/.*run_cnt \([0-9]*\).*/\1/p')
 s1a=$(show sh1 samples); s2a=$(show sh2 samples)
 "$PERFMARK_BUILD/tests/prog-spin" 1 >/dev/null 2>&1
-sleep 0.4
 runs1=$(bpftool prog show id "$id" | sed -n 's/.*run_cnt \([0-9]*\).*/\1/p')
+# the sessions' counts take every sample up to now once a snapshot flushed them
+pm session snapshot sh1 -o "$T/flush1" && pm session snapshot sh2 -o "$T/flush2" || die "snapshot failed"
 s1b=$(show sh1 samples); s2b=$(show sh2 samples)
 d1=$((s1b - s1a)) d2=$((s2b - s2a)) runs=$((runs1 - runs0))
 echo "sampler runs: $runs; session samples: sh1 +$d1, sh2 +$d2"
@@ -64,14 +65,10 @@ kill -TERM "$PMD_PID"; wait "$PMD_PID" 2>/dev/null; PMD_PID=
 "$DEMO" 0.2 >"$T/demo.out" 2>&1 &
 demo=$!; wait "$demo"
 daemon_start
+# (a snapshot has everything up to its moment: what waited in the pinned ring too)
 for s in sh1 sh2; do
-	n=0
-	for i in $(seq 30); do
-		pm session snapshot "$s" -o "$T/down-$s" >/dev/null 2>&1
-		n=$(marker_lines "$T/down-$s" | grep -c "^$demo ")
-		[ "$n" -ge 3 ] && break
-		sleep 0.2
-	done
+	pm session snapshot "$s" -o "$T/down-$s" >/dev/null || die "snapshot of $s failed"
+	n=$(marker_lines "$T/down-$s" | grep -c "^$demo ")
 	[ "$n" -ge 3 ] || die "$s: $n markers of pid $demo, emitted while the daemon was down" -- "$T/pmd.log"
 done
 ok "both sharing sessions kept collecting while the daemon was down"
@@ -80,8 +77,7 @@ ok "both sharing sessions kept collecting while the daemon was down"
 pm session delete sh1 || die "delete sh1 failed"
 s2c=$(show sh2 samples)
 "$PERFMARK_BUILD/tests/prog-spin" 0.5 >/dev/null 2>&1
-sleep 0.4
-[ "$(show sh2 samples)" -gt "$s2c" ] || die "sh2 stopped collecting when sh1 was deleted"
+wait_until 60 session_at_least sh2 samples $((s2c + 1)) || die "sh2 stopped collecting when sh1 was deleted"
 ok "sh2 keeps collecting after sh1 is deleted"
 pm session delete sh2; pm session delete sh3
 for p in $p1 $p3; do

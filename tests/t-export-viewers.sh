@@ -50,10 +50,7 @@ cp -r "$SPEEDSCOPE_DIR/." "$T/www/"
 cp "$T/ph.json" "$T/www/ph.json"
 port=$((20000 + $$ % 20000))
 bg python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www" 2>"$T/http.log"
-for i in $(seq 50); do
-	curl -fs "http://127.0.0.1:$port/ph.json" >/dev/null 2>&1 && break
-	sleep 0.1
-done
+wait_until 60 curl -fs -o /dev/null "http://127.0.0.1:$port/ph.json" || die "the http server did not start" -- "$T/http.log"
 url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/ph.json"
 chromium_run --window-size=1400,900 --virtual-time-budget=10000 --screenshot="$T/speedscope.png" "$url" \
 	>/dev/null 2>"$T/ss.err" || die "chromium screenshot failed" -- "$T/ss.err"

@@ -29,6 +29,7 @@ has() {
 REC=("  -e, --event EVENT[,EVENT...]" "  -F, --freq HZ" "  -c, --count PERIOD" "  -g  "
      "      --call-graph fp|dwarf[,SIZE]|ehframe" "  -a, --all-cpus" "  -p, --pid PID[,PID...]"
      "      --no-markers" "  -z, --compress[=LEVEL]" "      --ringbuf SIZE"
+     "      --aggregate SECONDS"
      "(default: 4000)" "(default: cycles; cpu-clock where there is no PMU)")
 cmd=record; help record
 has "${REC[@]}" "  -o, --output FILE|-" "(default: perf.data)" "      --duration SECONDS" "  -v, --verbose" "-vv"

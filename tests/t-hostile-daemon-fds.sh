@@ -36,26 +36,31 @@ for mode in path ro; do
 	done
 	ok "$mode descriptor of a root-only FIFO: record, snapshot and attach refused"
 done
-sleep 0.5
-[ ! -s "$T/fifo.got" ] || die "CASE 2: $(stat -c %s "$T/fifo.got") bytes reached root's FIFO"
-bg_kill "$reader"
+# a line of root's own after the requests: whatever reached the FIFO before
+# it is in fifo.got first, and the reader ends at the last writer's close
+timeout 30 sh -c "echo end-of-test >'$T/rootfifo'" || die "CASE 2: root's FIFO has no reader left" -- "$T/fifo.got"
+wait_gone 30 "$reader" || die "CASE 2: something else holds root's FIFO open for writing"
+[ "$(cat "$T/fifo.got")" = end-of-test ] ||
+	die "CASE 2: $(($(stat -c %s "$T/fifo.got") - 12)) bytes reached root's FIFO" -- "$T/fifo.got"
 ok "nothing reached root's FIFO"
 
 # a member's own output is written through the descriptor passed, never
 # opened again by the daemon (not even for direct I/O: dio.c): while the
 # member records, the daemon holds that file open exactly once
 mkdir "$T/mem" && chown "$MEMBER_UID" "$T/mem"
-as_member env PERFMARK_NO_DAEMON=0 "$PERFMARK" record -v -F 999 -o "$T/mem/out.data" -- "$PROGS/prog-spin" 3 \
+spin_arg=600.$$    # prog-spin's own argument: found by it below
+as_member env PERFMARK_NO_DAEMON=0 "$PERFMARK" record -v -F 999 -o "$T/mem/out.data" -- "$PROGS/prog-spin" "$spin_arg" \
 	>/dev/null 2>"$T/mem.err" &
 rec=$!
 _bg_pids+=("$rec")
-opens=0
-for i in $(seq 25); do
-	sleep 0.1
-	opens=$(find "/proc/$PMD_PID/fd" -lname "$T/mem/out.data" 2>/dev/null | wc -l)
-	[ "$opens" -gt 0 ] && sleep 1 && opens=$(find "/proc/$PMD_PID/fd" -lname "$T/mem/out.data" | wc -l) && break
-done
-wait "$rec" || die "member record via the daemon failed" -- "$T/mem.err"
+daemon_opens() { find "/proc/$PMD_PID/fd" -lname "$T/mem/out.data" 2>/dev/null | wc -l; }
+# counted once the daemon has written samples through what it holds
+mem_spun() { perf script -f -i "$T/mem/out.data" 2>/dev/null | grep -q prog-spin; }   # -f: the member's file
+wait_until 120 mem_spun || die "the member's recording holds no samples" -- "$T/mem.err"
+opens=$(daemon_opens)
+pkill -TERM -x -f "$PROGS/prog-spin $spin_arg"     # the command ends: so does the recording
+wait "$rec"
+[ $? -eq 143 ] || die "member record via the daemon failed (not its command's SIGTERM)" -- "$T/mem.err"
 grep -q 'via perfmarkd' "$T/mem.err" || die "the member's record did not go through the daemon" -- "$T/mem.err"
 as_member perf script -i "$T/mem/out.data" >"$T/mem.script" 2>&1
 grep -q prog-spin "$T/mem.script" || die "the member's file is not readable by perf" -- "$T/mem.script" "$T/mem.err"
@@ -77,7 +82,7 @@ ok "failed snapshot/attach (unknown session, daemon down): the -o file is untouc
 
 # snapshot -o - into a pipe leaves the shared stdout blocking
 pm session create rsess -F 499 --ring 4M || die "create failed"
-sleep 0.5
+wait_until 60 session_at_least rsess samples 1 || die "rsess records nothing"
 ( pm session snapshot rsess -o - &&
   python3 -c 'import fcntl, os, sys; print(fcntl.fcntl(1, fcntl.F_GETFL) & os.O_NONBLOCK, file=sys.stderr)'
 ) 2>"$T/flag" | cat >"$T/snap.pipe"

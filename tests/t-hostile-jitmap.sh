@@ -24,18 +24,27 @@ trap unblock_and_clean EXIT
 pm session create jsess -a -F 99 --ring 4M || die "create failed" -- "$T/pmd.log"
 
 mkdir -m 0777 "$T/m"
-as_member "$T/helper" jit fifo 2 >"$T/m/fifo.out" 2>&1 &
+as_member "$T/helper" jit fifo 600 >"$T/m/fifo.out" 2>&1 &
 hpid=$!
 _bg_pids+=("$hpid")
-sleep 0.5
-map=/tmp/perf-$(sed -n 's/^pid //p' "$T/m/fifo.out").map
+wait_until 60 file_has "$T/m/fifo.out" '^pid ' || die "the FIFO helper did not start" -- "$T/m/fifo.out"
+jpid=$(sed -n 's/^pid //p' "$T/m/fifo.out")
+map=/tmp/perf-$jpid.map
 maps+=("$map")
+# the daemon has handled JIT markers of the process (where it once opened
+# the FIFO and blocked): a snapshot holds one; and it answers after that
+jit_handled() {
+	timeout 30 "$PERFMARK" session snapshot jsess -o "$T/jsnap" 2>"$T/list.err" ||
+		die "CASE 3: perfmarkd stopped answering while a traced process's perf map is a FIFO" -- "$T/list.err"
+	"$PERFMARK" script -i "$T/jsnap" --json 2>/dev/null | grep -q "\"pid\":$jpid,.*perfmark:uevent"
+}
+wait_until 120 jit_handled || die "no JIT marker of the helper reached the session"
 for i in 1 2 3; do
 	timeout 5 "$PERFMARK" session list >/dev/null 2>"$T/list.err" ||
 		die "CASE 3: perfmarkd stopped answering while a traced process's perf map is a FIFO" -- "$T/list.err"
-	sleep 0.3
 done
-wait "$hpid" || die "the FIFO helper failed" -- "$T/m/fifo.out"
+kill -0 "$hpid" 2>/dev/null || die "the FIFO helper failed" -- "$T/m/fifo.out"
+bg_kill "$hpid"
 [ -p "$map" ] || die "the FIFO at $map was replaced"
 ok "daemon answered throughout; FIFO left alone"
 
@@ -49,7 +58,8 @@ ok "symlinked map: the root-owned target is untouched"
 as_member "$T/helper" jit none 1 >"$T/m/plain.out" 2>&1 || die "plain helper failed" -- "$T/m/plain.out"
 map=/tmp/perf-$(sed -n 's/^pid //p' "$T/m/plain.out").map
 maps+=("$map")
-sleep 0.5
+# the map is written when the daemon reads the marker: a snapshot has read them all
+pm session snapshot jsess -o "$T/jsnap" || die "snapshot failed"
 [ -f "$map" ] && grep -q pm8_jit_code "$map" || die "a member's plain JIT map was not written"
 [ "$(stat -c %u "$map")" = "$MEMBER_UID" ] || die "the member's map is owned by $(stat -c %U "$map"), not the member"
 ok "plain map written, owned by the member"

@@ -55,10 +55,9 @@ root_gets_in "members hold 64 connections"
 ok "all members: 64 connections, the 65th refused ($out); outsiders refused; root gets in"
 bg_kill "${holders[@]}"
 holders=()
-for i in $(seq 50); do   # the daemon sees the holders' connections close
-	as_member "$PERFMARK" session list >/dev/null 2>&1 && break
-	sleep 0.2
-done
+member_gets_in() { as_member "$PERFMARK" session list >/dev/null 2>&1; }
+# the daemon sees the holders' connections close
+wait_until 60 member_gets_in || die "a member is still refused after the holders went"
 
 # --- sessions and memory -------------------------------------------------------------
 create() { as_uid "$1" "$PERFMARK" session create "$2" -F 99 --ring "${3:-1M}"; }

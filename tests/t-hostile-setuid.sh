@@ -24,7 +24,7 @@ as_member "$T/suid-helper" secret "$T/secret" 1.5 >"$T/m/suid.out" || die "setui
 as_member "$T/plain-helper" text "pm8-own-$$" 1.5 >"$T/m/own.out" || die "member's helper failed"
 as_member "$T/plain-helper" nodump "pm8-nodump-$$" 1.5 >"$T/m/nodump.out" || die "nodump helper failed"
 suid_pid=$(sed -n 's/^pid //p' "$T/m/suid.out")
-sleep 0.5
+# (a snapshot has everything up to its moment)
 pm session snapshot rsess -o "$T/root.data" || die "root snapshot failed"
 as_member "$PERFMARK" session snapshot msess -o "$T/m/member.data" || die "member snapshot failed"
 cp "$T/m/member.data" "$T/member.data"   # perf reads only its own user's files

@@ -17,30 +17,32 @@ count_pm() { "$PERFMARK" script -i "$2" --json 2>/dev/null | grep -ac "\"text\":
 count_perf() { perf script -i "$2" 2>/dev/null | grep -ac "BPF string: \"loop tag=$1 n="; }
 emitted() { sed -n "s/^loop $1 emitted \([0-9]*\) .*/\1/p" "$T/$1.out"; }
 
-# wait until the recorder prints its first line (notice or summary), or 5 s
-wait_started() {
-	local i
-	for i in $(seq 50); do
-		[ -s "$1" ] && return 0
-		sleep 0.1
-	done
-	return 1
+# in_file TAG FILE N: the recording being written holds N markers of loop
+# TAG (its header's data size is kept current: it is read as it grows)
+in_file() { [ "$(count_pm "$1" "$2")" -ge "$3" ]; }
+# recording FILE: the recorder writing FILE records the markers of a process
+# started now (what follows starts after its uprobes are in place); a probe
+# is in the file once a flush has come after it, a later poll sees it
+recording() {
+	"$P" loop 0.02 "probe$tag" >/dev/null
+	in_file "probe$tag" "$1" 1
 }
 
 # --- -a: before and after ----------------------------------------------------
-bg "$P" loop 4 "before$tag" >"$T/before$tag.out"
+bg "$P" loop 600 "before$tag" >"$T/before$tag.out"
 before=$BG_PID
-wait_lines "$T/before$tag.out" 1 || die "loop before did not start"
-sleep 0.3
+# it has emitted before the recording starts
+wait_until 60 file_has "$T/before$tag.out" '^at 20$' || die "loop before did not start"
 F=$T/all.data
-bg "$PERFMARK" record -a -F 100 --duration 2 -o "$F" 2>"$T/rec-a.err" >/dev/null
+bg "$PERFMARK" record -a -F 100 -o "$F" 2>"$T/rec-a.err" >/dev/null
 rec=$BG_PID
-wait_started "$T/rec-a.err"
-sleep 0.3
+wait_until 120 recording "$F" || die "record -a never recorded a marker" -- "$T/rec-a.err"
 "$P" loop 1 "after$tag" >"$T/after$tag.out"
+wait_until 120 in_file "before$tag" "$F" 51 || die "record -a has no 51 markers of the process before"
+kill -TERM "$rec"   # (a background job ignores SIGINT: TERM)
 wait "$rec"; rc=$?
 [ "$rc" -eq 0 ] || die "record -a exited $rc" -- "$T/rec-a.err"
-wait "$before"
+bg_kill "$before"
 nb=$(count_pm "before$tag" "$F"); na=$(count_pm "after$tag" "$F")
 [ "$nb" -gt 50 ] || die "-a: only $nb markers from the process started before the recording" -- "$T/rec-a.err"
 ea=$(emitted "after$tag")
@@ -56,7 +58,7 @@ first=$("$PERFMARK" script -i "$F" --json 2>/dev/null | grep -a "loop tag=before
 ok "-a: $nb markers from the process started before (first n=$first), all $na from the one started during"
 
 # --- -- CMD: an outside process is not covered ------------------------------------
-bg "$P" loop 3 "outside$tag" >"$T/outside$tag.out"
+bg "$P" loop 600 "outside$tag" >"$T/outside$tag.out"
 out=$BG_PID
 wait_lines "$T/outside$tag.out" 1 || die "loop outside did not start"
 F=$T/cmd.data
@@ -73,17 +75,19 @@ ok "-- CMD: all $ni markers of CMD, none of the process outside"
 bg_kill "$out"
 
 # --- -p PID ------------------------------------------------------------------------
-bg "$P" loop 3 "ptarget$tag" >"$T/ptarget$tag.out"
+bg "$P" loop 600 "ptarget$tag" >"$T/ptarget$tag.out"
 pt=$BG_PID
-bg "$P" loop 3 "pother$tag" >"$T/pother$tag.out"
+bg "$P" loop 600 "pother$tag" >"$T/pother$tag.out"
 po=$BG_PID
 wait_lines "$T/ptarget$tag.out" 1 && wait_lines "$T/pother$tag.out" 1 || die "loops did not start"
 F=$T/pid.data
-"$PERFMARK" record -F 100 -p "$pt" --duration 1.5 -o "$F" >/dev/null 2>"$T/rec-p.err"
-rc=$?
+bg "$PERFMARK" record -F 100 -p "$pt" -o "$F" >/dev/null 2>"$T/rec-p.err"
+rec=$BG_PID
+wait_until 120 in_file "ptarget$tag" "$F" 101 || die "-p: no 101 markers of the target recorded" -- "$T/rec-p.err"
+kill -TERM "$rec"   # (a background job ignores SIGINT: TERM)
+wait "$rec"; rc=$?
 [ "$rc" -eq 0 ] || die "record -p exited $rc" -- "$T/rec-p.err"
 nt=$(count_pm "ptarget$tag" "$F"); nother=$(count_pm "pother$tag" "$F")
-[ "$nt" -gt 100 ] || die "-p: only $nt markers of the target (~300 expected in 1.5 s)" -- "$T/rec-p.err"
 [ "$nother" -eq 0 ] || die "-p: $nother markers of another process were recorded"
 [ "$(count_perf "pother$tag" "$F")" -eq 0 ] && [ "$(count_perf "ptarget$tag" "$F")" -eq "$nt" ] ||
 	die "-p: perf script disagrees with perfmark script"

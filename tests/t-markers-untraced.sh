@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # With nothing tracing, markers are a semaphore load and a branch: the
-# program runs fast, prints no error, every call returns 0, and arguments are
-# not even read (perf_printf("%s", (char *)8) must not crash).
+# program prints no error, every call returns 0, and arguments are not even
+# read (perf_printf("%s", (char *)8) must not crash).  How fast that is,
+# bench/bench-markers.sh measures.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/markers-lib.sh"
 need_prog_markers
@@ -19,9 +20,9 @@ grep -qx 'enabled 0 rc 0' "$T/idle.out" || die "untraced calls returned non-zero
 grep -qx 'unread args rc 0' "$T/idle.out" || die "untraced calls with bad pointers did not return 0" -- "$T/idle.out"
 pp=$(sed -n 's/^perf_printf_ns //p' "$T/idle.out")
 pe=$(sed -n 's/^perfmark_emit_ns //p' "$T/idle.out")
-# 3 ns is the benchmark's target; allow for a loaded test machine here
-fcmp "$pp < 15 && $pe < 15" || die "untraced markers too slow: perf_printf $pp ns, perfmark_emit $pe ns per call" -- "$T/idle.out"
-ok "untraced: perf_printf $pp ns/call, perfmark_emit $pe ns/call, no argument read"
+# (what an untraced marker costs is bench/bench-markers.sh's to measure: a
+# test's timing says as much about the machine's load as about the code)
+ok "untraced: every call returned 0, no argument read (perf_printf $pp ns/call, perfmark_emit $pe ns/call here)"
 
 # the full marker workload, untraced: same program, no errors, quick
 t0=$(date +%s%N)
@@ -34,6 +35,5 @@ ms=$(( (t1 - t0) / 1000000 ))
 grep -qx 'done' "$T/mix.out" || die "prog-markers mix (untraced) did not finish" -- "$T/mix.out"
 grep -q '^emit size=.* rc=[^0]' "$T/mix.out" && die "an untraced perfmark_emit returned non-zero" -- "$T/mix.out"
 grep -qx 'bad_rc 0' "$T/mix.out" || die "untraced marker calls returned errors" -- "$T/mix.out"
-[ "$ms" -lt 2000 ] || die "untraced mix of 50000 markers took $ms ms"
 ok "untraced mix (2 threads x 20000, fork, exec): $ms ms, no error"
 echo "t-markers-untraced: all checks passed"

@@ -14,25 +14,26 @@ ok "bpftrace lists the probe"
 
 # the semaphore is off until something attaches (another tracer on this
 # machine, say a test running beside this one, may hold it for a while)
-for i in $(seq 30); do
+untraced() {
 	"$demo" 0.1 >"$T/untraced.out" 2>&1 || die "markers-demo failed"
-	grep -q ', traced,' "$T/untraced.out" || break
-	sleep 1
-done
-grep -q ', traced,' "$T/untraced.out" &&
-	die "the semaphore stays raised with nothing of ours attached (another tracer for 30 s?)" -- "$T/untraced.out"
+	! grep -q ', traced,' "$T/untraced.out"
+}
+wait_until 60 untraced ||
+	die "the semaphore stays raised with nothing of ours attached (another tracer for 60 s?)" -- "$T/untraced.out"
 ok "the semaphore is off while nothing is attached"
 
-bpftrace -e "usdt:$lib:perfmark:uevent { @n[arg0] = count(); @size[arg0] = sum(arg2); }
-	     interval:s:8 { exit(); }" >"$T/bt.out" 2>&1 &
+# a marker of prog-children's kind 7 says when the probe is in place; the
+# counts are printed when it is stopped (SIGINT)
+probe_type=$((65836 + 7))
+bpftrace -e "usdt:$lib:perfmark:uevent /arg0 == $probe_type/ { printf(\"ready\\n\"); }
+	     usdt:$lib:perfmark:uevent /arg0 != $probe_type/ { @n[arg0] = count(); @size[arg0] = sum(arg2); }" \
+	>"$T/bt.out" 2>&1 &
 bt=$!
 _bg_pids+=("$bt")
-for i in $(seq 50); do
-	grep -q 'Attaching' "$T/bt.out" && break
-	sleep 0.1
-done
-sleep 1
+bt_ready() { "$PERFMARK_BUILD/tests/prog-children" emit 1 7 >/dev/null 2>&1; grep -q '^ready' "$T/bt.out"; }
+wait_until 60 bt_ready || die "bpftrace's probe never fired" -- "$T/bt.out"
 "$demo" 0.3 >"$T/demo.out" 2>&1 || die "markers-demo failed"
+kill -INT "$bt"
 wait "$bt"
 rounds=$(sed -n 's/.*: \([0-9]*\) rounds,.*/\1/p' "$T/demo.out")
 [ -n "$rounds" ] || die "no round count from markers-demo" -- "$T/demo.out"

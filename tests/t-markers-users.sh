@@ -28,7 +28,7 @@ wait "$pa" "$pb" "$pr" || die "a marker loop failed"
 for w in a b; do
 	grep -q '^attached at ' "$T/u/$w.out" || die "member $w's process never had its rings read" -- "$T/u/$w.out"
 done
-sleep 0.3
+# (a snapshot has everything up to its moment)
 as_uid "$ua" "$PERFMARK" session snapshot sa -o "$T/u/sa.data" || die "member a: snapshot failed"
 as_uid "$ub" "$PERFMARK" session snapshot sb -o "$T/u/sb.data" || die "member b: snapshot failed"
 pid_a=$(sed -n 's/^pid //p' "$T/u/a.out") pid_b=$(sed -n 's/^pid //p' "$T/u/b.out")

@@ -109,6 +109,31 @@ check "record ehframe, no --max-stack" "$T/def.data" "$pid" 127
 perf report --header-only -i "$T/def.data" 2>/dev/null | grep -q "sample_max_stack = 127" ||
 	die "default: the header has no sample_max_stack = 127"
 
+# --- --off-cpu: its offcpu-time samples hold N frames too ------------------------------
+# (kernel stack taken when the thread comes back, user frames in what it leaves)
+if [ -x "$PROGS/prog-offcpu" ]; then
+	offcpu_frames() {   # FILE: the frames of each offcpu-time sample, one number a line
+		perf script -i "$1" -F event,ip 2>/dev/null | awk '
+			BEGIN { RS = "" } $1 ~ /^offcpu-time/ { print split($0, l, "\n") - 1 }'
+	}
+	for n in 4 127; do
+		o=""
+		[ $n = 4 ] && o="--max-stack 4"
+		# shellcheck disable=SC2086  # the option's two words, or none
+		"$PERFMARK" record --off-cpu=0 -g $o --no-markers -o "$T/off$n.data" -- "$PROGS/prog-offcpu" \
+			>/dev/null 2>"$T/off$n.err" || die "--off-cpu $o: record failed" -- "$T/off$n.err"
+		offcpu_frames "$T/off$n.data" | sort -n | uniq -c >"$T/off$n.frames"
+		read -r all max < <(awk '{ s += $1; if ($2 > m) m = $2 } END { print s + 0, m + 0 }' "$T/off$n.frames")
+		[ "$all" -ge 20 ] || die "--off-cpu $o: $all offcpu-time samples" -- "$T/off$n.frames"
+		if [ $n = 4 ]; then
+			[ "$max" -eq 4 ] || die "--off-cpu --max-stack 4: the longest offcpu-time chain has $max frames" -- "$T/off$n.frames"
+		else   # the control: blocked in read, the chains are longer than 4
+			[ "$max" -gt 4 ] || die "--off-cpu: no offcpu-time chain over 4 frames without --max-stack" -- "$T/off$n.frames"
+		fi
+	done
+	ok "--off-cpu --max-stack 4: offcpu-time chains of 4 frames at most (over 4 without it)"
+fi
+
 # --- session create: the daemon records to it too ---------------------------------------
 export PERFMARK_NO_DAEMON=0
 daemon_start

@@ -102,20 +102,15 @@ ok "errors: one perfmark: line, exit 1, no output left"
 
 # --- the client killed mid-recording -----------------------------------------------
 K=$T/killed.data
-"$PERFMARK" record -o "$K" -- "$PROGS/prog-spin" 3 >/dev/null 2>"$T/k.err" &
+"$PERFMARK" record -o "$K" -- "$PROGS/prog-spin" 600 >/dev/null 2>"$T/k.err" &
 kp=$!
-for i in $(seq 50); do
-	grep -q "uid 0 (pid $kp) records" "$T/pmd.log" && break
-	sleep 0.1
-done
-sleep 0.8
+wait_until 60 log_has "uid 0 \(pid $kp\) records" || die "the daemon does not record for $kp" -- "$T/pmd.log"
+# killed once its file holds samples (the header is kept current as it grows)
+spun() { perf script -i "$K" 2>/dev/null | grep -q spin_loop; }
+wait_until 120 spun || die "no spin_loop samples in the recording" -- "$T/k.err"
 kill -9 "$kp"
 wait "$kp" 2>/dev/null
-for i in $(seq 50); do
-	grep -q "recording of uid 0 (pid $kp) ended" "$T/pmd.log" && break
-	sleep 0.1
-done
-grep -q "recording of uid 0 (pid $kp) ended: the client went away" "$T/pmd.log" ||
+wait_until 60 log_has "recording of uid 0 \(pid $kp\) ended: the client went away" ||
 	die "daemon did not end the anonymous session of the killed client" -- "$T/pmd.log"
 perf report -i "$K" --stdio 2>"$T/k.rep.err" | grep -q 'spin_loop' ||
 	die "the killed recording is not readable" -- "$T/k.rep.err"

@@ -18,34 +18,88 @@ record_flat() {
 	flat "$T/$name.data" >"$T/$name.flat"
 }
 
+# record_cpu NAME NS KEY... -- ARGS: record ARGS in the background (as
+# record_flat) while the targets run: once the file being written holds a
+# sample of every KEY (PID, or PID/TID for a thread), each KEY's CPU time is
+# read, the recording goes on until each has run NS more of it, and is
+# stopped (SIGTERM).  Sets WANT[KEY] to what 4000 Hz of that CPU time gives,
+# less a tenth: samples in proportion to the CPU time the targets got,
+# whatever the machine's load (a --duration in wall time gave a loaded
+# machine's spins a fraction of it).  With PM_RECORDER=perf, whose file is
+# not readable before it ends, the wait is on the CPU time alone and WANT 1.
+declare -A WANT
+key_cpu() {   # PID or PID/TID
+	if [[ $1 == */* ]]; then
+		awk '{ print $1 }' "/proc/${1%/*}/task/${1#*/}/schedstat" 2>/dev/null || echo 0
+	else
+		cpu_ns "$1"
+	fi
+}
+key_sampled() {   # FILE KEY: a sample of KEY in the file so far
+	samples_flat "$1" | awk -v k="$2" '{ split($2, a, "/"); if (a[1] "/" a[2] == k || a[1] == k) { f = 1; exit } } END { exit !f }'
+}
+all_sampled() { local f=$1 k; shift; for k in "$@"; do key_sampled "$f" "$k" || return 1; done; }
+all_ran() { local k; for k in "${!C0[@]}"; do [ "$(key_cpu "$k")" -ge $((C0[$k] + $1)) ] || return 1; done; }
+record_cpu() {
+	local name=$1 ns=$2 keys=() k rec rc
+	declare -gA C0=()
+	shift 2
+	while [ "$1" != -- ]; do keys+=("$1"); shift; done
+	shift
+	pm_record_argv -o "$T/$name.data" "$@"
+	"${PMREC[@]}" >"$T/$name.out" 2>"$T/$name.err" &
+	rec=$!
+	_bg_pids+=("$rec")
+	if [ "$PM_RECORDER" != perf ]; then
+		wait_until 120 all_sampled "$T/$name.data" "${keys[@]}" ||
+			die "record $*: no sample of each of ${keys[*]} in 120 s" -- "$T/$name.err"
+	fi
+	for k in "${keys[@]}"; do C0[$k]=$(key_cpu "$k"); done
+	wait_until 300 all_ran "$ns" || die "the targets did not run $ns ns of CPU in 300 s"
+	for k in "${keys[@]}"; do
+		WANT[$k]=$(awk -v ns="$(($(key_cpu "$k") - C0[$k]))" 'BEGIN { printf "%.0f", ns / 1e9 * 4000 * 0.9 }')
+		[ "$PM_RECORDER" = perf ] && WANT[$k]=1
+	done
+	kill -TERM "$rec"
+	wait "$rec"
+	rc=$?
+	[ "$rc" -eq 0 ] || { [ "$PM_RECORDER" = perf ] && [ "$rc" -eq 143 ]; } ||
+		die "record $* exited $rc" -- "$T/$name.err"
+	flat "$T/$name.data" >"$T/$name.flat"
+}
+
 # spins FLAT PID: spin_loop samples of prog-spin with that pid
 spins() { awk -v p="$2" '$1 == "prog-spin" && $2 == p && $4 == "spin_loop"' "$1" | wc -l; }
 
 # --- -p PID --------------------------------------------------------------------
-bg "$PROGS/prog-spin" 8; target=$BG_PID
-bg "$PROGS/prog-spin" 8; outsider=$BG_PID
-sleep 0.3
-record_flat p -g -p "$target" --duration 2
+bg "$PROGS/prog-spin" 600; target=$BG_PID
+bg "$PROGS/prog-spin" 600; outsider=$BG_PID
+wait_until 30 comm_is "$target" prog-spin && wait_until 30 comm_is "$outsider" prog-spin ||
+	die "the prog-spins did not start"
+record_cpu p 500000000 "$target" -- -g -p "$target"
 n=$(spins "$T/p.flat" "$target")
-[ "$n" -ge 1000 ] || die "-p $target: $n spin_loop samples of prog-spin/$target in 2 s (want >= 1000)" -- "$T/p.flat" "$T/p.err"
+[ "$n" -ge "${WANT[$target]}" ] ||
+	die "-p $target: $n spin_loop samples of prog-spin/$target (want >= ${WANT[$target]}: 4000 Hz of its CPU time)" -- "$T/p.flat" "$T/p.err"
 other=$(awk -v p="$target" '$2 != p' "$T/p.flat" | wc -l)
 [ "$other" -eq 0 ] || die "-p $target: $other samples of other pids" -- "$T/p.flat"
 ok "-p: $n samples, all of pid $target"
 
 # --- -a ------------------------------------------------------------------------
-# the two prog-spins are still running (8 s)
-record_flat a -g -a --duration 2
+# the two prog-spins are still running (until killed)
+record_cpu a 500000000 "$target" "$outsider" -- -g -a
 for p in "$target" "$outsider"; do
 	n=$(spins "$T/a.flat" "$p")
-	[ "$n" -ge 500 ] || die "-a: $n spin_loop samples with comm prog-spin for pid $p (want >= 500)" -- "$T/a.flat" "$T/a.err"
+	[ "$n" -ge "${WANT[$p]}" ] ||
+		die "-a: $n spin_loop samples with comm prog-spin for pid $p (want >= ${WANT[$p]})" -- "$T/a.flat" "$T/a.err"
 	ok "-a: $n samples for prog-spin/$p"
 done
 
 # --- -p PID,PID ------------------------------------------------------------------
-record_flat p2 -p "$target,$outsider" --duration 1
+record_cpu p2 300000000 "$target" "$outsider" -- -p "$target,$outsider"
 for p in "$target" "$outsider"; do
 	n=$(spins "$T/p2.flat" "$p")
-	[ "$n" -ge 300 ] || die "-p $target,$outsider: $n spin_loop samples for $p (want >= 300)" -- "$T/p2.flat" "$T/p2.err"
+	[ "$n" -ge "${WANT[$p]}" ] ||
+		die "-p $target,$outsider: $n spin_loop samples for $p (want >= ${WANT[$p]})" -- "$T/p2.flat" "$T/p2.err"
 done
 other=$(awk -v a="$target" -v b="$outsider" '$2 != a && $2 != b' "$T/p2.flat" | wc -l)
 [ "$other" -eq 0 ] || die "-p $target,$outsider: $other samples of other pids" -- "$T/p2.flat"
@@ -53,19 +107,19 @@ ok "-p PID,PID: both pids, nothing else"
 bg_kill "$target" "$outsider"
 
 # --- -p PID of a multi-threaded process: every thread ---------------------------
-bg "$PROGS/prog-threads" 4 >"$T/threads.out"; mt=$BG_PID
+bg "$PROGS/prog-threads" 600 >"$T/threads.out"; mt=$BG_PID
 wait_lines "$T/threads.out" 3 || die "prog-threads did not start" -- "$T/threads.out"
-sleep 0.2
-record_flat pt -g -p "$mt" --duration 1.5
+record_cpu pt 300000000 $(awk -v p="$mt" '{ print p "/" $2 }' "$T/threads.out") -- -g -p "$mt"
 while read -r name tid fn; do
 	n=$(awk -v p="$mt" -v t="$tid" -v f="$fn" -v c="$name" '$2 == p && $3 == t && $4 == f && $1 == c' "$T/pt.flat" | wc -l)
-	[ "$n" -ge 300 ] || die "-p $mt: $n samples for thread $name/$tid in $fn (want >= 300)" -- "$T/pt.flat"
+	[ "$n" -ge "${WANT[$mt/$tid]}" ] ||
+		die "-p $mt: $n samples for thread $name/$tid in $fn (want >= ${WANT[$mt/$tid]})" -- "$T/pt.flat"
 	ok "-p $mt: thread $name/$tid has $n samples in $fn"
 done <"$T/threads.out"
 bg_kill "$mt"
 
 # --- multi-threaded CMD, with an outsider running ------------------------------
-bg "$PROGS/prog-spin" 5; outsider=$BG_PID
+bg "$PROGS/prog-spin" 600; outsider=$BG_PID
 record_flat t -g -- "$PROGS/prog-threads" 2
 [ "$(wc -l <"$T/t.out")" -eq 3 ] || die "prog-threads did not print its three threads" -- "$T/t.out"
 while read -r name tid fn; do

@@ -30,15 +30,8 @@ for c in s["counts"]["counters"]:
 }
 val() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['value'])" "$1" "$2"; }
 nr_perf_fds() { ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'; }
-wait_perf_fds() {
-	local i
-	for i in $(seq 200); do
-		[ "$(nr_perf_fds "$1")" -ge "$2" ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+has_perf_fds() { kill -0 "$1" 2>/dev/null && [ "$(nr_perf_fds "$1")" -ge "$2" ]; }
+wait_perf_fds() { wait_until 60 has_perf_fds "$1" "$2"; }
 
 # --- one run, counted by the session and by perf stat -p ------------------------
 mkfifo "$T/gate"
@@ -116,10 +109,7 @@ setpriv --reuid="$MEMBER_UID" --regid=65534 --clear-groups sleep 60 &   # $! is 
 mp=$!
 _bg_pids+=("$mp")
 # the member's once setpriv has changed users and exec'd sleep
-for i in $(seq 200); do
-	[ "$(cat /proc/"$mp"/comm 2>/dev/null)" = sleep ] && break
-	sleep 0.05
-done
+wait_until 60 comm_is "$mp" sleep
 [ "$(cat /proc/"$mp"/comm 2>/dev/null)" = sleep ] || die "the member's sleep did not start"
 as_member "$PERFMARK" session create mine -p "$mp" --counters context-switches --ring 1M ||
 	die "member cannot count a process of theirs" -- "$T/pmd.log"

@@ -50,7 +50,6 @@ ok "the gap CPU burner: $total samples named prog-spin, $insym in spin_loop (per
 # the same across a clean restart, and the gap records never double what the daemon saw itself
 pm session create live -a -F 99 --ring 16M || die "create live failed"
 pl=$("$PROGS/prog-emit" 50 live | awk '/^pid/ { print $2 }')
-sleep 0.3
 pm session snapshot live -o "$T/live" || die "snapshot live failed"
 n=$(perf script -i "$T/live" --show-task-events 2>/dev/null | grep -c "PERF_RECORD_COMM exec: prog-emit:$pl/$pl")
 [ "$n" -eq 1 ] || die "the exec of a process the daemon saw is reported $n times"

@@ -26,14 +26,7 @@ W=$T/work
 mkdir -m 0777 "$W"
 
 # wait_for COND-COMMAND... [what]: poll up to 60 s (a loaded machine)
-wait_for() {
-	local i
-	for i in $(seq 600); do
-		"$@" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+wait_for() { wait_until 60 "$@"; }
 has_line() { grep -q "$2" "$1" 2>/dev/null; }
 # session NAME listed (as root)
 listed() { pm session list 2>/dev/null | awk 'NR > 1 { print $1 }' | grep -qx "$1"; }

@@ -30,18 +30,14 @@ pid=$("$PROGS/prog-emit" 2000 attach | awk '/^pid/ { print $2 }')
 pm session attach mom -o - >"$T/stream" &
 att=$!
 _bg_pids+=("$att")
-for i in $(seq 100); do
-	[ "$(marker_lines "$T/stream" | grep -c "^$pid .*\"attach seq=")" -eq 2000 ] && break
-	sleep 0.1
-done
+# stream_has PID TAG N: the stream so far holds N markers "TAG seq=" of PID
+stream_has() { [ "$(marker_lines "$T/stream" | grep -c "^$1 .*\"$2 seq=")" -eq "$3" ]; }
+wait_until 60 stream_has "$pid" attach 2000
 n=$(marker_lines "$T/stream" | grep -c "^$pid .*\"attach seq=")
 [ "$n" -eq 2000 ] || die "the attached stream holds $n of 2000 markers emitted just before" -- "$T/pmd.log"
 # and goes on live
 pid2=$("$PROGS/prog-emit" 100 live | awk '/^pid/ { print $2 }')
-for i in $(seq 100); do
-	[ "$(marker_lines "$T/stream" | grep -c "^$pid2 .*\"live seq=")" -eq 100 ] && break
-	sleep 0.1
-done
+wait_until 60 stream_has "$pid2" live 100
 [ "$(marker_lines "$T/stream" | grep -c "^$pid2 ")" -eq 100 ] || die "the live part lacks markers of pid $pid2"
 ok "attach: the stream starts with the 2000 markers emitted before, then goes on live"
 

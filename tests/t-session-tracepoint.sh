@@ -72,11 +72,8 @@ _bg_pids+=("$apid")
 "${NOBODY[@]}" "$PROGS/prog-tpwork" crash 5 >"$T/crash2.out" 2>&1 || die "5 more crashes" -- "$T/crash2.out"
 # every crash once: the 100 the session held when the reader attached, the 5 new ones
 npids() { awk '{ print $1 }' "$1" | sort -u | wc -l; }
-for i in $(seq 300); do
-	crashes "$T/att.data"
-	[ "$(npids "$T/att.data.hits")" -ge 105 ] && break
-	sleep 0.1
-done
+att_has_all() { crashes "$T/att.data"; [ "$(npids "$T/att.data.hits")" -ge 105 ]; }
+wait_until 60 att_has_all || true    # the counts below say what is missing
 kill -TERM "$apid"; wait "$apid" 2>/dev/null
 crashes "$T/att.data"
 n=$(npids "$T/att.data.hits")

@@ -122,14 +122,11 @@ PMD_PID=
 # --- 4. and lets them go after the linger time ---------------------------------
 PMD_ARGS="--linger 1" daemon_start
 pm record -o "$T/d5.data" -- true 2>"$T/d5.err" || die "record -- true through perfmarkd failed" -- "$T/d5.err"
-for i in $(seq 300); do
-	[ -z "$(prog_id "$PMD_PID" on_sample)" ] && break
-	sleep 0.1
-done
-[ -z "$(prog_id "$PMD_PID" on_sample)" ] || die "perfmarkd --linger 1 still holds on_sample 30 s after the recording"
+let_go() { [ -z "$(prog_id "$PMD_PID" on_sample)" ]; }
+wait_until 60 let_go || die "perfmarkd --linger 1 still holds on_sample 60 s after the recording"
 # and its tick with them: idle again, no periodic wakeups (as t-daemon-idle)
 w1=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$PMD_PID/status")
-sleep 3
+let_time_pass 3 "the idle daemon's wakeups are counted over 3 s"
 w2=$(awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$PMD_PID/status")
 [ $((w2 - w1)) -le 1 ] || die "perfmarkd woke up $((w2 - w1)) times in 3 s after letting the programs go"
 ok "perfmarkd --linger 1: the programs are let go after the recording, and the daemon is idle again"

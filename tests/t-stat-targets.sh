@@ -16,15 +16,8 @@ W=$PROGS/prog-counts
 PARSE="python3 $PERFMARK_SRC/tests/stat_parse.py"
 val() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['value'])" "$1" "$2"; }
 nr_perf_fds() { ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'; }
-wait_perf_fds() {
-	local i
-	for i in $(seq 200); do
-		[ "$(nr_perf_fds "$1")" -ge "$2" ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+has_perf_fds() { kill -0 "$1" 2>/dev/null && [ "$(nr_perf_fds "$1")" -ge "$2" ]; }
+wait_perf_fds() { wait_until 60 has_perf_fds "$1" "$2"; }
 # a gated workload: WL_PID, its gate on fd 3 (a byte starts it)
 start_workload() {
 	rm -f "$T/gate"

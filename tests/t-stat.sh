@@ -26,16 +26,9 @@ near() { fcmp "($1 - $2) <= $3 * $2 / 100 && ($2 - $1) <= $3 * $2 / 100"; }
 val() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['value'])" "$1" "$2"; }
 # perf events PID holds open
 nr_perf_fds() { ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'; }
-# wait until PID holds N perf event fds, 20 s at most
-wait_perf_fds() {
-	local i
-	for i in $(seq 200); do
-		[ "$(nr_perf_fds "$1")" -ge "$2" ] && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+# wait until PID holds N perf event fds, 60 s at most
+has_perf_fds() { kill -0 "$1" 2>/dev/null && [ "$(nr_perf_fds "$1")" -ge "$2" ]; }
+wait_perf_fds() { wait_until 60 has_perf_fds "$1" "$2"; }
 
 # --- one run, counted by perfmark stat -- CMD and perf stat -p ------------
 mkfifo "$T/gate"
@@ -44,10 +37,8 @@ $PERFMARK stat -x, -o "$T/pm.csv" -e "$EV" -- $WL - <&3 &
 pm=$!
 _bg_pids+=("$pm")
 child=
-for i in $(seq 200); do
-	child=$(pgrep -P "$pm" -x prog-counts) && break
-	sleep 0.1
-done
+wait_until 60 pgrep -P "$pm" -x prog-counts >/dev/null
+child=$(pgrep -P "$pm" -x prog-counts)
 [ -n "$child" ] || die "perfmark stat did not start the workload"
 perf stat -x, -o "$T/perf.csv" -e "$EV" -p "$child" &
 perf=$!

@@ -23,14 +23,8 @@ tm new-session -d -s top -x 200 -y 50 \
 
 pane() { tm capture-pane -p -t "${1:-top}"; }
 # wait_pane PATTERN SECONDS [TARGET]: until the pane shows PATTERN (grep -E)
-wait_pane() {
-	local deadline=$((SECONDS + $2))
-	while [ "$SECONDS" -le "$deadline" ]; do
-		pane "${3:-top}" | grep -Eq -- "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
+pane_has() { pane "$2" | grep -Eq -- "$1"; }
+wait_pane() { wait_until "$2" pane_has "$1" "${3:-top}"; }
 # seconds (with ms) on a monotonic clock
 now() { awk '{ print $1 }' /proc/uptime; }
 # the terminal given back: not in the alternate screen, the cursor shown
@@ -100,10 +94,7 @@ tm new-window -t top -n gone "exec $PERFMARK top -p $SPIN_PID"
 wait_pane 'spin_loop' 60 top:gone || die "no spin_loop (closed-terminal run)"
 gp=$(tm display -p -t top:gone '#{pane_pid}')
 tm kill-window -t top:gone
-for i in $(seq 100); do
-	kill -0 "$gp" 2>/dev/null || break
-	sleep 0.1
-done
+wait_gone 60 "$gp"
 kill -0 "$gp" 2>/dev/null && die "top still runs after its terminal closed (pid $gp)"
 ok "a closed terminal ends top"
 

@@ -50,13 +50,9 @@ print(json.load(open(sys.argv[1])).get("unwind", {}).get(sys.argv[2], 0))' "$T/s
 }
 
 # until session $1 is building a table (the load keeps giving it new ones)
+building() { [ "$(show_field builds_pending "$1")" -gt 0 ] 2>/dev/null; }
 wait_building() {
-	local i
-	for i in $(seq 300); do
-		[ "$(show_field builds_pending "$1")" -gt 0 ] 2>/dev/null && return 0
-		sleep 0.1
-	done
-	die "session $1 built nothing in 30 s" -- "$T/show.json"
+	wait_until 60 building "$1" || die "session $1 built nothing in 60 s" -- "$T/show.json"
 }
 
 # the daemon has said nothing of a sanitizer's (an ASan build: PERFMARK_BUILD=build-asan)
@@ -71,22 +67,16 @@ daemon_start
 # the hogs and the load fill a flight recorder fast: a snapshot after each shape
 pm session create load -a -F 1000 --call-graph ehframe --no-markers --ring 256M ||
 	die "create failed" -- "$T/pmd.log"
-for i in $(seq 100); do
-	[ "$(show_field stacks)" -gt 0 ] 2>/dev/null && break
-	[ "$i" -lt 100 ] || die "the session unwound no stack in 10 s" -- "$T/show.json"
-	sleep 0.1
-done
+has_stacks() { [ "$(show_field stacks)" -gt 0 ] 2>/dev/null; }
+wait_until 60 has_stacks || die "the session unwound no stack in 60 s" -- "$T/show.json"
 
 mkdir "$T/load"
 cpu_hogs
 bg foreign_load "$T/load"
 # the load is on: its first copies of cc1 have been built
 built0=$(show_field built)
-for i in $(seq 300); do
-	[ -s "$T/load/rounds" ] && [ "$(show_field built)" -ge $((built0 + 2)) ] && break
-	[ "$i" -lt 300 ] || die "the foreign load built no table in 30 s" -- "$T/show.json"
-	sleep 0.1
-done
+load_built() { [ -s "$T/load/rounds" ] && [ "$(show_field built)" -ge $((built0 + 2)) ]; }
+wait_until 120 load_built || die "the foreign load built no table in 120 s" -- "$T/show.json"
 rounds0=$(wc -l <"$T/load/rounds")
 
 declare -A shell_of

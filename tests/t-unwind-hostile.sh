@@ -188,14 +188,14 @@ extra_cpu=$(awk -v a=$((c2 - c1)) -v b=$((c1 - c0)) -v t="$(getconf CLK_TCK)" \
 	'BEGIN { printf "%+.2f", (a - b) / t }')
 [ $((h2 - h1)) -lt 65536 ] || die "perfmarkd: its peak RSS grew by $((h2 - h1)) KB with bomb-quad" -- "$T/pmd.log"
 fcmp "$extra_cpu < 1.0" || die "perfmarkd: $extra_cpu s more CPU for bomb-quad than for bomb-base"
-# the last samples may still be in the ring: poll until show counts the refusal
-for i in $(seq 50); do
+# the last samples may still be in the ring: wait until show counts the refusal
+cfi_refused() {
 	as_member "$PERFMARK" session show cfi >"$T/show"
+	local r
 	r=$(sed -n "s/.*; \([0-9]\+\) files' CFI refused.*/\1/p" "$T/show")
-	[ "${r:-0}" -ge 1 ] && break
-	sleep 0.2
-done
-[ "${r:-0}" -ge 1 ] || die "session show: the library not counted as refused" -- "$T/show"
+	[ "${r:-0}" -ge 1 ]
+}
+wait_until 60 cfi_refused || die "session show: the library not counted as refused" -- "$T/show"
 as_member "$PERFMARK" session show cfi --json >"$T/show.json"
 python3 - "$T/show.json" <<'PY' || die "session show --json: no refusal by reason" -- "$T/show.json"
 import json, sys

@@ -23,7 +23,7 @@ pm session show uw1 | grep -q "call graph ehframe" || die "show does not say ehf
 # more ELF files than a 1 MiB cap holds at once: python3 alone is 0.5 MiB of rows
 /usr/bin/python3 -c 'sum(i * i for i in range(3000000))'
 head -c 300000 /dev/urandom | xz -6 -T1 >/dev/null
-sleep 0.3
+# (a snapshot has everything up to its moment)
 pm session snapshot uw1 -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
 read -r m n < <(chains_with "$T/snap" prog-unwind main t1)
 [ "$n" -ge 1000 ] || die "snapshot: $n samples through t1" -- "$T/pmd.log"
@@ -49,7 +49,6 @@ PERFMARK_UNWIND_CAP=1M daemon_start
 grep -q "adopted" "$T/pmd.log" || die "the restarted daemon did not adopt uw1" -- "$T/pmd.log"
 "$PROGS/prog-unwind" tree 1.5 >/dev/null &
 tree=$!; wait $tree
-sleep 0.3
 pm session snapshot uw1 -o "$T/snap2" || die "snapshot after the restart failed" -- "$T/pmd.log"
 perf script -i "$T/snap2" -F comm,pid,ip,sym 2>/dev/null | awk -v p="$tree" '
 	BEGIN { RS = "" } { split($0, l, "\n"); split(l[1], h, " "); if (h[2] != p) next

@@ -164,6 +164,8 @@ static void test_recspec_json(void **state)
 	r.nr_pids = 2;
 	r.zstd_level = 3;
 	r.ringbuf_size = 1 << 20;
+	r.off_cpu = true;
+	r.off_cpu_min_ns = 2500;
 	o = recspec_to_json(&r, true);
 	assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
 	json_object_put(o);
@@ -178,6 +180,19 @@ static void test_recspec_json(void **state)
 	assert_int_equal(back.pids[1], 43);
 	assert_int_equal(back.zstd_level, 3);
 	assert_int_equal(back.ringbuf_size, 1 << 20);
+	assert_true(back.off_cpu);
+	assert_int_equal(back.off_cpu_min_ns, 2500);
+
+	/* a client sends off_cpu only when asked, its MIN_NS only when not the default */
+	recspec_init(&r);
+	r.off_cpu = true;
+	o = recspec_to_json(&r, false);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+			    "{\"off_cpu\":true}");
+	assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
+	json_object_put(o);
+	assert_true(back.off_cpu);
+	assert_int_equal(back.off_cpu_min_ns, RECSPEC_OFFCPU_MIN_DEFAULT);
 
 	/* absent keys are the defaults */
 	o = parse("{}");
@@ -185,6 +200,7 @@ static void test_recspec_json(void **state)
 	json_object_put(o);
 	assert_int_equal(back.freq, RECSPEC_FREQ_DEFAULT);
 	assert_true(back.markers);
+	assert_false(back.off_cpu);
 }
 
 static void test_recspec_json_errors(void **state)
@@ -195,7 +211,8 @@ static void test_recspec_json_errors(void **state)
 		"{\"callchain\":1}", "{\"markers\":\"yes\"}", "{\"target\":\"some\"}",
 		"{\"pids\":[1]}", "{\"target\":\"pids\",\"pids\":[0]}",
 		"{\"target\":\"pids\",\"pids\":[\"1\"]}", "{\"zstd\":23}", "{\"ringbuf\":5000}",
-		"{\"ringbuf\":2147483648}",
+		"{\"ringbuf\":2147483648}", "{\"off_cpu\":1}", "{\"off_cpu_min_ns\":-1}",
+		"{\"off_cpu_min_ns\":10000000001}", "{\"off_cpu\":true,\"off_cpu_min_ns\":\"1ms\"}",
 	};
 
 	(void)state;
@@ -555,8 +572,28 @@ static void test_sparse_request(void **state)
 	json_object_put(o);
 	/* stored and shown: every key */
 	o = recspec_to_json(&r, true);
-	assert_int_equal(json_object_object_length(o), 8);   /* max_stack too */
+	assert_int_equal(json_object_object_length(o), 11);   /* max_stack too */
 	json_object_put(o);
+	/* --aggregate: sent only when asked, read back, bounded, not with stack copies */
+	{
+		struct recspec back;
+		char err[256];
+
+		r.aggregate = 10;
+		o = recspec_to_json(&r, false);
+		assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+				    "{\"freq\":99,\"zstd\":2,\"aggregate\":10}");
+		assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), 0);
+		assert_int_equal(back.aggregate, 10);
+		json_object_object_add(o, "aggregate", json_object_new_int(3601));
+		assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), -EINVAL);
+		json_object_object_add(o, "aggregate", json_object_new_int(5));
+		json_object_object_add(o, "call_graph", json_object_new_string("dwarf"));
+		assert_int_equal(recspec_from_json(o, &back, err, sizeof(err)), -EINVAL);
+		assert_non_null(strstr(err, "--aggregate counts frame-pointer stacks only"));
+		json_object_put(o);
+		r.aggregate = 0;
+	}
 
 	sessdef_init(&d);
 	o = sessdef_to_json(&d, false);

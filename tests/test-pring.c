@@ -4,9 +4,13 @@
  * time-sorted reads, the kept sideband and its compaction, taking a ring
  * file over (same meta: kept; other meta or size: moved aside), a writer
  * killed in the middle of a frame (torn frame dropped, the rest kept, and
- * appending goes on), and damaged files.
+ * appending goes on), damaged files, and views read by another thread
+ * while the writer goes on and laps the ring (every record the view held
+ * handed on intact: the writer keeps what it evicts for an open view).
  */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -375,6 +379,145 @@ static void test_damaged(void **state)
 	free(s);
 }
 
+/* --- views read while the writer goes on ------------------------------------ */
+
+#define SB_IDX (1ull << 48)      /* sideband records' numbers: above any data record's */
+
+/* a record whose every word says which record it is: a torn copy shows */
+static size_t mkrec_full(void *buf, uint64_t idx, size_t size)
+{
+	uint64_t *w = buf;
+	size_t i;
+
+	mkrec(buf, idx, size);
+	for (i = 2; i < size / 8; i++)
+		w[i] = idx * 0x9E3779B97F4A7C15ull ^ i;
+	return size;
+}
+
+struct vcheck {
+	struct pring_view *v;
+	uint64_t last_time, data, sb, max_idx;
+	int bad;
+	/* the first record waits until the writer has lapped the ring */
+	bool hold;
+	int step;                 /* 1: reader waits for the lap, 2: lap done */
+	uint64_t evicted;
+	int e;
+	bool finished;
+};
+
+static int vcheck_cb(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	struct vcheck *c = ctx;
+	const uint64_t *w = rec;
+	uint64_t idx = rec_idx(rec);
+	size_t i;
+
+	if (time < c->last_time)
+		c->bad++;
+	c->last_time = time;
+	if (idx >= SB_IDX) {      /* sideband */
+		c->sb++;
+		return 0;
+	}
+	for (i = 2; i < len / 8; i++)
+		if (w[i] != (idx * 0x9E3779B97F4A7C15ull ^ i))
+			c->bad++;
+	if (idx > c->max_idx)
+		c->bad++;             /* newer than the view */
+	c->data++;
+	if (c->hold && c->data == 1) {
+		__atomic_store_n(&c->step, 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&c->step, __ATOMIC_ACQUIRE) != 2)
+			sched_yield();
+	}
+	return 0;
+}
+
+static void *vreader(void *arg)
+{
+	struct vcheck *c = arg;
+
+	c->e = pring_view__sorted(c->v, UINT64_MAX, vcheck_cb, c, &c->evicted);
+	__atomic_store_n(&c->finished, true, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void test_view_lapped(void **state)
+{
+	struct pring *r = open_anon(RING, 4096);
+	struct vcheck c = { .hold = true };
+	struct pring_stats st;
+	pthread_t th;
+	char buf[256];
+	uint64_t i;
+
+	for (i = 0; i < 400; i++)
+		assert_int_equal(pring__append(r, 1000 + i, buf, mkrec_full(buf, i, 104)), 0);
+	pring__sb_append(r, 1, buf, mkrec(buf, SB_IDX, 32));
+	pring__stats(r, &st);
+	c.max_idx = 399;
+	assert_int_equal(pring__view(r, &c.v), 0);
+	assert_int_equal(pthread_create(&th, NULL, vreader, &c), 0);
+	while (__atomic_load_n(&c.step, __ATOMIC_ACQUIRE) != 1)
+		sched_yield();
+	/* the sideband and the first record are out: now lap the ring twice */
+	for (i = 400; i < 1600; i++)
+		assert_int_equal(pring__append(r, 1000 + i, buf, mkrec_full(buf, i, 104)), 0);
+	pring__sb_compact(r, keep_even, NULL);
+	__atomic_store_n(&c.step, 2, __ATOMIC_RELEASE);
+	pthread_join(th, NULL);
+	assert_int_equal(c.e, 0);
+	assert_int_equal(c.bad, 0);
+	assert_int_equal(c.sb, 1);
+	/* every record the view held, though the ring was overwritten twice: kept for it */
+	assert_int_equal(c.data, st.frames);
+	assert_int_equal(c.evicted, 0);
+	pring_view__free(c.v);
+	/* closed: the writer keeps nothing more */
+	for (i = 1600; i < 2000; i++)
+		assert_int_equal(pring__append(r, 1000 + i, buf, mkrec_full(buf, i, 104)), 0);
+	pring__free(r);
+}
+
+/* a writer that never stops while views are read: nothing torn, nothing missing */
+static void test_view_racing(void **state)
+{
+	struct pring *r = open_anon(RING, 4096);
+	char buf[512];
+	uint64_t i = 0, lapped = 0;
+	int round;
+
+	for (round = 0; round < 200; round++) {
+		struct vcheck c = { 0 };
+		struct pring_stats st;
+		pthread_t th;
+		bool done = false;
+
+		pring__stats(r, &st);
+		c.max_idx = i ? i - 1 : 0;
+		assert_int_equal(pring__view(r, &c.v), 0);
+		assert_int_equal(pthread_create(&th, NULL, vreader, &c), 0);
+		/* odd sizes: pads at the end of each lap */
+		while (!done) {
+			for (int k = 0; k < 64; k++, i++)
+				pring__append(r, 1000 + i, buf, mkrec_full(buf, i, 8 * (3 + i % 61)));
+			done = __atomic_load_n(&c.finished, __ATOMIC_ACQUIRE);
+		}
+		pthread_join(th, NULL);
+		assert_int_equal(c.e, 0);
+		assert_int_equal(c.bad, 0);
+		assert_int_equal(c.data, st.frames);   /* all of them, intact, whatever the writer did */
+		assert_int_equal(c.evicted, 0);
+		lapped += pring__oldest(r) > 1000 + c.max_idx;   /* the writer overtook the whole view */
+		pring_view__free(c.v);
+	}
+	/* the race was run: views the writer lapped while they were read */
+	print_message("views: %llu of 200 lapped while read, all read whole\n", (unsigned long long)lapped);
+	pring__free(r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -385,6 +528,8 @@ int main(void)
 		cmocka_unit_test(test_file_kept),
 		cmocka_unit_test(test_torn),
 		cmocka_unit_test(test_damaged),
+		cmocka_unit_test(test_view_lapped),
+		cmocka_unit_test(test_view_racing),
 	};
 
 	return cmocka_run_group_tests(tests, setup_dir, teardown_dir);

@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -425,6 +429,101 @@ static void test_build_id_errors(void **state)
 	assert_true(synth_read_build_id("/proc/self/exe", bid, 4) < 0);
 }
 
+/*
+ * A mapping's file by its path when /proc/PID/map_files does not give it
+ * (the mapping or the process gone meanwhile, or no CAP_SYS_ADMIN): the
+ * path is the traced process's to change.  A FIFO there is never waited on
+ * (perfmarkd, root, blocked in open() before), a symlink never followed, a
+ * file with another inode never read.  A range no mapping has makes
+ * map_files fail.
+ */
+static int open_bad_range(const char *path, const struct stat *sb)
+{
+	return synth_open_mapped(getpid(), 0x1000, 0x2000, major(sb->st_dev), minor(sb->st_dev),
+				 sb->st_ino, path);
+}
+
+static void test_open_mapped(void **state)
+{
+	char dir[] = "/tmp/test-synth-map-XXXXXX", file[128], other[128], fifo[128], link[128],
+	     dlink[128], via[160];
+	struct stat sb, fsb;
+	pid_t child;
+	int fd, status;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(file, sizeof(file), "%s/lib.so", dir);
+	snprintf(other, sizeof(other), "%s/other.so", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(link, sizeof(link), "%s/link", dir);
+	snprintf(dlink, sizeof(dlink), "%s/dirlink", dir);
+	snprintf(via, sizeof(via), "%s/dirlink/lib.so", dir);
+	fd = open(file, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	fd = open(other, O_CREAT | O_WRONLY, 0644);
+	assert_true(fd >= 0);
+	close(fd);
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	assert_int_equal(symlink(file, link), 0);
+	assert_int_equal(symlink(dir, dlink), 0);
+	assert_int_equal(stat(file, &sb), 0);
+
+	/* the very file, by its path: opened */
+	fd = open_bad_range(file, &sb);
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &fsb), 0);
+	assert_int_equal(fsb.st_ino, sb.st_ino);
+	close(fd);
+	/* another file now at that path, a symlink to it, a path through a symlink */
+	assert_int_equal(open_bad_range(other, &sb), -ESTALE);
+	assert_true(open_bad_range(link, &sb) < 0);
+	assert_true(open_bad_range(via, &sb) < 0);
+	assert_int_equal(synth_open_mapped(getpid(), 0x1000, 0x2000, 0, 0, 0, "relative"), -ENOENT);
+	/* a FIFO, no writer: in a child that SIGALRM ends if open() blocks */
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		alarm(10);
+		_exit(open_bad_range(fifo, &sb) == -ESTALE ? 0 : 1);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));   /* not killed by SIGALRM: it did not block */
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* a mapping of our own through map_files: the file mapped, whatever the path says */
+	{
+		void *p;
+		char line[512];
+		unsigned long lo = 0, hi = 0;
+		FILE *f;
+
+		fd = open(file, O_RDWR);
+		assert_int_equal(ftruncate(fd, 4096), 0);
+		p = mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0);
+		assert_true(p != MAP_FAILED);
+		close(fd);
+		f = fopen("/proc/self/maps", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (strstr(line, file) && sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+				break;
+		fclose(f);
+		assert_int_equal(lo, (unsigned long)p);
+		fd = synth_open_mapped(getpid(), lo, hi, 0, 0, 0, fifo);   /* map_files wins */
+		assert_true(fd >= 0);
+		assert_int_equal(fstat(fd, &fsb), 0);
+		assert_int_equal(fsb.st_ino, sb.st_ino);
+		close(fd);
+		munmap(p, 4096);
+	}
+	unlink(file);
+	unlink(other);
+	unlink(fifo);
+	unlink(link);
+	unlink(dlink);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -435,6 +534,7 @@ int main(void)
 		cmocka_unit_test(test_kernel),
 		cmocka_unit_test(test_all),
 		cmocka_unit_test(test_build_id_errors),
+		cmocka_unit_test(test_open_mapped),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -123,6 +123,18 @@ static void test_note_in_file(void **state)
 	}
 }
 
+/*
+ * The probe site's nop, or the int3 a uprobe put there: a system-wide
+ * recorder running beside the tests (another test, another user's session)
+ * attaches to every libperfmark mapped, this process's too.
+ */
+static bool is_site(uintptr_t addr)
+{
+	unsigned char b = *(unsigned char *)addr;
+
+	return b == 0x90 || b == 0xcc;
+}
+
 static void test_note_matches_runtime(void **state)
 {
 	struct base_query q = { .suffix = "libperfmark.so.0" };
@@ -133,11 +145,11 @@ static void test_note_matches_runtime(void **state)
 	assert_true(q.found);
 	assert_int_equal(usdt_find(LIBPATH, "perfmark", "uevent", &p), 0);
 	assert_ptr_equal(dlsym(RTLD_DEFAULT, "perfmark_uevent_semaphore"), (void *)(q.base + p.sema_vaddr));
-	assert_int_equal(*(unsigned char *)(q.base + p.pc_vaddr), 0x90);
+	assert_true(is_site(q.base + p.pc_vaddr));
 	assert_int_equal(usdt_find(LIBPATH, "perfmark", "register0", &p), 0);
 	assert_ptr_equal(dlsym(RTLD_DEFAULT, "perfmark_register0_semaphore"),
 			 (void *)(q.base + p.sema_vaddr));
-	assert_int_equal(*(unsigned char *)(q.base + p.pc_vaddr), 0x90);
+	assert_true(is_site(q.base + p.pc_vaddr));
 }
 
 static void test_sdt_reference(void **state)

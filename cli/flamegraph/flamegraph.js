@@ -12,6 +12,8 @@
   for (var i = 0; i < nNodes; i++) { parent[i] = D.nodes[2 * i]; frame[i] = D.nodes[2 * i + 1]; }
   var nSamples = D.samples.length / 3;
   var nRanges = D.ranges.length / 6;
+  var nStates = D.states ? D.states.length / 5 : 0;
+  var STATE_ROW = 7;
   var state = { sel: null, zoom: 0, search: '' };
 
   function el(tag, attrs, parentEl) {
@@ -58,7 +60,7 @@
     for (var i = 0; i < nSamples; i++) {
       var t = D.samples[3 * i], th = D.samples[3 * i + 1];
       if (s && (th !== s.thread || t < s.start || t > s.end)) continue;
-      w[D.samples[3 * i + 2]] += 1;
+      w[D.samples[3 * i + 2]] += D.weights ? D.weights[i] : 1;
     }
     var self = w.slice();
     for (var n = nNodes - 1; n > 0; n--) w[parent[n]] += w[n];   /* parents come first */
@@ -107,15 +109,19 @@
   }
   function hideTip() { tip.style.display = 'none'; }
 
+  /* a weight as the page shows it: samples, or time off the CPU (-e offcpu-time) */
+  function fmtW(v) { return D.weights ? fmtUs(v) + ' off CPU' : v + ' samples'; }
+
   /* ---- timeline: one lane per thread, ranges as bars by nesting depth ---- */
   function drawTimeline() {
     tl.textContent = '';
-    var lanes = [], laneOf = {}, maxDepth = {};
+    var lanes = [], laneOf = {}, maxDepth = {}, hasStates = {};
     for (var r = 0; r < nRanges; r++) {
       var th = D.ranges[6 * r], d = D.ranges[6 * r + 4];
       if (!(th in laneOf)) { laneOf[th] = lanes.length; lanes.push(th); maxDepth[th] = 0; }
       if (d > maxDepth[th]) maxDepth[th] = d;
     }
+    for (var q = 0; q < nStates; q++) hasStates[D.states[5 * q]] = true;
     if (!lanes.length) {
       tl.appendChild(h('div', { 'class': 'help' }, 'no marker ranges in this recording'));
       return;
@@ -124,7 +130,7 @@
     var y = 18, laneY = {};
     for (var l = 0; l < lanes.length; l++) {
       laneY[lanes[l]] = y;
-      y += (maxDepth[lanes[l]] + 1) * LANE_ROW + 10;
+      y += (maxDepth[lanes[l]] + 1) * LANE_ROW + (hasStates[lanes[l]] ? STATE_ROW + 2 : 0) + 10;
     }
     var svg = el('svg', { width: width, height: y, viewBox: '0 0 ' + width + ' ' + y });
     var span = Math.max(D.end - D.start, 1);
@@ -138,6 +144,25 @@
       var t = D.threads[lanes[l]];
       el('text', { x: 4, y: laneY[lanes[l]] + 11, 'class': 'lane-label' }, svg).textContent =
         t.comm + ' ' + t.tid;
+    }
+    /* under a thread's ranges, its states: running where it was seen, blocked, runnable */
+    function stateBar(th, s, e, cls, text) {
+      var sy = laneY[th] + (maxDepth[th] + 1) * LANE_ROW;
+      var rect = el('rect', { x: x(s), y: sy, width: Math.max(x(e) - x(s), 0.5), height: STATE_ROW,
+                              'class': 'state ' + cls, 'data-state': cls }, svg);
+      el('title', {}, rect).textContent = text + ': ' + fmtUs(e - s);
+    }
+    for (l = 0; l < lanes.length; l++)
+      if (hasStates[lanes[l]])
+        stateBar(lanes[l], D.threads[lanes[l]].first, D.threads[lanes[l]].last, 'running', 'running (or not seen)');
+    for (q = 0; q < nStates; q++) {
+      var qt = D.states[5 * q];
+      if (!(qt in laneOf)) continue;
+      var letter = String.fromCharCode(D.states[5 * q + 4]);
+      if (D.states[5 * q + 2] > D.states[5 * q + 1])
+        stateBar(qt, D.states[5 * q + 1], D.states[5 * q + 2], 'blocked', 'blocked (' + letter + ')');
+      if (D.states[5 * q + 3] > D.states[5 * q + 2])
+        stateBar(qt, D.states[5 * q + 2], D.states[5 * q + 3], 'runnable', 'runnable, waiting for a CPU');
     }
     for (r = 0; r < nRanges; r++) {
       var rth = D.ranges[6 * r], nm = D.names[D.ranges[6 * r + 1]];
@@ -170,7 +195,8 @@
       if (D.samples[3 * i + 1] === D.ranges[6 * r] && t >= s && t <= e) n++;
     }
     return 'range ' + D.names[D.ranges[6 * r + 1]] + (D.ranges[6 * r + 5] ? ' (open)' : '') +
-      ' on ' + th.comm + ' ' + th.tid + ': ' + fmtUs(e - s) + ', ' + n + ' samples';
+      ' on ' + th.comm + ' ' + th.tid + ': ' + fmtUs(e - s) + ', ' + n + ' samples' +
+      (D.weights ? ' (off CPU)' : '');
   }
   function selectRange(r) {
     state.sel = { thread: D.ranges[6 * r], start: D.ranges[6 * r + 2], end: D.ranges[6 * r + 3], range: r };
@@ -180,14 +206,19 @@
   }
 
   /* ---- flame graph: root at the bottom, x by total samples ---- */
-  var W;
+  var W, CONTEXT = 3;
+  /* rows of the flame graph that fit below its bar in the window (at least 12) */
+  function fitRows() {
+    var y = fl.getBoundingClientRect().top + window.scrollY + bar.offsetHeight + 12;
+    return Math.max(12, Math.floor((window.innerHeight - y - 8) / ROW));
+  }
   function drawFlame() {
     var old = document.getElementById('flame-svg');
     if (old) old.remove();
     W = weigh();
     var total = W.total[0];
     what.textContent = state.sel ? rangeText(state.sel.range) :
-      (D.range ? 'samples inside range ' + D.range : 'all samples') + ': ' + total + ' samples of ' + D.event;
+      (D.range ? 'samples inside range ' + D.range : 'all samples') + ': ' + fmtW(total) + ' of ' + D.event;
     var width = fl.clientWidth - 20 || 1200;
     var zoom = state.zoom, zt = W.total[zoom] || 1;
     var anc = [];
@@ -214,17 +245,39 @@
       layout(k, x, 0);
       x += W.total[k] / zt * width;
     }
-    var maxD = 0;
-    for (var i = 0; i < rows.length; i++) if (rows[i][3] > maxD) maxD = rows[i][3];
-    var height = (maxD + 1) * ROW + 4;
+    var maxD = 0, hasKid = {};
+    for (var i = 0; i < rows.length; i++) {
+      if (rows[i][3] > maxD) maxD = rows[i][3];
+      if (rows[i][3] > 0) hasKid[parent[rows[i][0]]] = 1;
+    }
+    /* the rows that fit the window (the root's row included): deeper frames
+     * are reached by zooming; zoomed, z's subtree if it fits, else z and
+     * CONTEXT ancestors at the bottom, a bar below them to go back down */
+    var fit = fitRows(), dz = anc.length - 1;
+    var base = zoom ? Math.max(0, Math.min(dz - CONTEXT, maxD - fit + 1)) : 0;
+    if (base > 0) {     /* the bar below takes a row */
+      fit--;
+      base = Math.max(0, Math.min(dz - CONTEXT, maxD - fit + 1));
+    }
+    var last = Math.min(maxD, base + fit - 1), below = base > 0 ? ROW : 0;
+    var height = (last - base + 1) * ROW + 4 + below;
     var svg = el('svg', { id: 'flame-svg', width: width, height: height, viewBox: '0 0 ' + width + ' ' + height });
+    if (below) {
+      var bg = el('g', { 'class': 'frame below' }, svg);
+      el('rect', { x: 0, y: height - ROW, width: width, height: ROW - 1, fill: 'rgb(210,210,220)' }, bg);
+      el('text', { x: 3, y: height - 5 }, bg).textContent = '\u25bc ' + base + ' frames below, from ' +
+        nameOf(anc[0]) + ': click to reset the zoom';
+      bg.addEventListener('click', function () { state.zoom = 0; drawFlame(); });
+    }
     var re = null;
     if (state.search) { try { re = new RegExp(state.search); } catch (e) { re = null; } }
     var matched = 0, counted = {};
     for (i = 0; i < rows.length; i++) {
-      var n = rows[i][0], rx = rows[i][1], rw = rows[i][2], y = height - (rows[i][3] + 1) * ROW;
-      var name = nameOf(n);
-      var g = el('g', { 'class': 'frame', 'data-node': n }, svg);
+      if (rows[i][3] < base || rows[i][3] > last) continue;
+      var n = rows[i][0], rx = rows[i][1], rw = rows[i][2];
+      var y = height - below - (rows[i][3] - base + 1) * ROW;
+      var name = nameOf(n), more = rows[i][3] === last && hasKid[n];
+      var g = el('g', { 'class': more ? 'frame more' : 'frame', 'data-node': n }, svg);
       var hit = re && re.test(name);
       if (hit) {
         g.setAttribute('class', 'frame hit');
@@ -234,7 +287,8 @@
       }
       if (zoom && rows[i][3] < anc.length - 1) g.setAttribute('class', 'frame dim');
       el('rect', { x: rx, y: y, width: Math.max(rw - 0.5, 0.1), height: ROW - 1, fill: color(n) }, g);
-      el('title', {}, g).textContent = name + ': ' + W.total[n] + ' samples';
+      el('title', {}, g).textContent = name + ': ' + fmtW(W.total[n]) +
+        (more ? ' (deeper frames: click to see them)' : '');
       if (rw > 30) {
         var chars = Math.floor((rw - 6) / 6.5);
         el('text', { x: rx + 3, y: y + ROW - 5 }, g).textContent =
@@ -243,8 +297,8 @@
       (function (n) {
         g.addEventListener('click', function () { state.zoom = n; drawFlame(); });
         g.addEventListener('mousemove', function (ev) {
-          showTip(ev, nameOf(n) + '\n' + W.total[n] + ' samples (' + pct(W.total[n], total) +
-            ' of the view), ' + W.self[n] + ' self (' + pct(W.self[n], total) + ')');
+          showTip(ev, nameOf(n) + '\n' + fmtW(W.total[n]) + ' (' + pct(W.total[n], total) +
+            ' of the view), ' + fmtW(W.self[n]) + ' self (' + pct(W.self[n], total) + ')');
         });
         g.addEventListener('mouseleave', hideTip);
       })(n);

@@ -419,6 +419,128 @@ out:
 	return err;
 }
 
+/* ---- where the ranges' wall time went -------------------------------------------- */
+
+struct stack_acc {
+	uint32_t k, node;
+	uint64_t ns, intervals;
+};
+
+static int by_name_node(const void *a, const void *b)
+{
+	const struct stack_acc *x = a, *y = b;
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+static int by_name_ns(const void *a, const void *b)
+{
+	const struct stack_acc *x = a, *y = b;
+
+	if (x->k != y->k)
+		return x->k < y->k ? -1 : 1;
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+/* The blocked stacks of each name's own time, the heaviest RANGESTATS_STACKS kept. */
+static int range_stacks(struct rangestats *out, const struct profile *p, struct idmap *ids)
+{
+	size_t no, nr, n = 0, m = 0;
+	const struct profile_offcpu *ov = profile__offcpus(p, &no);
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	struct stack_acc *a = malloc((no ? no : 1) * sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < no; i++)
+		if (!ov[i].runnable && ov[i].range != PROFILE_NONE && ov[i].range < nr)
+			a[n++] = (struct stack_acc){ .k = idmap__get(ids, rv[ov[i].range].name),
+				.node = ov[i].node, .ns = ov[i].period - ov[i].runq,
+				.intervals = ov[i].count };
+	if (n)
+		qsort(a, n, sizeof(*a), by_name_node);
+	for (size_t i = 0; i < n; i++) {
+		if (m && a[m - 1].k == a[i].k && a[m - 1].node == a[i].node) {
+			a[m - 1].ns += a[i].ns;
+			a[m - 1].intervals += a[i].intervals;
+		} else {
+			a[m++] = a[i];
+		}
+	}
+	if (m)
+		qsort(a, m, sizeof(*a), by_name_ns);
+	for (size_t i = 0; i < m; i++) {
+		struct rangestat *r = &out->v[a[i].k];
+
+		if (r->nstacks < RANGESTATS_STACKS)
+			r->stacks[r->nstacks++] = (struct rangestack){ .node = a[i].node, .ns = a[i].ns,
+				.intervals = a[i].intervals };
+	}
+	free(a);
+	return 0;
+}
+
+/*
+ * On CPU, blocked and waiting for a CPU per instance (nested ones summed
+ * into their parents, children after them), counted at the closed
+ * instances that are the outermost of their name.  An interval off the
+ * CPU lies within the innermost range open when it began: the thread
+ * cannot end a range while it is off the CPU.
+ */
+static int range_offcpu(struct rangestats *out, const struct profile *p, struct idmap *ids)
+{
+	size_t ns, no, nr;
+	const struct profile_sample *sv = profile__samples(p, &ns);
+	const struct profile_offcpu *ov = profile__offcpus(p, &no);
+	const struct profile_range *rv = profile__ranges(p, &nr);
+	uint64_t *acc = calloc(3 * (nr ? nr : 1), sizeof(*acc));   /* on, blocked, runqueue */
+	bool *top = calloc(nr ? nr : 1, sizeof(*top));
+	bool per_period;
+	uint64_t unit = profile__oncpu_ns(p, &per_period);
+	int err = 0;
+
+	if (!acc || !top) {
+		err = -ENOMEM;
+		goto out;
+	}
+	out->offcpu = true;
+	out->oncpu = unit != 0;
+	for (size_t i = 0; i < ns && unit; i++)
+		if (sv[i].range != PROFILE_NONE && sv[i].range < nr)
+			acc[3 * sv[i].range] += per_period ? sv[i].period : unit;
+	for (size_t i = 0; i < no; i++) {
+		if (ov[i].range == PROFILE_NONE || ov[i].range >= nr)
+			continue;
+		acc[3 * ov[i].range + 1] += ov[i].period - ov[i].runq;
+		acc[3 * ov[i].range + 2] += ov[i].runq;
+	}
+	err = outermost_of_name(p, ids, out->n, top);
+	for (size_t r = nr; r-- > 0 && !err;) {
+		if (rv[r].parent != PROFILE_NONE)
+			for (int j = 0; j < 3; j++)
+				acc[3 * rv[r].parent + j] += acc[3 * r + j];
+		if (top[r] && !rv[r].open) {
+			struct rangestat *s = &out->v[idmap__get(ids, rv[r].name)];
+
+			s->instances++;
+			s->wall_ns += rv[r].end - rv[r].start;
+			s->oncpu_ns += acc[3 * r];
+			s->blocked_ns += acc[3 * r + 1];
+			s->runq_ns += acc[3 * r + 2];
+		}
+	}
+	if (!err)
+		err = range_stacks(out, p, ids);
+out:
+	free(acc);
+	free(top);
+	return err;
+}
+
 int rangestats__build(struct rangestats *out, const struct profile *p)
 {
 	size_t nr;
@@ -433,6 +555,8 @@ int rangestats__build(struct rangestats *out, const struct profile *p)
 	err = range_durations(out, p, &ids);
 	if (!err)
 		err = range_samples(out, p, &ids);
+	if (!err && profile__offcpus(p, &nr) && nr)
+		err = range_offcpu(out, p, &ids);
 	idmap__free(&ids);
 	if (err)
 		rangestats__free(out);

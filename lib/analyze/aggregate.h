@@ -8,7 +8,9 @@
  *              and --children count them (a function counts once per sample)
  *   rangestats per range name: count, durations, and the samples inside:
  *              "self" where it is the innermost range, "total" with nested ones,
- *              with the functions of its self samples
+ *              with the functions of its self samples; with off-CPU time in
+ *              the recording, where its wall time went (on CPU, blocked,
+ *              waiting for a CPU) and the stacks it blocked in most
  *
  * A selection is a predicate on samples (NULL: every sample).
  *
@@ -66,6 +68,15 @@ int fnstats__build(struct fnstats *out, const struct profile *p, const struct we
 void fnstats__sort(struct fnstats *s, const struct profile *p, enum fnsort by);
 void fnstats__free(struct fnstats *s);
 
+/* A stack a range blocked in (its own time, not its nested ranges') */
+struct rangestack {
+	uint32_t node;      /* the stack: a node of the call tree */
+	uint64_t ns;        /* blocked there, in all */
+	uint64_t intervals; /* how many times (summed intervals counted each) */
+};
+
+#define RANGESTATS_STACKS 3     /* top blocking stacks kept per range name */
+
 struct rangestat {
 	uint32_t name;      /* string id */
 	uint64_t count;     /* closed instances */
@@ -74,12 +85,24 @@ struct rangestat {
 	uint64_t self_samples, total_samples, self_period, total_period;
 	struct fnstat *fns; /* functions of the self samples, heaviest first */
 	size_t nfns;
+	/*
+	 * Off-CPU time (rangestats.offcpu): over the closed instances that are
+	 * the outermost of their name, nested ranges included, so that wall =
+	 * on CPU + blocked + runqueue up to sampling.  on CPU is estimated from
+	 * the samples (rangestats.oncpu false: the event does not tell time).
+	 */
+	uint64_t instances;                 /* closed, outermost of their name */
+	uint64_t wall_ns, oncpu_ns, blocked_ns, runq_ns;
+	struct rangestack stacks[RANGESTATS_STACKS];    /* heaviest first */
+	size_t nstacks;
 };
 
 struct rangestats {
 	struct rangestat *v;
 	size_t n;
 	struct fnstat *fn_store;    /* every range's fns, one after the other */
+	bool offcpu;                /* the recording has off-CPU time */
+	bool oncpu;                 /* the analysed event's samples tell time on CPU */
 };
 
 int rangestats__build(struct rangestats *out, const struct profile *p);

@@ -7,16 +7,23 @@
 #ifndef PERFMARK_PPROF_H
 #define PERFMARK_PPROF_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "profile.h"
+#include "srcline.h"
 
 struct pprof_opts {
 	uint64_t since;     /* samples older than this (the recording's clock) are left out */
+	bool lines;         /* source lines from the files' DWARF (srcline.h) */
+	struct srcline_stats *src;  /* NULL, or where what reading them met goes */
 };
 
-/* Write p to out (o may be NULL).  0 or a negative errno. */
+/*
+ * Write p, loaded with keep_addrs (else -EINVAL), to out (o may be NULL:
+ * no lines).  0 or a negative errno.
+ */
 int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out);
 
 #endif

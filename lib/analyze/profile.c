@@ -6,6 +6,7 @@
  * kept markers; the call tree is profile_tree.c's.
  */
 #include "profile_int.h"
+#include "offcpu.h"
 #include "perfread.h"
 #include "symbolize.h"
 #include "grow.h"
@@ -106,7 +107,9 @@ static bool is_analysed(struct profile *p, const struct perfread_event *e)
 		p->seen[i] = e;
 		p->seen_n[i] = (struct profile_event){ .name = event_name(e) };
 		p->nr_seen++;
-		if (!p->sample_event && (!p->o.event || !strcmp(p->o.event, event_name(e))))
+		/* offcpu-time's period is time off the CPU: analysed only when asked for */
+		if (!p->sample_event && (p->o.event ? !strcmp(p->o.event, event_name(e)) :
+					 !offcpu__event(event_name(e))))
 			p->sample_event = e;
 	}
 	if (i < p->nr_seen)
@@ -140,29 +143,88 @@ static void note_time(struct profile *p, const struct perfread_sample *s)
 	p->any_time = true;
 }
 
-static int add_sample(struct profile *p, const struct perfread_sample *s)
+/*
+ * keep_addrs: the frames by address as well, into *anode.  The leaf and the
+ * first user frame under kernel ones are where the CPU was; every other one
+ * is a return address.
+ */
+static uint32_t stack_node_addrs(struct profile *p, const struct perfread_sample *s,
+				 uint32_t comm, uint32_t node, const struct callchain_ip *ips,
+				 size_t n, uint32_t *anode)
+{
+	uint32_t l = comm == TABLE_NONE ? TABLE_NONE : profile_comm_loc(p, comm);
+	uint32_t a = l == TABLE_NONE ? TABLE_NONE : profile_anode_of(p, 0, l);
+
+	while (n-- > 0 && node != TABLE_NONE && a != TABLE_NONE) {
+		bool call = n > 0 && !(ips[n - 1].kernel && !ips[n].kernel);
+
+		l = profile_loc_at(p, s->pid, &ips[n], call);
+		if (l == TABLE_NONE)
+			return TABLE_NONE;
+		node = profile_node_of(p, node, VEC_AT(p->locs, struct profile_loc, l)->frame);
+		a = profile_anode_of(p, a, l);
+	}
+	*anode = a;
+	return a == TABLE_NONE ? TABLE_NONE : node;
+}
+
+/*
+ * The call-tree node of a sample's stack (comm, outermost frame, ..., leaf);
+ * with keep_addrs its node in the tree by address goes to *anode.
+ */
+static uint32_t stack_node(struct profile *p, const struct perfread_sample *s, uint32_t *ti,
+			   uint32_t *anode)
 {
 	struct callchain_ip ips[CALLCHAIN_MAX];
 	size_t n = callchain__get(p->sym, replay__reader(p->rp), s, ips, CALLCHAIN_MAX);
 	struct profile_thread *t;
-	struct profile_sample *ps;
-	uint32_t ti, node, f;
+	uint32_t node, f;
 
-	t = thread_at(p, s->pid, s->tid, s->time, &ti);
+	*anode = TABLE_NONE;
+	t = thread_at(p, s->pid, s->tid, s->time, ti);
 	if (!t)
-		return -ENOMEM;
+		return TABLE_NONE;
 	f = profile_frame_of(p, t->comm, TABLE_NONE, PROFILE_FRAME_COMM, 0);
 	node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, 0, f);
+	if (p->o.keep_addrs)
+		return stack_node_addrs(p, s, f, node, ips, n, anode);
 	while (n-- > 0 && node != TABLE_NONE) {
 		f = profile_frame_at(p, s->pid, &ips[n]);
 		node = f == TABLE_NONE ? TABLE_NONE : profile_node_of(p, node, f);
 	}
+	return node;
+}
+
+static int add_sample(struct profile *p, const struct perfread_sample *s)
+{
+	struct profile_sample *ps;
+	uint32_t ti, anode, node = stack_node(p, s, &ti, &anode);
+
 	ps = VEC_PUSH(p->samples, struct profile_sample);
 	if (node == TABLE_NONE || !ps)
 		return -ENOMEM;
 	*ps = (struct profile_sample){ .time = s->time, .period = s->period ? s->period : 1,
-		.tid = s->tid, .cpu = s->cpu, .node = node, .thread = ti,
+		.tid = s->tid, .cpu = s->cpu, .node = node, .anode = anode, .thread = ti,
 		.range = replay__range(p->rp, s->tid) };
+	return 0;
+}
+
+/* An offcpu-time sample: an interval off the CPU, or a sum of shorter ones. */
+static int add_offcpu(struct profile *p, const struct perfread_sample *s)
+{
+	struct profile_offcpu *po;
+	struct offcpu o;
+	uint32_t ti, anode, node = stack_node(p, s, &ti, &anode);
+
+	offcpu__decode(&o, s->raw, s->raw_size);
+	po = VEC_PUSH(p->offcpus, struct profile_offcpu);
+	if (node == TABLE_NONE || !po)
+		return -ENOMEM;
+	*po = (struct profile_offcpu){ .time = s->time, .period = s->period, .tid = s->tid,
+		.runq = o.runq_ns < s->period ? o.runq_ns : s->period,
+		.node = node, .anode = anode, .thread = ti, .range = replay__range(p->rp, s->tid),
+		.count = o.count, .runnable = o.runnable, .state = offcpu__state_letter(&o)[0],
+		.waker = (uint8_t)o.waker_flags, .waker_tid = o.waker_tid };
 	return 0;
 }
 
@@ -174,6 +236,8 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 	note_time(p, s);
 	if (is_analysed(p, s->event))
 		err = add_sample(p, s);
+	if (!err && offcpu__event(event_name(s->event)))
+		err = add_offcpu(p, s);
 	return err ? err : p->err;
 }
 
@@ -365,6 +429,13 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 	if (!root || p->unknown == TABLE_NONE)
 		return fail(err, errlen, -ENOMEM, "out of memory");
 	*root = (struct profile_node){ .parent = TABLE_NONE, .frame = TABLE_NONE };
+	if (p->o.keep_addrs) {
+		struct profile_anode *aroot = VEC_PUSH(p->anodes, struct profile_anode);
+
+		if (!aroot)
+			return fail(err, errlen, -ENOMEM, "out of memory");
+		*aroot = (struct profile_anode){ .parent = TABLE_NONE, .loc = TABLE_NONE };
+	}
 	r = replay__open(&p->rp, fd, NULL);
 	if (r < 0)
 		return fail(err, errlen, r, "%s", replay__error(p->rp));
@@ -415,6 +486,9 @@ void profile__free(struct profile *p)
 	free(p->tstate.v);
 	free(p->counters.v);
 	free(p->marks.v);
+	free(p->offcpus.v);
+	free(p->locs.v);
+	free(p->anodes.v);
 	free(p->mark_data);
 	idmap__free(&p->mapping_ids);
 	idmap__free(&p->frame_ids);
@@ -423,6 +497,10 @@ void profile__free(struct profile *p)
 	idmap__free(&p->counter_ids);
 	idmap__free(&p->addr_cache);
 	idmap__free(&p->proc_gen);
+	idmap__free(&p->loc_exact);
+	idmap__free(&p->loc_call);
+	idmap__free(&p->comm_locs);
+	idmap__free(&p->anode_ids);
 	strtab__free(&p->strs);
 	replay__free(p->rp);
 	free(p);
@@ -456,6 +534,21 @@ uint64_t profile__sample_freq(const struct profile *p)
 	const struct perfread_event *e = p->sample_event;
 
 	return e && e->attr.freq ? e->attr.sample_freq : 0;
+}
+
+uint64_t profile__oncpu_ns(const struct profile *p, bool *ns_per_period)
+{
+	const struct perfread_event *e = p->sample_event;
+
+	*ns_per_period = false;
+	if (!e)
+		return 0;
+	if (e->attr.type == PERF_TYPE_SOFTWARE && (e->attr.config == PERF_COUNT_SW_CPU_CLOCK ||
+						  e->attr.config == PERF_COUNT_SW_TASK_CLOCK)) {
+		*ns_per_period = true;
+		return 1;
+	}
+	return e->attr.freq && e->attr.sample_freq ? 1000000000ull / e->attr.sample_freq : 0;
 }
 
 uint64_t profile__hidden_samples(const struct profile *p)
@@ -497,6 +590,9 @@ PROFILE_ARRAY(range, ranges)
 PROFILE_ARRAY(thread, threads)
 PROFILE_ARRAY(counter, counters)
 PROFILE_ARRAY(mark, marks)
+PROFILE_ARRAY(loc, locs)
+PROFILE_ARRAY(anode, anodes)
+PROFILE_ARRAY(offcpu, offcpus)
 #undef PROFILE_ARRAY
 
 const uint8_t *profile__mark_data(const struct profile *p)

@@ -13,6 +13,12 @@
  *   the innermost marker range open on the sample's thread (or none),
  *   its time, thread and period.
  *
+ * Off-CPU time (offcpu-time samples, lib/format/offcpu.h) is kept apart,
+ * whatever the event analysed: per interval (or sum of shorter ones) its
+ * time, length, state, waker, stack (a node of the same call tree) and
+ * innermost range.  offcpu-time is analysed as the sampling event only when
+ * asked for (-e offcpu-time): its period is nanoseconds off the CPU.
+ *
  * Frames are interned per (function name, file); addresses are symbolized
  * once per (pid, address); a frame no symbol names is named by its file and
  * offset ("libc.so.6+0x2a1b0", symbolize.h).  With a filter (filter.h) only
@@ -40,8 +46,10 @@ struct filter;
 
 struct profile_opts {
 	bool keep_marks;    /* keep every marker (strings, counters, app types) */
+	bool keep_addrs;    /* keep every frame's address too: profile__locs(),
+			     * profile__anodes() and each sample's anode (pprof) */
 	const char *event;  /* the sampling event to analyse (by name); NULL: the
-			     * first one whose sample comes */
+			     * first one whose sample comes, offcpu-time excepted */
 	struct filter *filter;  /* perf's filters (filter.h), applied as the recording
 				 * is read; NULL: every sample */
 };
@@ -62,6 +70,7 @@ struct profile_mapping {
 	uint32_t file;              /* string id: path, "[kernel.kallsyms]", "[unknown]" */
 	uint32_t build_id;          /* string id (hex) or PROFILE_NONE */
 	uint64_t start, end, pgoff; /* as first seen */
+	bool exe;                   /* a sampled process's executable */
 };
 
 struct profile_frame {
@@ -76,12 +85,46 @@ struct profile_node {
 	uint32_t parent, frame;
 };
 
+/*
+ * With keep_addrs: a frame at one address.  A caller's frame is named by
+ * its return address, as perf names it, and located at the byte before it
+ * (inside the call), where its source line is.
+ */
+struct profile_loc {
+	uint32_t frame;
+	bool call;                  /* a caller's: addr and offset are the return address - 1 */
+	uint64_t addr;              /* in its process (comm frames: 0) */
+	uint64_t offset;            /* in its mapping's file: addr - start + pgoff */
+};
+
+/* With keep_addrs: the call tree by address, as profile_node by frame (anode 0 the root). */
+struct profile_anode {
+	uint32_t parent, loc;
+};
+
 struct profile_sample {
 	uint64_t time, period;
 	uint32_t tid, node;
+	uint32_t anode;             /* with keep_addrs, else PROFILE_NONE */
 	uint32_t cpu;
 	uint32_t range;             /* innermost open range instance, or PROFILE_NONE */
 	uint32_t thread;            /* index into the threads */
+};
+
+/* Time a thread spent off the CPU: one interval, or a sum of shorter ones. */
+struct profile_offcpu {
+	uint64_t time, period;      /* when it left the CPU; ns away (a sum: all of its intervals) */
+	uint64_t runq;              /* of period, ns waiting for a CPU (the last part of an
+				     * interval it blocked in, all of one it was preempted in) */
+	uint32_t tid, node;         /* node: its stack, in the samples' call tree */
+	uint32_t anode;             /* with keep_addrs, its stack by address, else PROFILE_NONE */
+	uint32_t range;             /* innermost open range instance, or PROFILE_NONE */
+	uint32_t thread;
+	uint32_t count;             /* intervals: 1, or how many this sums */
+	uint32_t waker_tid;         /* the thread that woke it, 0 when none is named */
+	uint8_t runnable;           /* it waited for a CPU; else it was blocked */
+	uint8_t waker;              /* PERFMARK_OFFCPU_WAKER_* */
+	char state;                 /* 'R', 'S', 'D', ... (offcpu__state_letter) */
 };
 
 struct profile_range {
@@ -128,6 +171,13 @@ const char *profile__str(const struct profile *p, uint32_t id);
 const char *profile__event_name(const struct profile *p);   /* the sampling event */
 /* The sampling event's frequency (Hz) when it samples by frequency, else 0. */
 uint64_t profile__sample_freq(const struct profile *p);
+/*
+ * The nanoseconds on CPU one sample of the analysed event stands for:
+ * its period for cpu-clock and task-clock, 1e9 / frequency for others
+ * sampled by frequency; 0 when neither tells (a fixed period of events).
+ * ns_per_period true: multiply by the period, else by the sample count.
+ */
+uint64_t profile__oncpu_ns(const struct profile *p, bool *ns_per_period);
 /* Every sampling event with samples, in the order their first came; the
  * one analysed is profile__event_name()'s. */
 const struct profile_event *profile__events(const struct profile *p, size_t *n);
@@ -153,6 +203,9 @@ PROFILE_ARRAY(range, ranges);
 PROFILE_ARRAY(thread, threads);
 PROFILE_ARRAY(counter, counters);
 PROFILE_ARRAY(mark, marks);
+PROFILE_ARRAY(loc, locs);
+PROFILE_ARRAY(anode, anodes);
+PROFILE_ARRAY(offcpu, offcpus);
 #undef PROFILE_ARRAY
 const uint8_t *profile__mark_data(const struct profile *p);
 

@@ -37,7 +37,8 @@ struct profile {
 	struct symbolizer *sym;
 	struct profile_opts o;
 	struct strtab strs;
-	struct vec mappings, frames, nodes, samples, ranges, threads, tstate, counters, marks;
+	struct vec mappings, frames, nodes, samples, ranges, threads, tstate, counters, marks, offcpus;
+	struct vec locs, anodes;    /* keep_addrs */
 	uint8_t *mark_data;
 	size_t mark_len, mark_cap;
 	struct idmap mapping_ids;   /* file string id -> mapping */
@@ -47,6 +48,9 @@ struct profile {
 	struct idmap counter_ids;   /* name -> counter */
 	struct idmap addr_cache;    /* kernel addr, or gen << 47 | user addr -> frame */
 	struct idmap proc_gen;      /* pid -> generation of its address cache entries */
+	struct idmap loc_exact, loc_call;   /* as addr_cache -> loc (keep_addrs) */
+	struct idmap comm_locs;     /* comm frame -> loc */
+	struct idmap anode_ids;     /* parent << 32 | loc -> anode */
 	uint32_t next_gen;
 	uint32_t unknown;           /* string id of "[unknown]" */
 	const struct perfread_event *sample_event;
@@ -68,6 +72,10 @@ uint32_t profile_frame_of(struct profile *p, uint32_t name, uint32_t mapping, ui
 /* The frame of an address of process pid, symbolized once per process generation. */
 uint32_t profile_frame_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip);
 uint32_t profile_node_of(struct profile *p, uint32_t parent, uint32_t frame);
+/* keep_addrs: the loc of an address of pid (call: a caller's return address), of a comm frame */
+uint32_t profile_loc_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip, bool call);
+uint32_t profile_comm_loc(struct profile *p, uint32_t frame);
+uint32_t profile_anode_of(struct profile *p, uint32_t parent, uint32_t loc);
 /* A user mapping changed in pid: its cached addresses may now mean other code. */
 void profile_cache_forget(struct profile *p, uint32_t pid);
 

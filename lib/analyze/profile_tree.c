@@ -46,13 +46,17 @@ static uint32_t mapping_of(struct profile *p, const struct symbolizer_loc *loc)
 	if (fid == TABLE_NONE)
 		return TABLE_NONE;
 	i = idmap__get(&p->mapping_ids, fid);
-	if (i != TABLE_NONE)
+	if (i != TABLE_NONE) {
+		if (loc->exe)
+			VEC_AT(p->mappings, struct profile_mapping, i)->exe = true;
 		return i;
+	}
 	m = VEC_PUSH(p->mappings, struct profile_mapping);
 	if (!m)
 		return TABLE_NONE;
 	*m = (struct profile_mapping){ .file = fid, .build_id = TABLE_NONE,
-		.start = loc->map_start, .end = loc->map_end, .pgoff = loc->map_pgoff };
+		.start = loc->map_start, .end = loc->map_end, .pgoff = loc->map_pgoff,
+		.exe = loc->exe };
 	if (loc->build_id && loc->build_id_len) {
 		char hex[2 * 32 + 1];
 
@@ -134,6 +138,68 @@ uint32_t profile_frame_at(struct profile *p, uint32_t pid, const struct callchai
 	if (f != TABLE_NONE && cached && idmap__put(&p->addr_cache, key, f) < 0)
 		return TABLE_NONE;
 	return f;
+}
+
+/*
+ * An address's loc: cached per (process generation, address) as frames
+ * are, apart for a leaf and a caller (the same bytes may be both).
+ */
+uint32_t profile_loc_at(struct profile *p, uint32_t pid, const struct callchain_ip *ip, bool call)
+{
+	struct idmap *cache = call ? &p->loc_call : &p->loc_exact;
+	struct symbolizer_loc sl;
+	struct profile_loc *l;
+	uint64_t key = 0, off;
+	bool cached = cache_key(p, pid, ip, &key);
+	uint32_t i = cached ? idmap__get(cache, key) : TABLE_NONE, f;
+
+	if (i != TABLE_NONE)
+		return i;
+	f = profile_frame_at(p, pid, ip);
+	if (f == TABLE_NONE)
+		return TABLE_NONE;
+	symbolizer__lookup(p->sym, pid, ip->ip, ip->kernel, &sl);
+	off = sl.map_end && ip->ip >= sl.map_start ? ip->ip - sl.map_start + sl.map_pgoff : ip->ip;
+	l = VEC_PUSH(p->locs, struct profile_loc);
+	if (!l)
+		return TABLE_NONE;
+	*l = (struct profile_loc){ .frame = f, .call = call, .addr = ip->ip - call,
+				   .offset = off - call };
+	i = (uint32_t)(p->locs.n - 1);
+	if (cached && idmap__put(cache, key, i) < 0)
+		return TABLE_NONE;
+	return i;
+}
+
+uint32_t profile_comm_loc(struct profile *p, uint32_t frame)
+{
+	uint32_t i = idmap__get(&p->comm_locs, frame);
+	struct profile_loc *l;
+
+	if (i != TABLE_NONE)
+		return i;
+	l = VEC_PUSH(p->locs, struct profile_loc);
+	if (!l)
+		return TABLE_NONE;
+	*l = (struct profile_loc){ .frame = frame };
+	i = (uint32_t)(p->locs.n - 1);
+	return idmap__put(&p->comm_locs, frame, i) < 0 ? TABLE_NONE : i;
+}
+
+uint32_t profile_anode_of(struct profile *p, uint32_t parent, uint32_t loc)
+{
+	uint64_t key = (uint64_t)parent << 32 | loc;
+	uint32_t i = idmap__get(&p->anode_ids, key);
+	struct profile_anode *n;
+
+	if (i != TABLE_NONE)
+		return i;
+	n = VEC_PUSH(p->anodes, struct profile_anode);
+	if (!n)
+		return TABLE_NONE;
+	*n = (struct profile_anode){ .parent = parent, .loc = loc };
+	i = (uint32_t)(p->anodes.n - 1);
+	return idmap__put(&p->anode_ids, key, i) < 0 ? TABLE_NONE : i;
 }
 
 uint32_t profile_node_of(struct profile *p, uint32_t parent, uint32_t frame)

@@ -32,6 +32,8 @@ static void dispatch_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_marker *pm = data;
 
+	if (size >= sizeof(uint32_t) && *(const uint32_t *)data == PM_REC_OFFCPU)
+		collector_offcpu_ring(c, data, size);
 	/* both lanes come here: a JIT code marker's line, once per collector */
 	if (size >= sizeof(*pm) && pm->rec_type == PM_REC_MARKER && pm->type == PERFMARK_TYPE_JIT_CODE)
 		collector_markers_jit(c, pm, size);
@@ -94,8 +96,10 @@ bool collector__consume(struct collector *c)
 	collector_unwind_begin(c);
 	perf_buffer__consume(c->pb);
 	ring_buffer__consume(c->rb);
+	collector_offcpu_drain(c);
 	more = collector_markers_consume(c);
 	collector_unwind_tick(c);
+	collector_agg_flush(c, false);
 	/* what a drain of this collector cost the thread that drains (stats: longest drain) */
 	dt = clock_mono_ns() - t0;
 	if (dt > c->drain_max_ns)
@@ -113,14 +117,17 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 
 	/* every drain asks: the skeleton's mapping of .bss, no syscall (adopted: a lookup) */
 	if (c->skel && c->skel->bss) {
-		*samples = __atomic_load_n(&c->skel->bss->lost_samples, __ATOMIC_RELAXED);
+		/* the tracepoint's misses cost a syscall, and only with tracepoints */
+		*samples = __atomic_load_n(&c->skel->bss->lost_samples, __ATOMIC_RELAXED) +
+			   collector_tp_missed(c) +
+			   collector_agg_lost(c, __atomic_load_n(&c->skel->bss->agg_lost, __ATOMIC_RELAXED));
 		*markers = __atomic_load_n(&c->skel->bss->lost_markers, __ATOMIC_RELAXED) +
 			   collector_markers_lost(c);
 		return;
 	}
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		memset(&bss, 0, sizeof(bss));
-	*samples = bss.lost_samples + collector_tp_missed(c);
+	*samples = bss.lost_samples + collector_tp_missed(c) + collector_agg_lost(c, bss.agg_lost);
 	*markers = bss.lost_markers + collector_markers_lost(c);
 }
 
@@ -329,7 +336,9 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	    (!a->period && a->freq != b->freq) || a->call_graph != b->call_graph ||
 	    (a->call_graph == RECSPEC_CG_DWARF && a->stack_size != b->stack_size) ||
 	    (a->call_graph != RECSPEC_CG_NONE && a->max_stack != b->max_stack) ||
-	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size)
+	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size ||
+	    a->off_cpu != b->off_cpu || (a->off_cpu && a->off_cpu_min_ns != b->off_cpu_min_ns) ||
+	    a->aggregate != b->aggregate)
 		return false;
 	for (i = 0; i < a->nr_events; i++) {
 		const char *fa = recspec_filter(a, i), *fb = recspec_filter(b, i);
@@ -378,6 +387,7 @@ struct collector *collector_alloc(const struct recspec *spec)
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
 	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = c->uw_efd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
+	c->off_agg_fd = -1;
 	c->tp_prog_fd = -1;
 	c->refs = 1;
 	return c;
@@ -394,9 +404,11 @@ void collector_free(struct collector *c)
 			break;
 		}
 	collector_markers_free(c);
+	collector_agg_free(c);
 	ring_buffer__free(c->rb);
 	perf_buffer__free(c->pb);
 	collector_unwind_stop(c);
+	collector_offcpu_free(c);
 	for (i = 0; i < c->nr_links; i++) {
 		if (c->pinned) {
 			/* leave it attached, the pins hold it: close, don't detach */
@@ -421,7 +433,8 @@ void collector_free(struct collector *c)
 	perfmark_bpf__destroy(c->skel);
 	if (c->own_fds) {
 		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd, c->exec_fd,
-			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd, c->tp_prog_fd };
+			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd, c->off_agg_fd,
+			      c->tp_prog_fd };
 
 		for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -516,7 +529,10 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 		snprintf(err, errlen, "cannot size the user-stack maps: %s", strerror(-e));
 		goto fail;
 	}
+	collector_offcpu_setup(c);
 	e = collector_tp_setup(c);
+	if (!e)
+		e = collector_agg_setup(c);
 	if (e) {
 		snprintf(err, errlen, "cannot size the tracepoint map: %s", strerror(-e));
 		goto fail;
@@ -551,9 +567,24 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	e = collector_unwind_start(c, bpf_map__fd(c->skel->maps.uw_pools),
 				   bpf_map__fd(c->skel->maps.uw_maps), bpf_map__fd(c->skel->maps.uw_pids),
 				   err, errlen);
+	if (!e)
+		e = collector_offcpu_start(c, bpf_map__fd(c->skel->maps.off_agg), err, errlen);
 	if (e)
 		goto fail;
+	{
+		const int agg[6] = {
+			bpf_map__fd(c->skel->maps.agg_ctl), bpf_map__fd(c->skel->maps.agg_busy),
+			bpf_map__fd(c->skel->maps.agg_counts0), bpf_map__fd(c->skel->maps.agg_counts1),
+			bpf_map__fd(c->skel->maps.agg_stacks0), bpf_map__fd(c->skel->maps.agg_stacks1),
+		};
+
+		e = collector_agg_start(c, agg, err, errlen);
+		if (e)
+			goto fail;
+	}
 	e = collector_open_events(c, err, errlen);
+	if (!e)
+		e = collector_offcpu_attach(c, err, errlen);
 	if (!e)
 		e = collector_tp_attach(c, err, errlen);
 	if (e)

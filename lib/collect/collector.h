@@ -144,11 +144,40 @@ struct json_object *collector_unwind_stats_json(const struct collector_unwind_st
 void collector_unwind_stats_from_json(struct json_object *o, struct collector_unwind_stats *st);
 void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *buf, size_t len);
 /*
+ * --aggregate: what was written (one sample per distinct stack and
+ * interval: stacks; the samples they stand for: samples) and lost (a full
+ * map, two stacks under one hash).  false when not aggregating.
+ */
+struct collector_agg_stats {
+	uint64_t seconds;                    /* the interval; 0: not aggregating */
+	uint64_t intervals, stacks, samples, lost;
+};
+bool collector__agg_stats(const struct collector *c, struct collector_agg_stats *st);
+/*
+ * As JSON ({"seconds":N,"intervals":N,"stacks":N,"samples":N,"lost":N}),
+ * read back, and as one line of text.
+ */
+struct json_object *collector_agg_stats_json(const struct collector_agg_stats *st);
+void collector_agg_stats_from_json(struct json_object *o, struct collector_agg_stats *st);
+void collector_agg_stats_text(const struct collector_agg_stats *st, char *buf, size_t len);
+/*
+ * --aggregate: end the interval now (a session stopping or flushing): what
+ * was counted goes to the subscribers.  Nothing when not aggregating.
+ */
+void collector__agg_flush(struct collector *c);
+/*
  * Since when (CLOCK_MONOTONIC ns) the kernel's sideband reaches this
  * process; the gap sideband from BPF (PM_REC_TASK, PM_REC_MMAP) tells what
  * happened before, while no daemon read.
  */
 uint64_t collector__sideband_since(const struct collector *c);
+/* --off-cpu: intervals since the collector was loaded (zeros without it) */
+struct collector_offcpu_stats {
+	uint64_t samples;    /* written one each */
+	uint64_t merged;     /* summed with others of the same thread, state and stack */
+	uint64_t lost;       /* neither (the ring and the map of sums were full) */
+};
+void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st);
 /*
  * drops counted in BPF since the collector was loaded; markers also those
  * an earlier recorder had taken from the fast lane when it died

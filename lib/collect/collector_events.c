@@ -110,7 +110,7 @@ int collector_open_events(struct collector *c, char *err, size_t errlen)
 		       (unsigned long long)c->spec.freq, maxrate);
 		c->spec.freq = maxrate;
 	}
-	c->links = calloc((size_t)ncpus * c->spec.nr_events + 8 + MAX_MARKER_LIBS, sizeof(*c->links));
+	c->links = calloc((size_t)ncpus * c->spec.nr_events + MAX_TP_LINKS + MAX_MARKER_LIBS, sizeof(*c->links));
 	c->pfds = calloc((size_t)ncpus * c->spec.nr_events + MAX_MARKER_LIBS, sizeof(*c->pfds));
 	if (!c->links || !c->pfds)
 		return -ENOMEM;

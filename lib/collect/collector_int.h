@@ -11,7 +11,9 @@
  *   collector_events.c   the sampling perf events and the sideband events
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
  *                        (and through them the fast lane, fastlane.h)
+ *   collector_offcpu.c   off-CPU time: its programs and its map of sums
  *   collector_tp.c       the tracepoints' program, configs and events
+ *   collector_agg.c      --aggregate: draining the counted stacks
  *   collector_unwind.c   user stacks: ehframe tables, walking stack copies
  *   collector_want.c     whether a process is recorded, cached by pid
  *   collector_detach.c   links destroyed several at a time (RCU waits shared)
@@ -41,6 +43,8 @@
 #define MAX_MARKER_LIBS   4
 #define MAX_UIDS          64
 #define MAX_NOTICES       4
+/* links besides the sampling events': task tracepoints, gap sideband, off-CPU */
+#define MAX_TP_LINKS      10
 
 struct marker_lib {
 	char path[PATH_MAX];
@@ -97,10 +101,13 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
+	int off_agg_fd;                /* --off-cpu: the summed intervals (collector_offcpu.c) */
+	void *off_keys, *off_vals;     /* a batch of them as it leaves the map */
 	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
 	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
 	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
+	struct collector_agg *agg;     /* --aggregate (collector_agg.c); NULL: not aggregating */
 	struct collector_want want;
 };
 
@@ -131,11 +138,28 @@ int collector_open_sideband(struct collector *c, perf_buffer_event_fn on_sideban
 			    char *err, size_t errlen);
 
 
+/* collector_offcpu.c: off-CPU time */
+int collector_offcpu_setup(struct collector *c);                       /* before load */
+int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen);
+int collector_offcpu_attach(struct collector *c, char *err, size_t errlen);
+void collector_offcpu_ring(struct collector *c, const void *data, size_t size);
+void collector_offcpu_drain(struct collector *c);   /* each read: the sums, one record each */
+void collector_offcpu_free(struct collector *c);
 /* collector_tp.c: tracepoints */
 int collector_tp_setup(struct collector *c);                  /* before load */
 int collector_tp_attach(struct collector *c, char *err, size_t errlen);
 /* hits the kernel did not run the program for (a tracing program already ran on that CPU) */
 uint64_t collector_tp_missed(const struct collector *c);
+
+/* collector_agg.c: --aggregate */
+int collector_agg_setup(struct collector *c);                 /* before load */
+/* fds: agg_ctl, agg_busy, agg_counts0/1, agg_stacks0/1 */
+int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t errlen);
+void collector_agg_free(struct collector *c);
+void collector_agg_flush(struct collector *c, bool force);   /* when the interval is over, or force */
+uint64_t collector_agg_lost(const struct collector *c, uint64_t bpf_lost);
+int collector_agg_pin(struct collector *c, const char *dir);
+void collector_agg_pinned_fds(const char *dir, int fds[6]);
 
 /* collector_sites.c: taking a register site (see there) */
 int collector_site_lock(int fd);

@@ -39,7 +39,7 @@ int collector__pin(struct collector *c, const char *dir)
 		{ c->rb_fd, "rb" }, { c->targets_fd, "targets" }, { c->bss_fd, "bss" },
 		{ c->cfg_fd, "cfg" }, { c->uids_fd, "uids" }, { c->exec_fd, "exec" },
 		{ c->uw_pools_fd, "uw_pools" }, { c->uw_maps_fd, "uw_maps" },
-		{ c->uw_pids_fd, "uw_pids" },
+		{ c->uw_pids_fd, "uw_pids" }, { c->off_agg_fd, "off_agg" },
 	};
 	char name[32];
 	size_t i;
@@ -65,6 +65,8 @@ int collector__pin(struct collector *c, const char *dir)
 			return e;
 	}
 	e = collector_markers_pin(c, dir);
+	if (!e)
+		e = collector_agg_pin(c, dir);
 	if (e)
 		return e;
 	e = add_pin_dir(c, dir);
@@ -186,6 +188,22 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 				   pinned_fd(pin_dir, "uw_pids"), err, errlen);
 	if (e)
 		goto fail;
+	/* --off-cpu's sums (pins of perfmark before 0.2 have none: --off-cpu then fails) */
+	e = collector_offcpu_start(c, pinned_fd(pin_dir, "off_agg"), err, errlen);
+	if (e)
+		goto fail;
+	if (spec->aggregate) {
+		int agg[6];
+
+		collector_agg_pinned_fds(pin_dir, agg);
+		e = collector_agg_start(c, agg, err, errlen);
+		if (e) {
+			for (int i = 0; !c->agg && i < 6; i++)   /* else closed with c */
+				if (agg[i] >= 0)
+					close(agg[i]);
+			goto fail;
+		}
+	}
 	collector_markers_adopt(c);
 	c->tp_prog_fd = pinned_fd(pin_dir, "tp_prog");     /* none: no tracepoints */
 	return collector_publish(c, 0, out, err, errlen);

@@ -24,6 +24,7 @@ void recspec_init(struct recspec *r)
 	r->max_stack = RECSPEC_MAX_STACK;
 	r->markers = true;
 	r->target = RECSPEC_TARGET_ALL;
+	r->off_cpu_min_ns = RECSPEC_OFFCPU_MIN_DEFAULT;
 }
 
 int recspec_validate(const struct recspec *r, char *err, size_t errlen)
@@ -74,7 +75,35 @@ int recspec_validate(const struct recspec *r, char *err, size_t errlen)
 				r->ringbuf_size > RECSPEC_RINGBUF_MAX ||
 				(r->ringbuf_size & (r->ringbuf_size - 1))))
 		return errline(err, errlen, "ring buffer size must be a power of two from 4096 to 1G");
+	if (r->off_cpu_min_ns > RECSPEC_OFFCPU_MIN_MAX)
+		return errline(err, errlen, "off-cpu MIN_NS out of range (0..10s)");
+	if (r->aggregate > RECSPEC_AGGREGATE_MAX)
+		return errline(err, errlen, "aggregation interval out of range (1..3600 seconds)");
+	/* a stack copy (dwarf) or a table walk that may need one (ehframe) cannot be counted in a map */
+	if (r->aggregate && r->call_graph != RECSPEC_CG_NONE && r->call_graph != RECSPEC_CG_FP)
+		return errline(err, errlen, "--aggregate counts frame-pointer stacks only "
+			       "(not --call-graph dwarf or ehframe)");
 	return 0;
+}
+
+int recspec_parse_off_cpu(const char *s, struct recspec *r, char *err, size_t errlen)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+	};
+	unsigned long long v;
+	char *end;
+	size_t i;
+
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	for (i = 0; end != s && *s != '-' && !errno && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit) && v <= RECSPEC_OFFCPU_MIN_MAX / units[i].ns) {
+			r->off_cpu = true;
+			r->off_cpu_min_ns = v * units[i].ns;
+			return 0;
+		}
+	return errline(err, errlen, "bad off-cpu MIN_NS '%.32s' (0..10s: 250us, 1ms, or ns)", s);
 }
 
 int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen)
@@ -233,6 +262,13 @@ struct json_object *recspec_to_json(const struct recspec *r, bool all)
 		json_object_object_add(o, "zstd", json_object_new_int(r->zstd_level));
 	if (r->ringbuf_size)
 		json_object_object_add(o, "ringbuf", json_object_new_int64((int64_t)r->ringbuf_size));
+	if (all || r->off_cpu)
+		json_object_object_add(o, "off_cpu", json_object_new_boolean(r->off_cpu));
+	if (all || (r->off_cpu && r->off_cpu_min_ns != def.off_cpu_min_ns))
+		json_object_object_add(o, "off_cpu_min_ns",
+				       json_object_new_int64((int64_t)r->off_cpu_min_ns));
+	if (all || r->aggregate)
+		json_object_object_add(o, "aggregate", json_object_new_int64(r->aggregate));
 	if (r->nr_filters) {
 		a = json_object_new_object();
 		for (i = 0; i < r->nr_events; i++)
@@ -324,11 +360,12 @@ static int call_graph_from_json(struct json_object *o, struct recspec *r, char *
 
 /* every key recspec_to_json writes, and those earlier perfmark wrote */
 const char recspec_json_keys[] =
-	"events,freq,period,call_graph,callchain,max_stack,markers,target,pids,zstd,ringbuf,filters";
+	"events,freq,period,call_graph,callchain,max_stack,markers,target,pids,zstd,ringbuf,filters,"
+	"off_cpu,off_cpu_min_ns,aggregate";
 
 int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, size_t errlen)
 {
-	uint64_t zstd = 0, max_stack = RECSPEC_MAX_STACK;
+	uint64_t zstd = 0, max_stack = RECSPEC_MAX_STACK, agg = 0;
 	const char *t;
 	int e;
 
@@ -345,10 +382,15 @@ int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, si
 	    (e = jsonf_u64(o, "ringbuf", &r->ringbuf_size, 0, RECSPEC_RINGBUF_MAX, err, errlen)) ||
 	    (e = jsonf_str(o, "target", &t, err, errlen)) ||
 	    (e = pids_from_json(o, r, err, errlen)) ||
-	    (e = filters_from_json(o, r, err, errlen)))
+	    (e = jsonf_bool(o, "off_cpu", &r->off_cpu, err, errlen)) ||
+	    (e = jsonf_u64(o, "off_cpu_min_ns", &r->off_cpu_min_ns, 0, RECSPEC_OFFCPU_MIN_MAX,
+			   err, errlen)) ||
+	    (e = filters_from_json(o, r, err, errlen)) ||
+	    (e = jsonf_u64(o, "aggregate", &agg, 0, RECSPEC_AGGREGATE_MAX, err, errlen)))
 		return e;
 	r->zstd_level = (int)zstd;
 	r->max_stack = (uint32_t)max_stack;
+	r->aggregate = (uint32_t)agg;
 	if (t && strcmp(t, "all") && strcmp(t, "pids"))
 		return errline(err, errlen, "'target' must be \"all\" or \"pids\"");
 	if (t && !strcmp(t, "pids"))

@@ -10,7 +10,8 @@
  *   {"events":["cycles",...], "freq":4000 | "period":N,
  *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
  *    "max_stack":1..127, "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
- *    "filters":{"sched:sched_switch":"prev_pid == 1",...}}
+ *    "off_cpu":true, "off_cpu_min_ns":NS,
+ *    "filters":{"sched:sched_switch":"prev_pid == 1",...}, "aggregate":SECONDS}
  * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
  *
  * A new field: add it to the struct, give it its default in recspec_init,
@@ -41,6 +42,14 @@
 #define RECSPEC_RINGBUF_MIN   4096
 #define RECSPEC_RINGBUF_MAX   (1ull << 30)
 #define RECSPEC_ZSTD_MAX      22
+/*
+ * --off-cpu: intervals shorter than this are summed per thread and stack
+ * rather than written one each (see README, Off-CPU time, for the figures
+ * it was chosen from); the bound keeps a typo from summing everything.
+ */
+#define RECSPEC_OFFCPU_MIN_DEFAULT (100 * 1000ull)
+#define RECSPEC_OFFCPU_MIN_MAX     (10 * 1000 * 1000 * 1000ull)
+#define RECSPEC_AGGREGATE_MAX 3600              /* --aggregate: seconds an interval at most */
 
 enum recspec_target {
 	RECSPEC_TARGET_ALL,    /* -a (or no target): every process */
@@ -68,6 +77,8 @@ struct recspec {
 	size_t nr_pids;
 	int zstd_level;                     /* -z; 0: not compressed */
 	uint64_t ringbuf_size;              /* BPF ring bytes, a power of two; 0: default */
+	bool off_cpu;                       /* --off-cpu: event offcpu-time */
+	uint64_t off_cpu_min_ns;            /* shorter intervals are summed (0: none is) */
 	/*
 	 * --filter of tracepoints (lib/collect/tpfilter.h): filter[i] is 0 for
 	 * none, else 1 + the index of events[i]'s expression in filters[]
@@ -75,6 +86,11 @@ struct recspec {
 	uint8_t filter[RECSPEC_MAX_EVENTS];
 	char filters[RECSPEC_MAX_FILTERS][RECSPEC_FILTER_MAX];
 	size_t nr_filters;
+	/*
+	 * --aggregate SECONDS: samples counted per (pid, tid, stack) in BPF and
+	 * written once per interval, their periods summed (0: every sample)
+	 */
+	uint32_t aggregate;
 };
 
 struct json_object;
@@ -106,6 +122,11 @@ extern const char recspec_json_keys[];   /* "events,freq,..." */
 int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen);
 /* --max-stack N: 1..RECSPEC_MAX_STACK, else -EINVAL + err */
 int recspec_parse_max_stack(const char *s, struct recspec *r, char *err, size_t errlen);
+/*
+ * --off-cpu's MIN_NS: "0", "100000", "250us", "1ms", "2s" (ns without a
+ * unit); sets off_cpu and off_cpu_min_ns.
+ */
+int recspec_parse_off_cpu(const char *s, struct recspec *r, char *err, size_t errlen);
 /* "none", "fp", "dwarf,8192", "ehframe" */
 const char *recspec_call_graph_name(const struct recspec *r, char *buf, size_t len);
 /* the event's name as asked (i < max(nr_events, 1)): "cycles" when none was given */

@@ -21,6 +21,7 @@
 #include <inttypes.h>
 #include <libelf.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "perfdata.h"
@@ -184,16 +187,43 @@ int synth_read_build_id(const char *path, uint8_t *buf, size_t size)
 	return r;
 }
 
+int synth_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint32_t maj, uint32_t min,
+		      uint64_t ino, const char *path)
+{
+	struct open_how how = {
+		.flags = O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY,
+		.resolve = RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+	};
+	struct stat sb;
+	char mf[96];
+	int fd;
+
+	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
+	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0)
+		return fd;
+	if (!path || path[0] != '/')
+		return -ENOENT;
+	fd = (int)syscall(SYS_openat2, AT_FDCWD, path, &how, sizeof(how));
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &sb) || !S_ISREG(sb.st_mode) || major(sb.st_dev) != maj ||
+	    minor(sb.st_dev) != min || sb.st_ino != ino) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
 /*
- * The build-id of a mapping: through /proc/PID/map_files first (the very
- * file mapped, even when deleted or in another mount namespace), else by path.
+ * The build-id of a mapping: the very file mapped (synth_open_mapped), not
+ * whatever its path names now.
  */
 static int synth_mapping_build_id(struct synth_state *st, pid_t pid, uint64_t start,
 				  uint64_t end, uint32_t maj, uint32_t min, uint64_t ino,
 				  const char *path, uint8_t *buf)
 {
 	struct synth_bid *b;
-	char mf[96];
 	int fd, r;
 
 	for (size_t i = 0; i < st->nr_bids; i++) {
@@ -205,12 +235,9 @@ static int synth_mapping_build_id(struct synth_state *st, pid_t pid, uint64_t st
 		}
 	}
 
-	snprintf(mf, sizeof(mf), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid, start, end);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	fd = synth_open_mapped(pid, start, end, maj, min, ino, path);
 	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		r = -errno;
+		r = fd;
 	else {
 		r = synth_fd_build_id(fd, buf, SYNTH_BUILD_ID_MAX);
 		close(fd);

@@ -52,6 +52,17 @@ int synth_task_owner(pid_t pid, uint32_t *uid, pid_t *tgid);
  */
 bool synth_kernel_visible_to_users(void);
 
+/*
+ * The file pid maps at [start, end), open for reading: through
+ * /proc/PID/map_files (the very file mapped, even deleted or in another
+ * mount namespace), else by the path /proc/PID/maps gave, which the process
+ * controls (it may have put a FIFO, a symlink or another file there since
+ * it mapped it): opened without blocking and without following any
+ * symlink, and kept only when it is a regular file with the device and
+ * inode of the maps line (-ESTALE else).  An fd or -errno.
+ */
+int synth_open_mapped(pid_t pid, uint64_t start, uint64_t end, uint32_t maj, uint32_t min,
+		      uint64_t ino, const char *path);
 /* Read the GNU build-id of an ELF file (libelf).  Returns its length (<= 20), 0 if none, or -errno. */
 int synth_read_build_id(const char *path, uint8_t *buf, size_t size);
 

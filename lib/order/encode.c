@@ -12,6 +12,8 @@
 #include "perfmark_wire.h"
 #include "tracepoint_wire.h"
 #include "unwind_wire.h"
+#include "offcpu_wire.h"
+#include "offcpu_raw.h"
 #include "perfdata.h"
 #include "rangehist.h"
 #include "window.h"
@@ -341,6 +343,20 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 		perfdata_event_init(&evs[n], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
 				    MARKER_SAMPLE_TYPE, marker_names[i], &ids[n], 1);
 		evs[n].attr.sample_period = 1;
+	}
+	/* as perf's --off-cpu: a BPF output event renamed offcpu-time, PERIOD in each sample */
+	if (s->o.spec.off_cpu && n < max) {
+		ids[n] = ID_OFFCPU;
+		perfdata_event_init(&evs[n], PERF_TYPE_SOFTWARE, PERF_COUNT_SW_BPF_OUTPUT,
+				    s->off_sample_type, PERFMARK_OFFCPU_EVENT, &ids[n], 1);
+		evs[n].attr.sample_period = 1;
+		if (s->off_sample_type & SAMPLE_TYPE_DWARF) {
+			evs[n].attr.sample_regs_user = PM_UREGS_MASK;
+			evs[n].attr.sample_stack_user = s->o.spec.stack_size < PM_OFF_USTACK ?
+				s->o.spec.stack_size : PM_OFF_USTACK;
+			evs[n].attr.exclude_callchain_user = 1;
+		}
+		n++;
 	}
 	return n;
 }

@@ -16,9 +16,11 @@
 
 struct pm_sample;
 struct pm_marker;
+struct pm_offcpu;
 
 #define ID_PRINTF 100
 #define ID_UEVENT 101
+#define ID_OFFCPU 102
 
 /*
  * PERIOD only where periods differ from sample to sample (session_join):
@@ -39,6 +41,9 @@ struct pm_marker;
 #define MARKER_SAMPLE_TYPE (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | \
 			    PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | PERF_SAMPLE_RAW)
 
+/* offcpu-time (encode_offcpu.c): a stack always, the payload of offcpu_raw.h */
+#define OFFCPU_SAMPLE_TYPE (SAMPLE_TYPE_BASE | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
+
 struct pidset {
 	uint32_t *slots;      /* 0 = empty; pid 0 is never a target */
 	size_t cap, n;
@@ -51,6 +56,7 @@ struct session {
 	struct evspec ev[RECSPEC_MAX_EVENTS];  /* after fallback */
 	size_t nr_ev;
 	uint64_t sample_type;
+	uint64_t off_sample_type;      /* --off-cpu: offcpu-time's */
 	bool fixed_period;             /* no PERIOD in samples: the attr's (session_join) */
 	struct sink *sink;             /* o.sink, or our own perfdata sink */
 	bool own_sink;
@@ -89,6 +95,7 @@ void *stage_alloc(struct session *s, uint32_t len, uint64_t time);
 int stage_done(struct session *s);
 int stage_sample(struct session *s, const struct pm_sample *ps, size_t size);
 int stage_marker(struct session *s, const struct pm_marker *pm, size_t size);
+int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size);
 /* PERF_RECORD_LOST_SAMPLES for drops counted in BPF */
 int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time);
 /*

@@ -30,7 +30,9 @@
 
 #include "clock.h"
 #include "perfmark_wire.h"
+#include "offcpu_wire.h"
 #include "unwind_wire.h"
+#include "offcpu_raw.h"
 #include "uevent.h"
 #include "collector.h"
 #include "perfdata.h"
@@ -294,6 +296,7 @@ static void on_ring(void *ctx, const void *data, size_t size)
 	struct session *s = ctx;
 	const struct pm_sample *ps = data;
 	const struct pm_marker *pm = data;
+	const struct pm_offcpu *po = data;
 
 	if (size < sizeof(uint32_t))
 		return;
@@ -311,6 +314,11 @@ static void on_ring(void *ctx, const void *data, size_t size)
 	case PM_REC_TASK:
 	case PM_REC_MMAP:
 		on_gap(s, data, size);
+		break;
+	case PM_REC_OFFCPU:
+		if (s->o.spec.off_cpu && size >= sizeof(*po) && record_wanted(s, po->pid, po->uid) &&
+		    stage_offcpu(s, po, size))
+			s->err = -ENOMEM;
 		break;
 	}
 }
@@ -349,6 +357,7 @@ static struct session *session_alloc(const struct session_opts *opts)
 	s->sample_type = SAMPLE_TYPE_BASE | (opts->spec.call_graph != RECSPEC_CG_NONE ? PERF_SAMPLE_CALLCHAIN : 0);
 	if (opts->spec.call_graph == RECSPEC_CG_DWARF)
 		s->sample_type |= SAMPLE_TYPE_DWARF;
+	s->off_sample_type = OFFCPU_SAMPLE_TYPE | (s->sample_type & SAMPLE_TYPE_DWARF);
 	s->chain_buf = malloc(sizeof(uint64_t) * (2 * PM_MAX_STACK + 4) + PM_MAX_PAYLOAD + 64);
 	if (!s->chain_buf || window__new(&s->ro)) {
 		free(s->chain_buf);
@@ -375,7 +384,8 @@ static int session_join(struct session *s, char *err, size_t errlen)
 
 	ev = collector__events(s->c, &s->nr_ev);
 	memcpy(s->ev, ev, s->nr_ev * sizeof(s->ev[0]));
-	s->fixed_period = session_fixed_period(s);
+	/* --aggregate: a sample's period is the sum of those it stands for, never fixed */
+	s->fixed_period = !s->o.spec.aggregate && session_fixed_period(s);
 	if (s->fixed_period)
 		s->sample_type &= ~(uint64_t)PERF_SAMPLE_PERIOD;
 	e = collector__subscribe(s->c, &s->sub);
@@ -508,8 +518,8 @@ void session__set_sink(struct session *s, struct sink *k)
 /* No sink given: a perf.data on out_fd, as `perfmark record` writes it. */
 static int build_sink(struct session *s)
 {
-	struct perfdata_event evs[RECSPEC_MAX_EVENTS + 2];
-	uint64_t ids[RECSPEC_MAX_EVENTS + 2];
+	struct perfdata_event evs[SESSION_MAX_EVENTS];
+	uint64_t ids[SESSION_MAX_EVENTS];
 	struct sink_opts ko = {
 		.kind = SINK_PERFDATA,
 		.events = evs,
@@ -521,7 +531,7 @@ static int build_sink(struct session *s)
 	};
 	int e;
 
-	ko.nr_events = session__events(s, evs, ids, RECSPEC_MAX_EVENTS + 2);
+	ko.nr_events = session__events(s, evs, ids, SESSION_MAX_EVENTS);
 	e = sink__new(&s->sink, &ko, NULL);
 	s->own_sink = !e;
 	return e;
@@ -604,7 +614,7 @@ static void recheck_held(struct session *s)
  * flushing at every batch would sort and move the same records again and
  * again; staging them at once keeps the fast lane's buffers small.
  */
-static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
+static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, int batches)
 {
 	uint64_t ls, lm, lost_time;
 	int e;
@@ -613,8 +623,11 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force)
 		return s->err;
 	if (!s->started)
 		return 0;
+	/* --aggregate: a forced drain ends the interval (the stop's takes the last counts) */
+	if (force)
+		collector__agg_flush(s->c);
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
-	for (int i = 1; collector__consume(s->c) && force && i < COLLECTOR_ALL_BATCHES; i++)
+	for (int i = 1; collector__consume(s->c) && force && i < batches; i++)
 		;
 	/* stack copies waiting for a table being built: a forced drain takes them as they are */
 	if (force)
@@ -649,12 +662,24 @@ int session__drain(struct session *s)
 {
 	uint64_t now = session__clock();
 
-	return drain(s, now - SESSION_REORDER_NS, now, false);
+	return drain(s, now - SESSION_REORDER_NS, now, false, 1);
 }
 
 int session__flush(struct session *s, uint64_t until)
 {
-	return drain(s, until, session__clock(), true);
+	return drain(s, until, session__clock(), true, COLLECTOR_ALL_BATCHES);
+}
+
+bool session__consume(struct session *s)
+{
+	if (s->err || !s->started || s->stopped)
+		return false;
+	return collector__consume(s->c);
+}
+
+int session__flush_read(struct session *s, uint64_t until)
+{
+	return drain(s, until, session__clock(), true, 1);
 }
 
 int session__stop(struct session *s)
@@ -663,7 +688,7 @@ int session__stop(struct session *s)
 
 	if (s->stopped)
 		return s->err;
-	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS, true);
+	e = drain(s, UINT64_MAX, session__clock() + SESSION_REORDER_NS, true, COLLECTOR_ALL_BATCHES);
 	collector__activate(s->c, &s->sub, false);
 	s->stopped = true;
 	if (s->own_sink) {
@@ -695,9 +720,13 @@ void session__stats(const struct session *s, struct session_stats *st)
 	st->bytes = ks.bytes;
 	st->raw_bytes = ks.raw_bytes;
 	if (s->c) {
+		struct collector_offcpu_stats os;
 		struct collector_marker_stats ms;
 
 		collector__unwind_stats(s->c, &st->unwind);
+		collector__offcpu_stats(s->c, &os);
+		st->offcpu_lost = os.lost;
+		collector__agg_stats(s->c, &st->agg);
 		collector__marker_stats(s->c, &ms);
 		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
 		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;

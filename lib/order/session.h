@@ -36,6 +36,8 @@
 
 #define SESSION_DRAIN_MS 100
 #define SESSION_REORDER_NS (50ull * 1000 * 1000)
+/* attrs a session writes at most: its events, the two markers', offcpu-time */
+#define SESSION_MAX_EVENTS (RECSPEC_MAX_EVENTS + 3)
 
 struct session_opts {
 	struct recspec spec;       /* what to record (events, rate, targets, ...) */
@@ -78,6 +80,9 @@ struct session_stats {
 	uint64_t sideband;
 	uint64_t late;             /* arrived after the window had passed their time */
 	uint64_t late_unordered;   /* ... so late that perf 6.1 cannot order them */
+	/* --off-cpu: offcpu-time samples, those that sum short intervals, and the intervals they sum */
+	uint64_t offcpu, offcpu_sums, offcpu_summed;
+	uint64_t offcpu_lost;      /* intervals the collector (shared) could not keep */
 	uint64_t overflow;         /* written before their reorder delay: the window was full */
 	uint64_t window_bytes;     /* the reorder window's memory now */
 	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
@@ -86,6 +91,8 @@ struct session_stats {
 	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
+	/* --aggregate, of the collector (shared): all 0 otherwise */
+	struct collector_agg_stats agg;
 	/* the sampling program's runs and ns (kernel.bpf_stats_enabled), of the collector */
 	uint64_t sampler_runs, sampler_ns;
 	/* markers by lane, of the collector: fast, and the trap lane's by why */
@@ -126,6 +133,15 @@ int session__drain(struct session *s);
  * as one round.  Same returns as session__drain.
  */
 int session__flush(struct session *s, uint64_t until);
+/*
+ * The same in steps, for a caller that serves others in between: each
+ * session__consume() reads one batch (journalled, not yet written in
+ * order) and says whether more waits; session__flush_read() then writes
+ * everything up to until from what was read, plus at most one batch more.
+ * COLLECTOR_ALL_BATCHES consumes take what session__flush() would have.
+ */
+bool session__consume(struct session *s);
+int session__flush_read(struct session *s, uint64_t until);
 /* now on the records' clock (CLOCK_MONOTONIC, ns) */
 uint64_t session__clock(void);
 int session__stop(struct session *s);

@@ -37,53 +37,7 @@
 
 #include "clock.h"
 #include "grow.h"
-#include "pring.h"
-
-#define PRING_MAGIC "PMRING\0\1"
-#define PRING_VERSION 1
-#define HDR_SIZE 4096u
-#define META_OFF 1024u
-#define PAGE 4096u
-#define FRAME_MAGIC 0x5046
-#define SIZE_MAX_RING (1ull << 40)
-
-enum { FK_DATA = 1, FK_PAD = 2, FK_SB = 3 };
-
-struct frame {
-	uint32_t size;        /* whole frame, header included, multiple of 8 */
-	uint16_t magic;
-	uint16_t kind;
-	uint64_t time;
-	uint64_t pos;         /* stored last; ~pos while being written */
-};
-#define FRAME_HDR ((uint64_t)sizeof(struct frame))
-
-struct pring_hdr {
-	char magic[8];        /* stored last at creation */
-	uint32_t version, hdr_size;
-	uint64_t data_size, sb_size, meta_len, created_ns;
-	/* changing */
-	uint64_t tail;        /* absolute position of the oldest data frame */
-	uint64_t head;        /* committed end at the last sync (a hint) */
-	uint64_t sb_gen[2];   /* generation of each half's frames */
-	uint64_t sb_len[2];   /* a hint */
-	uint32_t sb_active, pad;
-	uint64_t evicted, torn;
-};
-_Static_assert(sizeof(struct pring_hdr) <= META_OFF, "header overlaps meta");
-_Static_assert(META_OFF + PRING_META_MAX <= HDR_SIZE, "meta overflows the header page");
-
-struct pring {
-	int fd;
-	uint64_t tear_at, appended;   /* fault injection, see pring__append */
-	uint8_t *base;
-	size_t map_len;
-	struct pring_hdr *h;
-	uint8_t *sb[2], *data;
-	uint64_t data_size, sb_size;
-	uint64_t head, tail, frames;
-	uint64_t sb_len, sb_frames;
-};
+#include "pring-int.h"
 
 static uint64_t round_page(uint64_t v)
 {
@@ -98,11 +52,6 @@ static uint64_t sb_pos(uint64_t gen, uint64_t off)
 static void store_pos(struct frame *f, uint64_t pos)
 {
 	__atomic_store_n(&f->pos, pos, __ATOMIC_RELEASE);
-}
-
-static uint64_t load_pos(const struct frame *f)
-{
-	return __atomic_load_n(&f->pos, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -468,6 +417,8 @@ static void evict(struct pring *r, uint64_t end)
 			r->frames = 0;
 			break;
 		}
+		if (r->views)           /* before the tail passes it: a view reading it keeps it */
+			pring_view_keep(r, r->tail, f);
 		if (f->kind == FK_DATA) {
 			r->frames--;
 			n++;
@@ -477,7 +428,15 @@ static void evict(struct pring *r, uint64_t end)
 	if (r->tail == r->head && end - r->tail > ds)
 		r->tail = end - ds;
 	r->h->evicted += n;
-	__atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&r->h->tail, __ATOMIC_RELAXED) != r->tail) {
+		/*
+		 * the new tail is seen before any byte it freed is overwritten:
+		 * a view reading in another thread checks it after each copy
+		 * (pring_view.c; the fence is a seqlock's, as DPDK's rte_seqlock)
+		 */
+		__atomic_store_n(&r->h->tail, r->tail, __ATOMIC_RELEASE);   /* after the kept copies */
+		__atomic_thread_fence(__ATOMIC_RELEASE);                    /* before the overwrite */
+	}
 }
 
 /*
@@ -621,84 +580,6 @@ int pring__foreach(const struct pring *r, bool sideband, pring_cb cb, void *ctx)
 		pos += f->size;
 	}
 	return 0;
-}
-
-struct ent {
-	uint64_t time;
-	uint64_t ref;          /* bit 63: data (absolute pos); else sideband offset */
-};
-#define REF_DATA (1ull << 63)
-
-static int ent_cmp(const void *a, const void *b)
-{
-	const struct ent *x = a, *y = b;
-
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->ref < y->ref ? -1 : x->ref > y->ref;
-}
-
-struct index {
-	struct ent *v;
-	size_t n, cap;
-};
-
-static int index_add(struct index *ix, uint64_t time, uint64_t ref)
-{
-	if (grow_to(&ix->v, &ix->cap, ix->n + 1, sizeof(*ix->v), 4096))
-		return -ENOMEM;
-	ix->v[ix->n].time = time;
-	ix->v[ix->n++].ref = ref;
-	return 0;
-}
-
-static const struct frame *ref_frame(const struct pring *r, uint64_t ref)
-{
-	if (ref & REF_DATA)
-		return (const void *)(r->data + (ref & ~REF_DATA) % r->data_size);
-	return (const void *)(r->sb[r->h->sb_active & 1] + ref);
-}
-
-int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx)
-{
-	return pring__sorted_span(r, 0, until, cb, ctx);
-}
-
-int pring__sorted_span(const struct pring *r, uint64_t since, uint64_t until, pring_cb cb, void *ctx)
-{
-	struct index ix = { 0 };
-	uint64_t ds = r->data_size, pos;
-	size_t i;
-	int e = 0;
-
-	for (pos = 0; pos < r->sb_len && !e;) {
-		const struct frame *f = (const void *)(r->sb[r->h->sb_active & 1] + pos);
-
-		if (f->time <= until)
-			e = index_add(&ix, f->time, pos);
-		pos += f->size;
-	}
-	for (pos = r->tail; ds && pos < r->head && !e;) {
-		uint64_t off = pos % ds, rem = ds - off;
-		const struct frame *f = (const void *)(r->data + off);
-
-		if (rem < FRAME_HDR) {
-			pos += rem;
-			continue;
-		}
-		if (f->kind == FK_DATA && f->time <= until && f->time >= since)
-			e = index_add(&ix, f->time, pos | REF_DATA);
-		pos += f->size;
-	}
-	if (!e && ix.n > 1)
-		qsort(ix.v, ix.n, sizeof(*ix.v), ent_cmp);
-	for (i = 0; i < ix.n && !e; i++) {
-		const struct frame *f = ref_frame(r, ix.v[i].ref);
-
-		e = cb(ctx, f->time, f + 1, f->size - FRAME_HDR);
-	}
-	free(ix.v);
-	return e;
 }
 
 const void *pring__meta(const struct pring *r, size_t *len)

@@ -85,9 +85,30 @@ int pring__sb_compact(struct pring *r, pring_keep_cb keep, void *ctx);
 /* records in the order they were appended; a callback's non-zero return stops the walk */
 int pring__foreach(const struct pring *r, bool sideband, pring_cb cb, void *ctx);
 /* sideband and data with time <= until, in time order (sideband first at equal times) */
-int pring__sorted(const struct pring *r, uint64_t until, pring_cb cb, void *ctx);
-/* The same without the data frames older than since (the kept sideband all the same) */
-int pring__sorted_span(const struct pring *r, uint64_t since, uint64_t until, pring_cb cb, void *ctx);
+int pring__sorted(struct pring *r, uint64_t until, pring_cb cb, void *ctx);
+/*
+ * A view of what the ring holds now, to be read in another thread while
+ * the writer goes on appending (a snapshot off the daemon's loop).  Taken
+ * and freed in the writer's thread; the ring must outlive it.  The sideband
+ * is copied (it is compacted in place); data frames are read where they
+ * lie, and a frame the writer evicts while the view is open is kept for it
+ * first (pring_view.c), so the view reads what the ring held when it was
+ * taken.  pring__sorted is a view read at once.
+ */
+struct pring_view;
+int pring__view(struct pring *r, struct pring_view **out);
+/*
+ * as pring__sorted, from any one thread.  *evicted (may be NULL): the
+ * view's data frames it could not hand on (evicted when no memory was left
+ * to keep them; with until below the newest time, those of a lap lost so
+ * count here even if later than until)
+ */
+int pring_view__sorted(struct pring_view *v, uint64_t until, pring_cb cb, void *ctx,
+		       uint64_t *evicted);
+/* the same without the data frames older than since (the sideband all the same) */
+int pring_view__sorted_span(struct pring_view *v, uint64_t since, uint64_t until, pring_cb cb,
+			    void *ctx, uint64_t *evicted);
+void pring_view__free(struct pring_view *v);
 /* time of the oldest data frame held (UINT64_MAX: none) */
 uint64_t pring__oldest(const struct pring *r);
 const void *pring__meta(const struct pring *r, size_t *len);

@@ -15,6 +15,7 @@
 
 struct perfdata_writer;
 struct pring;
+struct pring_view;
 
 struct sink {
 	struct sink_opts o;
@@ -40,13 +41,16 @@ struct sink {
 /* sinkcopy.c */
 /* a whole perf record: its size in its header, 8-byte aligned */
 bool sink_rec_ok(const void *rec, size_t len);
-int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
+int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
 /*
- * write records (sideband kept, or the ring's: its sideband and the samples
- * from since to until) through w, a round every few MiB
+ * write records (sideband kept, or a ring's view: its sideband and the
+ * samples from since to until) through w, a round every few MiB.  A view's
+ * copy reads only what never changes after sink__new of the sink;
+ * *evicted as pring_view__sorted_span's.
  */
 int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w);
-int sink_copy_ring(struct sink *s, struct perfdata_writer *w, uint64_t since, uint64_t until);
+int sink_copy_view(const struct sink *s, struct pring_view *v, struct perfdata_writer *w,
+		   uint64_t since, uint64_t until, uint64_t *evicted);
 
 /* sinkfile.c */
 /* prefix copied; the first file is opened */

@@ -22,7 +22,7 @@ bool sink_rec_ok(const void *rec, size_t len)
 	return len >= sizeof(*h) && !(len & 7) && h->size == len;
 }
 
-int sink_new_writer(struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
+int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
 {
 	struct perfdata_writer_opts wo = {
 		.resume = s->o.kind == SINK_PERFDATA && s->o.resume && fd == s->o.fd,
@@ -106,9 +106,10 @@ int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w)
 	return pring__foreach(s->pr, true, copy_one, &c);
 }
 
-int sink_copy_ring(struct sink *s, struct perfdata_writer *w, uint64_t since, uint64_t until)
+int sink_copy_view(const struct sink *s, struct pring_view *v, struct perfdata_writer *w,
+		   uint64_t since, uint64_t until, uint64_t *evicted)
 {
 	struct copy c = { .s = s, .w = w, .from = since };
 
-	return pring__sorted_span(s->pr, since, until, copy_one, &c);
+	return pring_view__sorted_span(v, since, until, copy_one, &c, evicted);
 }

@@ -120,6 +120,20 @@ int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint6
  */
 int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
 			size_t tail_len);
+/*
+ * The same in two steps, for a ring: begin in the thread that writes the
+ * sink (what it holds now), write in any one thread while the sink goes on
+ * (pring.h: views; what the ring evicts meanwhile is kept for it), free in
+ * the writing thread after; the tail (copied) as sink__snapshot_tail's.  The sink must outlive the snapshot.
+ * -EOPNOTSUPP for the other kinds.
+ */
+struct sink_snap;
+int sink__snapshot_begin(struct sink *s, uint64_t until, const void *tail, size_t tail_len,
+			 struct sink_snap **out);
+int sink_snap__write(struct sink_snap *sn, int fd, bool pipe);
+/* records the snapshot lost: evicted when no memory was left to keep them (after write) */
+uint64_t sink_snap__evicted(const struct sink_snap *sn);
+void sink_snap__free(struct sink_snap *sn);
 /* perfdata, file: finish the output (features written).  Later records: -EBADF. */
 int sink__close(struct sink *s);
 void sink__stats(const struct sink *s, struct sink_stats *st);

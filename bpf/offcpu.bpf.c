@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * Off-CPU time (--off-cpu[=MIN_NS]; records: bpf/offcpu_wire.h).
+ *
+ *   off_switch  sched_switch: the thread going off (prev) gets its time,
+ *               state and user stack noted in its own task storage; the
+ *               thread coming on (next), if noted, is written out: one
+ *               record, or summed into off_agg when it was off less than
+ *               MIN_NS.
+ *   off_waking  sched_waking: who woke a noted thread (a task, or an
+ *               interrupt), kept with it until it runs; and where: the
+ *               waker's kernel and user stack (frame pointers), when the
+ *               interval is MIN_NS long already, so will be written alone,
+ *               and 100 us (PM_OFF_WAKER_MIN_NS).
+ *
+ * User stacks are taken as the thread goes off, as the sample program
+ * takes them (the recording's --call-graph mode; frame pointers without
+ * one): bpf_get_stack, pm_unwind_user (ehframe) or, for dwarf, a copy of
+ * the registers and stack in a second storage.  Kernel stacks are taken as
+ * it comes back, with bpf_get_task_stack: it has not run since, so its
+ * kernel stack is as it left it, and the walk is made only for an interval
+ * written on its own or the first of a sum.  A walk costs about 2 us
+ * however few its frames (measured here: bpf_get_stack of 4 frames in the
+ * switch, 3.5 us a switch against 1.5 us without), two thirds of a switch
+ * noted the other way.  The kernel's walk of a task that is not running
+ * leaves out the scheduler's own functions (.sched.text: schedule,
+ * do_nanosleep, schedule_timeout, the mutex and rwsem slow paths), as
+ * /proc/PID/stack does: a stack starts where the thread chose to wait.  A
+ * sum is keyed by thread, state, system call and user stack; its kernel
+ * stack is its first interval's.
+ *
+ * The per-thread state lives in task storage: it goes with the thread (no
+ * table to fill or clean, no bound on threads but the system's), created
+ * at a target thread's first switch.  Kernel threads and exiting threads
+ * are left out.
+ *
+ * Included by perfmark.bpf.c: the same ring, filter and helpers.  Nothing
+ * is attached unless the recording asks for --off-cpu.
+ */
+#include "offcpu_wire.h"
+
+#define PF_EXITING     0x00000004
+#define PF_KTHREAD     0x00200000
+#define OFF_IRQ_MASK   0x00ff0100   /* preempt count: NMI, hard irq, serving a softirq */
+
+const volatile __u64 offcpu_min_ns = 0;
+/*
+ * Where this CPU's preempt count is, from its runqueue: both are per-CPU
+ * variables, and BTF gives their offsets in the per-CPU section (0: not
+ * known).  The kernel here has no CONFIG_KALLSYMS_ALL: a per-CPU ksym
+ * would not resolve.
+ */
+const volatile __s64 pc_from_rq = 0;
+
+/* intervals written one each, summed into off_agg, and lost (ring and map full, or no storage) */
+__u64 offcpu_samples = 0;
+__u64 offcpu_merged = 0;
+__u64 offcpu_lost = 0;
+
+/* a thread off the CPU: the record's header, the system call, the user frames */
+struct off_task {
+	struct pm_offcpu h;
+	__s64 sysno;                    /* orig_ax: the system call it left in, or < 0 */
+	__u64 woken;                    /* when sched_waking woke it (0: not yet) */
+	__u64 ufr[PM_MAX_STACK];
+	__u64 wfr[PM_OFF_WSTACK];       /* the waker's kernel, then user frames */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct off_task);
+} off_task SEC(".maps");
+
+/* dwarf mode: the registers and stack copied at the switch */
+struct off_copy {
+	struct pm_uregs u;
+	__u8 data[PM_OFF_USTACK];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct off_copy);
+} off_copy SEC(".maps");
+
+/* a record as it goes out: the header, kernel frames, user frames, the waker's */
+struct off_slot {
+	struct pm_offcpu h;
+	__u64 frames[2 * PM_MAX_STACK + PM_OFF_WSTACK];
+};
+
+/* where a record is built, per CPU (sched_switch runs with interrupts off) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct off_slot);
+} off_build SEC(".maps");
+
+/* short intervals, summed per thread, state, system call and user stack; user space drains it */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, PM_OFF_AGG_MAX);
+	__type(key, struct pm_off_key);
+	__type(value, struct off_slot);
+} off_agg SEC(".maps");
+
+/*
+ * Does sched_waking run in an interrupt (hard, soft, NMI)?  The preempt
+ * count says: this CPU's runqueue is current's (its cfs_rq's), the count a
+ * fixed distance from it.  Unknown: false (the task running is named).
+ */
+static __always_inline bool off_in_irq(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct rq *rq;
+	__u32 pc;
+
+	if (!pc_from_rq || !bpf_core_field_exists(struct cfs_rq, rq))
+		return false;
+	rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)((__u64)rq + pc_from_rq)))
+		return false;
+	return pc & OFF_IRQ_MASK;
+}
+
+/* dwarf: the copy of a thread going off (bytes of ustack_size, at most PM_OFF_USTACK) */
+static __always_inline void off_take_copy(struct task_struct *t)
+{
+	struct off_copy *c = bpf_task_storage_get(&off_copy, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	__u64 want = ustack_size < PM_OFF_USTACK ? ustack_size : PM_OFF_USTACK, len, sp, copied, i;
+
+	if (!c)
+		return;
+	c->u.size = 0;
+	c->u.abi = 0;
+	if (!user_regs(c->u.regs))
+		return;
+	c->u.abi = PM_UREGS_ABI_64;
+	sp = c->u.regs[UREG_SP];
+	/* all at once; where the stack ends sooner, page by page up to its last one */
+	barrier_var(want);
+	if (want > PM_OFF_USTACK)
+		want = PM_OFF_USTACK;
+	if (!bpf_probe_read_user(c->data, want, (void *)sp)) {
+		c->u.size = want & ~7ull;
+		return;
+	}
+	len = 4096 - (sp & 4095);
+	if (len > want)
+		len = want;
+	copied = bpf_probe_read_user(c->data, len, (void *)sp) ? 0 : len;
+	for (i = 0; copied && i < PM_OFF_USTACK / 4096; i++) {
+		if (want < 4096 || copied > want - 4096 || copied > PM_OFF_USTACK - 4096 ||
+		    bpf_probe_read_user(c->data + copied, 4096, (void *)(sp + copied)))
+			break;
+		copied += 4096;
+	}
+	c->u.size = copied & ~7ull;
+}
+
+/* prev goes off the CPU: note when, why and where in user code */
+static __always_inline void off_out(void *ctx, struct task_struct *prev, bool preempt,
+				    __u32 prev_state, __u64 now)
+{
+	struct off_task *ot;
+	struct pt_regs *regs;
+	__u64 id, nu = 0;
+	__u32 uid;
+	long n;
+
+	if (prev->flags & (PF_KTHREAD | PF_EXITING))
+		return;
+	/* prev is current here: the filter and helpers the samples use apply */
+	if (!current_ids(&id, false))
+		return;
+	uid = task_owner_uid();
+	if (!wanted(id >> 32, uid))
+		return;
+	ot = bpf_task_storage_get(&off_task, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ot) {
+		__sync_fetch_and_add(&offcpu_lost, 1);
+		return;
+	}
+	ot->h.rec_type = PM_REC_OFFCPU;
+	ot->h.pid = id >> 32;
+	ot->h.tid = (__u32)id;
+	ot->h.uid = uid;
+	/* preempted, or woken before it could sleep (TASK_RUNNING is 0): waits for a CPU */
+	ot->h.state = preempt || !prev_state ? PM_OFF_RUNNABLE : PM_OFF_BLOCKED;
+	ot->h.task_state = preempt ? 0 : prev_state;
+	ot->h.waker_flags = 0;
+	ot->h.waker_pid = 0;
+	ot->h.waker_tid = 0;
+	ot->h.waker_uid = 0;
+	ot->h.nr_wkstack = 0;
+	ot->h.nr_wustack = 0;
+	ot->woken = 0;
+	ot->h.count = 1;
+	ot->h.flags = 0;
+	ot->h.nr_kstack = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	ot->sysno = regs ? (__s64)BPF_CORE_READ(regs, orig_ax) : -1;
+	if (ustack_mode == PM_US_DWARF) {
+		off_take_copy(prev);
+		ot->h.flags = PM_SF_UREGS;
+	} else {
+		n = -2;
+		/* the unwinder reads no context: any memory of the size will do */
+		if (ustack_mode == PM_US_EHFRAME)
+			n = pm_unwind_user((struct bpf_perf_event_data *)ot, id >> 32,
+					   (struct pm_uframes *)ot->ufr, kstack_max());
+		if (n < 0) {   /* fp, or no tables for this process yet */
+			n = bpf_get_stack(ctx, ot->ufr, sizeof(ot->ufr), BPF_F_USER_STACK);
+			n = n > 0 ? n / sizeof(__u64) : 0;
+		}
+		if (n > 0)
+			nu = n;
+		/* --max-stack: the kernel's frames, taken when it comes back, go first */
+		if (nu > kstack_max())
+			nu = kstack_max();
+	}
+	ot->h.nr_ustack = nu;
+	ot->h.time = now;   /* last: the thread is noted */
+}
+
+/*
+ * The record of a thread coming back, built in this CPU's off_build: the
+ * header, its kernel stack as it left (it has not run since), its user
+ * frames.  dwarf: no user frames; the copy follows when it is written.
+ */
+static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struct task_struct *t)
+{
+	__u32 zero = 0;
+	struct off_slot *b = bpf_map_lookup_elem(&off_build, &zero);
+	__u64 nk = 0, nu = ot->h.nr_ustack, off, nw, room;
+	long n;
+
+	if (!b)
+		return NULL;
+	b->h = ot->h;
+	n = bpf_get_task_stack(t, b->frames, kstack_max() * sizeof(__u64), 0);
+	if (n > 0)
+		nk = (__u64)n / sizeof(__u64);
+	if (nk > PM_MAX_STACK)
+		nk = PM_MAX_STACK;
+	b->h.nr_kstack = nk;
+	room = ustack_room(nk);   /* --max-stack: the user's in what the kernel's left */
+	if (nu > room)
+		nu = room;
+	off = nk;
+	barrier_var(off);
+	if (off > PM_MAX_STACK)
+		off = PM_MAX_STACK;
+	if (nu && bpf_probe_read_kernel(&b->frames[off], nu * sizeof(__u64), ot->ufr))
+		nu = 0;
+	b->h.nr_ustack = nu;
+	nw = (__u64)ot->h.nr_wkstack + ot->h.nr_wustack;
+	off = nk + nu;
+	barrier_var(off);
+	if (off > 2 * PM_MAX_STACK)
+		off = 2 * PM_MAX_STACK;
+	if (nw > PM_OFF_WSTACK || (nw && bpf_probe_read_kernel(&b->frames[off], nw * sizeof(__u64), ot->wfr))) {
+		b->h.nr_wkstack = 0;
+		b->h.nr_wustack = 0;
+	}
+	return b;
+}
+
+/* a built record into the ring; false: the ring is full */
+static __always_inline bool off_emit(struct off_slot *b, struct task_struct *t, __u64 now)
+{
+	__u64 nk = b->h.nr_kstack, nu = b->h.nr_ustack, size;
+	__u64 nw = (__u64)b->h.nr_wkstack + b->h.nr_wustack;
+	struct off_copy *c;
+	struct pm_uregs *u;
+	__u8 *rec;
+
+	if (!(b->h.flags & PM_SF_UREGS)) {
+		size = sizeof(b->h) + (nk + nu + nw) * sizeof(__u64);
+		barrier_var(size);
+		if (size > sizeof(*b))
+			return true;   /* cannot be: dropped, not retried */
+		return !bpf_ringbuf_output(&rb, b, size, rb_flags(now));
+	}
+	/*
+	 * dwarf: header, kernel frames, the waker's (no user frames: they lie
+	 * between, at none), registers and the copy, reserved at the largest
+	 */
+	c = bpf_task_storage_get(&off_copy, t, NULL, 0);
+	if (!c)
+		return true;
+	rec = bpf_ringbuf_reserve(&rb, sizeof(b->h) + (PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(__u64) +
+				  sizeof(struct pm_uregs) + PM_OFF_USTACK, 0);
+	if (!rec)
+		return false;
+	if (nk > PM_MAX_STACK || nu || nw > PM_OFF_WSTACK)
+		nk = nw = 0;
+	size = sizeof(b->h) + (nk + nw) * sizeof(__u64);
+	barrier_var(size);
+	if (size > sizeof(b->h) + (PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(__u64))
+		size = sizeof(b->h);
+	bpf_probe_read_kernel(rec, size, b);
+	if (size == sizeof(b->h)) {
+		((struct pm_offcpu *)rec)->nr_kstack = 0;
+		((struct pm_offcpu *)rec)->nr_wkstack = 0;
+		((struct pm_offcpu *)rec)->nr_wustack = 0;
+	}
+	((struct pm_offcpu *)rec)->nr_ustack = 0;
+	u = (struct pm_uregs *)(rec + size);
+	bpf_probe_read_kernel(u, sizeof(*u), &c->u);
+	if (u->size > PM_OFF_USTACK)
+		u->size = 0;
+	bpf_probe_read_kernel(u + 1, PM_OFF_USTACK, c->data);
+	bpf_ringbuf_submit(rec, rb_flags(now));
+	return true;
+}
+
+/* a short interval's key: thread, state, system call, user stack (dwarf: user pc and sp) */
+static __always_inline void off_key(struct pm_off_key *k, struct off_task *ot, struct task_struct *t)
+{
+	__u64 h = 0xcbf29ce484222325ull ^ (__u64)ot->sysno;
+	struct off_copy *c;
+	__u32 i, nu = ot->h.nr_ustack;
+
+	k->pid = ot->h.pid;
+	k->tid = ot->h.tid;
+	k->state = ot->h.state;
+	k->task_state = ot->h.task_state;
+	k->nr_kstack = 0;
+	k->nr_ustack = nu;
+	if (ot->h.flags & PM_SF_UREGS) {
+		c = bpf_task_storage_get(&off_copy, t, NULL, 0);
+		if (c && c->u.abi)
+			h ^= c->u.regs[UREG_IP] * 0x9e3779b97f4a7c15ull ^ c->u.regs[UREG_SP];
+	}
+	for (i = 0; i < PM_MAX_STACK; i++) {
+		if (i >= nu)
+			break;
+		h = (h ^ ot->ufr[i]) * 0x100000001b3ull;
+		h ^= h >> 29;
+	}
+	k->hash = h;
+}
+
+/*
+ * Sum a short interval; false: the map is full.  A new sum's record is
+ * built whole (its kernel stack walked once); dwarf keeps no copy for a
+ * sum: its user part is the pc the thread left at.
+ */
+static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t, __u64 now)
+{
+	struct pm_off_key key;
+	struct off_slot *v, *b;
+	struct off_copy *c;
+	__u64 nk;
+
+	off_key(&key, ot, t);
+	v = bpf_map_lookup_elem(&off_agg, &key);
+	if (v) {
+		__sync_fetch_and_add(&v->h.period, ot->h.period);
+		__sync_fetch_and_add(&v->h.runq, ot->h.runq);
+		__sync_fetch_and_add(&v->h.count, 1);
+		v->h.end = now;
+		v->h.cpu = ot->h.cpu;
+		return true;
+	}
+	b = off_build_rec(ot, t);
+	if (!b)
+		return false;
+	b->h.nr_wkstack = 0;   /* a sum names its first waker, not where it woke it */
+	b->h.nr_wustack = 0;
+	if (b->h.flags & PM_SF_UREGS) {
+		b->h.flags = 0;
+		c = bpf_task_storage_get(&off_copy, t, NULL, 0);
+		nk = b->h.nr_kstack;
+		if (c && c->u.abi && nk < PM_MAX_STACK) {
+			b->frames[nk] = c->u.regs[UREG_IP];
+			b->h.nr_ustack = 1;
+		}
+	}
+	return !bpf_map_update_elem(&off_agg, &key, b, BPF_NOEXIST);
+}
+
+/* next runs again: its interval, if noted, goes out */
+static __always_inline void off_in(struct task_struct *next, __u64 now)
+{
+	struct off_task *ot = bpf_task_storage_get(&off_task, next, NULL, 0);
+	struct off_slot *b;
+	__u64 d;
+
+	if (!ot || !ot->h.time)
+		return;
+	d = now - ot->h.time;
+	ot->h.end = now;
+	ot->h.period = d;
+	/* preempted: it waited for a CPU all along; blocked: from its wakeup on */
+	if (ot->h.state == PM_OFF_RUNNABLE)
+		ot->h.runq = d;
+	else if (ot->woken >= ot->h.time && ot->woken <= now)
+		ot->h.runq = now - ot->woken;
+	else
+		ot->h.runq = 0;
+	ot->h.count = 1;
+	ot->h.cpu = bpf_get_smp_processor_id();
+	if (d < offcpu_min_ns && off_merge(ot, next, now)) {
+		__sync_fetch_and_add(&offcpu_merged, 1);
+	} else if ((b = off_build_rec(ot, next)) && off_emit(b, next, now)) {
+		__sync_fetch_and_add(&offcpu_samples, 1);
+	} else if (d >= offcpu_min_ns && off_merge(ot, next, now)) {
+		/* the ring is full: summed, not lost */
+		__sync_fetch_and_add(&offcpu_merged, 1);
+	} else {
+		__sync_fetch_and_add(&offcpu_lost, 1);
+	}
+	ot->h.time = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(off_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+	     unsigned int prev_state)
+{
+	__u64 now = bpf_ktime_get_ns();
+
+	off_out(ctx, prev, preempt, prev_state, now);
+	off_in(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(off_waking, struct task_struct *p)
+{
+	struct off_task *ot = bpf_task_storage_get(&off_task, p, NULL, 0);
+	__u64 id, nk, nu;
+	long n;
+
+	if (!ot || !ot->h.time || ot->h.waker_flags)
+		return 0;
+	ot->woken = bpf_ktime_get_ns();
+	if (off_in_irq()) {
+		ot->h.waker_flags = PM_OFF_WAKER_IRQ;
+		return 0;
+	}
+	/* a waker the recorder cannot see is pid 0 */
+	current_ids(&id, true);
+	ot->h.waker_pid = id >> 32;
+	ot->h.waker_tid = (__u32)id;
+	ot->h.waker_uid = task_owner_uid();
+	ot->h.waker_flags = PM_OFF_WAKER_TASK;
+	/* where it woke it: only for a wait written on its own, and long (two walks, ~2 us) */
+	if (ot->woken - ot->h.time < offcpu_min_ns || ot->woken - ot->h.time < PM_OFF_WAKER_MIN_NS)
+		return 0;
+	/* from try_to_wake_up on: past this program's frame and bpf_trace_run1's */
+	n = bpf_get_stack(ctx, ot->wfr, PM_OFF_WSTACK / 2 * sizeof(__u64), 2 & BPF_F_SKIP_FIELD_MASK);
+	nk = n > 0 ? (__u64)n / sizeof(__u64) : 0;
+	if (nk > PM_OFF_WSTACK / 2)
+		nk = PM_OFF_WSTACK / 2;
+	ot->h.nr_wkstack = nk;
+	if (!ot->h.waker_pid)
+		return 0;   /* a task not traced: no user frames */
+	n = bpf_get_stack(ctx, &ot->wfr[nk], PM_OFF_WSTACK / 2 * sizeof(__u64), BPF_F_USER_STACK);
+	nu = n > 0 ? (__u64)n / sizeof(__u64) : 0;
+	if (nu > PM_OFF_WSTACK / 2)
+		nu = PM_OFF_WSTACK / 2;
+	ot->h.nr_wustack = nu;
+	return 0;
+}

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * A collector's off-CPU time (--off-cpu; bpf/offcpu.bpf.c): the switch and
+ * wakeup programs, and the map of summed short intervals, drained at every
+ * read of the ring: each of its entries goes to the sessions as one record
+ * (count = the intervals it sums) and leaves the map, so a sum never spans
+ * more than one read.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "perfmark.skel.h"
+#include "perfmark_wire.h"
+#include "offcpu_wire.h"
+#include "collector_int.h"
+#include "unwind.h"
+
+/* entries taken from the map per system call */
+#define OFF_BATCH 128
+#define OFF_SLOT  (sizeof(struct pm_offcpu) + (2 * PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(uint64_t))
+
+/*
+ * The distance from a CPU's runqueue to its preempt count: both per-CPU
+ * variables, their offsets in BTF's .data..percpu (0: not found).
+ */
+static int64_t preempt_count_from_rq(void)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_var_secinfo *v;
+	const struct btf_type *t;
+	int64_t pc = -1, rq = -1;
+	int id;
+	uint16_t i;
+
+	if (!btf)
+		return 0;
+	id = btf__find_by_name_kind(btf, ".data..percpu", BTF_KIND_DATASEC);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (i = 0, v = t ? btf_var_secinfos(t) : NULL; t && i < btf_vlen(t); i++, v++) {
+		const char *name = btf__name_by_offset(btf, btf__type_by_id(btf, v->type)->name_off);
+
+		if (name && !strcmp(name, "__preempt_count"))
+			pc = v->offset;
+		else if (name && !strcmp(name, "runqueues"))
+			rq = v->offset;
+	}
+	btf__free(btf);
+	return pc >= 0 && rq >= 0 ? pc - rq : 0;
+}
+
+int collector_offcpu_setup(struct collector *c)
+{
+	bool on = c->spec.off_cpu;
+
+	c->skel->rodata->offcpu_min_ns = c->spec.off_cpu_min_ns;
+	if (on)
+		c->skel->rodata->pc_from_rq = preempt_count_from_rq();
+	/* not asked for: not even verified */
+	bpf_program__set_autoload(c->skel->progs.off_switch, on);
+	bpf_program__set_autoload(c->skel->progs.off_waking, on);
+	return 0;
+}
+
+int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen)
+{
+	c->off_agg_fd = agg_fd;
+	if (!c->spec.off_cpu)
+		return 0;
+	if (agg_fd < 0) {
+		snprintf(err, errlen, "the off-cpu map is missing");
+		return -ENOENT;
+	}
+	c->off_keys = calloc(OFF_BATCH, sizeof(struct pm_off_key));
+	c->off_vals = calloc(OFF_BATCH, OFF_SLOT);
+	return c->off_keys && c->off_vals ? 0 : -ENOMEM;
+}
+
+int collector_offcpu_attach(struct collector *c, char *err, size_t errlen)
+{
+	struct bpf_program *progs[] = { c->skel->progs.off_switch, c->skel->progs.off_waking };
+	size_t i;
+	int e;
+
+	if (!c->spec.off_cpu)
+		return 0;
+	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_link *l = bpf_program__attach(progs[i]);
+
+		if (!l) {
+			e = -errno;
+			snprintf(err, errlen, "cannot attach the off-cpu program %s: %s",
+				 bpf_program__name(progs[i]), strerror(-e));
+			return e ? e : -EINVAL;
+		}
+		c->links[c->nr_links++] = l;
+	}
+	return 0;
+}
+
+void collector_offcpu_free(struct collector *c)
+{
+	free(c->off_keys);
+	free(c->off_vals);
+	c->off_keys = c->off_vals = NULL;
+}
+
+/*
+ * A record from the ring or the map, before the sessions see it: the
+ * unwinder installs its process's tables as for a sample (-a: at the
+ * first), so its later stacks are walked from them.
+ */
+void collector_offcpu_ring(struct collector *c, const void *data, size_t size)
+{
+	const struct pm_offcpu *o = data;
+
+	if (c->uw && size >= sizeof(*o))
+		unwinder__sample(c->uw, o->pid, false);   /* never a copy: fp where no tables */
+}
+
+/* the summed intervals: out of the map, one record each */
+void collector_offcpu_drain(struct collector *c)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct pm_off_key in, out;
+	bool first = true;
+	uint32_t n, i;
+	int e;
+
+	if (c->off_agg_fd < 0 || !c->off_vals)
+		return;
+	for (;;) {
+		n = OFF_BATCH;
+		e = bpf_map_lookup_and_delete_batch(c->off_agg_fd, first ? NULL : &in, &out,
+						    c->off_keys, c->off_vals, &n, &opts);
+		if (e && errno != ENOENT)
+			n = 0;      /* ENOSPC: a bucket holds more than a batch; the next read */
+		for (i = 0; i < n && i < OFF_BATCH; i++) {
+			const struct pm_offcpu *o = (const void *)((char *)c->off_vals + i * OFF_SLOT);
+			size_t len = sizeof(*o) + ((size_t)o->nr_kstack + o->nr_ustack +
+						   o->nr_wkstack + o->nr_wustack) * sizeof(uint64_t);
+
+			if (o->rec_type != PM_REC_OFFCPU || len > OFF_SLOT)
+				continue;
+			/* a sum is no stack copy: nothing for collector_unwind_ring to do */
+			collector_offcpu_ring(c, o, len);
+			collector_dispatch_subs(c, o, len);
+		}
+		if (e)
+			return;
+		in = out;
+		first = false;
+	}
+}
+
+void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st)
+{
+	struct perfmark_bpf__bss bss;
+	uint32_t zero = 0;
+
+	memset(st, 0, sizeof(*st));
+	if (!c->spec.off_cpu || bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
+		return;
+	st->samples = bss.offcpu_samples;
+	st->merged = bss.offcpu_merged;
+	st->lost = bss.offcpu_lost;
+}
