@@ -34,6 +34,7 @@
 #include "symbolize.h"
 #include "tracepoint.h"
 
+struct obuf;
 struct replay;
 
 struct filter;
@@ -94,11 +95,12 @@ struct script_marker {
 	uint64_t duration;          /* ns since its begin */
 };
 
+/* Printers write into an output buffer (obuf.h) in front of the run's FILE. */
 struct script_printer {
-	void (*sample)(FILE *out, const struct script_sample *s);
-	void (*marker)(FILE *out, const struct script_marker *m);
+	void (*sample)(struct obuf *out, const struct script_sample *s);
+	void (*marker)(struct obuf *out, const struct script_marker *m);
 	/* LOST or LOST_SAMPLES: h from its sample_id (zeros when it has none) */
-	void (*lost)(FILE *out, const struct script_head *h, uint64_t lost);
+	void (*lost)(struct obuf *out, const struct script_head *h, uint64_t lost);
 };
 
 extern const struct script_printer script_text;    /* script_text.c */
@@ -109,6 +111,7 @@ extern const struct script_printer script_json;    /* script_json.c */
 struct script {
 	struct script_opts o;
 	FILE *out;
+	struct obuf *ob;            /* in front of out */
 	const struct script_printer *pr;
 	struct replay *rp;
 	struct symbolizer *sym;

@@ -9,24 +9,25 @@
 #include <string.h>
 
 #include "escape.h"
+#include "obuf.h"
 #include "script.h"
 
 /* A name as it is, escaped for the terminal */
-static void put_name(FILE *f, const char *s, size_t n)
+static void put_name(struct obuf *f, const char *s, size_t n)
 {
-	escape_term(f, s, n, 0);
+	escape_term_obuf(f, s, n, 0);
 }
 
 /* A quoted string, escaped for the terminal */
-static void put_quoted(FILE *f, const char *s, size_t n)
+static void put_quoted(struct obuf *f, const char *s, size_t n)
 {
-	fputc('"', f);
-	escape_term(f, s, n, ESC_TERM_QUOTED);
-	fputc('"', f);
+	obuf__putc(f, '"');
+	escape_term_obuf(f, s, n, ESC_TERM_QUOTED);
+	obuf__putc(f, '"');
 }
 
 /* Bytes as lowercase hex, a chunk at a time (a printf per byte was most of the run) */
-static void put_hex(FILE *f, const uint8_t *d, size_t n)
+static void put_hex(struct obuf *f, const uint8_t *d, size_t n)
 {
 	static const char digits[] = "0123456789abcdef";
 	char buf[256];
@@ -36,14 +37,14 @@ static void put_hex(FILE *f, const uint8_t *d, size_t n)
 		buf[k++] = digits[d[i] >> 4];
 		buf[k++] = digits[d[i] & 15];
 		if (k == sizeof(buf) || i + 1 == n) {
-			fwrite(buf, 1, k, f);
+			obuf__put(f, buf, k);
 			k = 0;
 		}
 	}
 }
 
-/* "COMM  PID/TID [CPU] SECONDS: " */
-static void prefix(FILE *f, const struct script_head *h)
+/* "COMM  PID/TID [CPU] SECONDS: " (formatted by hand: printf was a tenth of the run) */
+static void prefix(struct obuf *f, const struct script_head *h)
 {
 	char cb[24];
 	const char *comm = h->comm;
@@ -52,9 +53,18 @@ static void prefix(FILE *f, const struct script_head *h)
 		snprintf(cb, sizeof(cb), ":%u", h->tid);
 		comm = cb;
 	}
-	escape_term_pad(f, comm, 16);
-	fprintf(f, " %6u/%-6u [%03u] %" PRIu64 ".%09" PRIu64 ": ",
-		h->pid, h->tid, h->cpu, h->time / 1000000000U, h->time % 1000000000U);
+	escape_term_pad_obuf(f, comm, 16);
+	obuf__putc(f, ' ');
+	obuf__u64_pad(f, h->pid, 6, ' ');
+	obuf__putc(f, '/');
+	obuf__u64_left(f, h->tid, 6);
+	obuf__put(f, " [", 2);
+	obuf__u64_pad(f, h->cpu, 3, '0');
+	obuf__put(f, "] ", 2);
+	obuf__u64(f, h->time / 1000000000U);
+	obuf__putc(f, '.');
+	obuf__u64_pad(f, h->time % 1000000000U, 9, '0');
+	obuf__put(f, ": ", 2);
 }
 
 /*
@@ -63,7 +73,7 @@ static void prefix(FILE *f, const struct script_head *h)
  * (/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1)" (symbolize.h), or
  * "[unknown] ([unknown])" outside any file.
  */
-static void put_sym(FILE *f, const struct symbolizer_loc *loc)
+static void put_sym(struct obuf *f, const struct symbolizer_loc *loc)
 {
 	char frame[SYMBOLIZER_FRAME_NAME_MAX], buf[PATH_MAX + SYMBOLIZER_FRAME_NAME_MAX + 8];
 	const char *s = symbolizer_loc__frame(loc, frame, sizeof(frame));
@@ -75,101 +85,113 @@ static void put_sym(FILE *f, const struct symbolizer_loc *loc)
 	put_name(f, s, strlen(s));
 }
 
-static void text_sample(FILE *f, const struct script_sample *s)
+static void text_sample(struct obuf *f, const struct script_sample *s)
 {
 	prefix(f, &s->h);
 	put_name(f, s->h.event, strlen(s->h.event));
 	if (s->tp && s->tp->decoded) {        /* a tracepoint: its fields, as perf prints them */
-		fputs(": ", f);
+		obuf__put(f, ": ", 2);
 		put_name(f, s->tp->text, s->tp->len);
 	} else {
-		fprintf(f, ": %16" PRIx64 " ", s->at.ip);
+		obuf__put(f, ": ", 2);
+		obuf__hex_pad(f, s->at.ip, 16);
+		obuf__putc(f, ' ');
 		put_sym(f, &s->at.loc);
 	}
-	fputc('\n', f);
+	obuf__putc(f, '\n');
 	for (size_t i = 0; i < s->nchain; i++) {
-		fprintf(f, "\t%16" PRIx64 " ", s->chain[i].ip);
+		obuf__putc(f, '\t');
+		obuf__hex_pad(f, s->chain[i].ip, 16);
+		obuf__putc(f, ' ');
 		put_sym(f, &s->chain[i].loc);
-		fputc('\n', f);
+		obuf__putc(f, '\n');
 	}
 	if (s->nchain)
-		fputc('\n', f);
+		obuf__putc(f, '\n');
 }
 
 /* What a well-known type shows after the header; false when its payload has none of it. */
-static bool marker_fields(FILE *f, const struct script_marker *sm)
+static bool marker_fields(struct obuf *f, const struct script_marker *sm)
 {
 	const struct marker *m = sm->m;
 
 	switch (m->type) {
 	case PERFMARK_TYPE_STRING:
-		fputc(' ', f);
+		obuf__putc(f, ' ');
 		put_quoted(f, m->text, m->text_len);
 		break;
 	case PERFMARK_TYPE_RANGE_BEGIN:
 	case PERFMARK_TYPE_RANGE_END:
 		if (!m->text)
 			return false;
-		fprintf(f, " range %s ", m->type == PERFMARK_TYPE_RANGE_BEGIN ? "begin" : "end");
+		obuf__puts(f, m->type == PERFMARK_TYPE_RANGE_BEGIN ? " range begin " : " range end ");
 		put_quoted(f, m->text, m->text_len);
 		if (sm->has_duration)
-			fprintf(f, " duration=%" PRIu64 ".%09" PRIu64 "s (%" PRIu64 " ns)",
-				sm->duration / 1000000000U, sm->duration % 1000000000U, sm->duration);
+			obuf__printf(f, " duration=%" PRIu64 ".%09" PRIu64 "s (%" PRIu64 " ns)",
+				     sm->duration / 1000000000U, sm->duration % 1000000000U,
+				     sm->duration);
 		break;
 	case PERFMARK_TYPE_COUNTER:
 		if (!m->has_value || !m->text)
 			return false;
-		fputs(" counter ", f);
+		obuf__puts(f, " counter ");
 		put_name(f, m->text, m->text_len);
-		fprintf(f, "=%" PRId64, m->value);
+		obuf__printf(f, "=%" PRId64, m->value);
 		break;
 	case PERFMARK_TYPE_JIT_CODE:
 		if (!m->has_code || !m->text)
 			return false;
-		fprintf(f, " jit code addr=0x%" PRIx64 " size=%" PRIu64 " ", m->code_addr,
-			m->code_size);
+		obuf__printf(f, " jit code addr=0x%" PRIx64 " size=%" PRIu64 " ", m->code_addr,
+			     m->code_size);
 		put_name(f, m->text, m->text_len);
 		break;
 	default:
 		return false;
 	}
-	fputc('\n', f);
+	obuf__putc(f, '\n');
 	return true;
 }
 
-static void text_marker(FILE *f, const struct script_marker *sm)
+static void text_marker(struct obuf *f, const struct script_marker *sm)
 {
 	const struct marker *m = sm->m;
 
 	prefix(f, &sm->h);
 	if (m->event == MARKER_PRINTF) {
-		fprintf(f, "%s: ", PERFMARK_EV_PRINTF);
+		obuf__puts(f, PERFMARK_EV_PRINTF ": ");
 		put_quoted(f, m->text, m->text_len);
-		fputc('\n', f);
+		obuf__putc(f, '\n');
 		return;
 	}
-	fputs(PERFMARK_EV_UEVENT, f);
-	if (m->type != MARKER_TYPE_NONE)
-		fprintf(f, " type=%u", m->type);
-	fprintf(f, " size=%u", m->size);
+	obuf__puts(f, PERFMARK_EV_UEVENT);
+	if (m->type != MARKER_TYPE_NONE) {
+		obuf__puts(f, " type=");
+		obuf__u64(f, m->type);
+	}
+	obuf__puts(f, " size=");
+	obuf__u64(f, m->size);
 	if (m->flags & PERFMARK_UEVENT_F_TRUNCATED)
-		fputs(" truncated", f);
+		obuf__puts(f, " truncated");
 	if (m->flags & PERFMARK_UEVENT_F_FAULT)
-		fputs(" fault", f);
-	if (m->version != PERFMARK_UEVENT_VERSION)
-		fprintf(f, " version=%u", m->version);
-	fputc(':', f);
+		obuf__puts(f, " fault");
+	if (m->version != PERFMARK_UEVENT_VERSION) {
+		obuf__puts(f, " version=");
+		obuf__u64(f, m->version);
+	}
+	obuf__putc(f, ':');
 	if (m->state == MARKER_OK && marker_fields(f, sm))
 		return;
 	/* an unknown type or version, or a payload its decoder cannot read */
-	fputc(' ', f);
+	obuf__putc(f, ' ');
 	put_hex(f, m->data, m->len);
-	fputc('\n', f);
+	obuf__putc(f, '\n');
 }
 
-static void text_lost(FILE *f, const struct script_head *h, uint64_t lost)
+static void text_lost(struct obuf *f, const struct script_head *h, uint64_t lost)
 {
-	fprintf(f, "LOST %" PRIu64 " samples\n", lost);
+	obuf__puts(f, "LOST ");
+	obuf__u64(f, lost);
+	obuf__puts(f, " samples\n");
 }
 
 const struct script_printer script_text = {
