@@ -63,18 +63,16 @@ static void decode_sample(struct script *sc, const struct perfread_sample *s,
 			  struct script_sample *out)
 {
 	static struct callchain_ip ips[CALLCHAIN_MAX];
-	int kernel = cpumode_kernel(s->misc);
 	size_t n = 0;
 
 	out->period = s->period;
-	out->at.ip = s->ip;
-	symbolizer__lookup(sc->sym, s->pid, s->ip, kernel, &out->at.loc);
 	if (s->nr_ips || s->stack_size)
 		n = callchain__get(sc->sym, sc->r, s, ips, CALLCHAIN_MAX);
-	for (size_t i = 0; i < n; i++) {
-		sc->chain[i].ip = ips[i].ip;
-		symbolizer__lookup(sc->sym, s->pid, ips[i].ip, ips[i].kernel, &sc->chain[i].loc);
-	}
+	/* after the unwinding, which may read maps: the versions are the lookups' */
+	frame_cache__sample(sc->frames, s->pid);
+	frame_cache__get(sc->frames, s->ip, cpumode_kernel(s->misc), &out->at);
+	for (size_t i = 0; i < n; i++)
+		frame_cache__get(sc->frames, ips[i].ip, ips[i].kernel, &sc->chain[i]);
 	out->chain = sc->chain;
 	out->nchain = n;
 	out->tp = script_tp__decode(sc, s);
@@ -158,6 +156,10 @@ int script__run(struct script *sc, int fd, const char **why, int *write_err)
 	}
 	sc->sym = replay__symbolizer(sc->rp);
 	sc->r = replay__reader(sc->rp);
+	if (frame_cache__new(&sc->frames, sc->sym, !sc->o.json) < 0) {
+		*why = strerror(ENOMEM);
+		return 1;
+	}
 	if (sc->o.filter && replay__set_filter(sc->rp, sc->o.filter) < 0) {
 		*why = replay__error(sc->rp);
 		return 1;
@@ -181,6 +183,7 @@ void script__free(struct script *sc)
 	script_tp__free(sc);
 	free(sc->chain);
 	free(sc->ob);
+	frame_cache__free(sc->frames);
 	replay__free(sc->rp);
 }
 

@@ -12,6 +12,8 @@
 #include "obuf.h"
 #include "script.h"
 
+#define SYM_TEXT_MAX (PATH_MAX + SYMBOLIZER_FRAME_NAME_MAX + 8)
+
 /* A name as it is, escaped for the terminal */
 static void put_name(struct obuf *f, const char *s, size_t n)
 {
@@ -71,18 +73,55 @@ static void prefix(struct obuf *f, const struct script_head *h)
  * An address's symbol; an unsymbolized one by its place, its file after it
  * as perf script shows it: "liblzma.so.5.4.1+0x1692b
  * (/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1)" (symbolize.h), or
- * "[unknown] ([unknown])" outside any file.
+ * "[unknown] ([unknown])" outside any file.  Not escaped yet.
  */
-static void put_sym(struct obuf *f, const struct symbolizer_loc *loc)
+static const char *sym_text(const struct symbolizer_loc *loc,
+			    char frame[static SYMBOLIZER_FRAME_NAME_MAX], char buf[static SYM_TEXT_MAX])
 {
-	char frame[SYMBOLIZER_FRAME_NAME_MAX], buf[PATH_MAX + SYMBOLIZER_FRAME_NAME_MAX + 8];
-	const char *s = symbolizer_loc__frame(loc, frame, sizeof(frame));
+	const char *s = symbolizer_loc__frame(loc, frame, SYMBOLIZER_FRAME_NAME_MAX);
 
-	if (!symbolizer_loc__has_sym(loc)) {
-		snprintf(buf, sizeof(buf), "%s (%s)", s, loc->dso ? loc->dso : "[unknown]");
-		s = buf;
+	if (symbolizer_loc__has_sym(loc))
+		return s;
+	snprintf(buf, SYM_TEXT_MAX, "%s (%s)", s, loc->dso ? loc->dso : "[unknown]");
+	return buf;
+}
+
+/* A frame as its line shows it after the tab: "%16llx SYMBOL" (frame->text when made) */
+static void put_frame(struct obuf *f, const struct script_frame *fr)
+{
+	char frame[SYMBOLIZER_FRAME_NAME_MAX], buf[SYM_TEXT_MAX];
+	const char *s;
+
+	if (fr->text) {
+		obuf__put(f, fr->text, fr->text_len);
+		return;
 	}
+	obuf__hex_pad(f, fr->ip, 16);
+	obuf__putc(f, ' ');
+	s = sym_text(&fr->loc, frame, buf);
 	put_name(f, s, strlen(s));
+}
+
+size_t script_text__frame(char *dst, size_t cap, const struct script_frame *fr)
+{
+	static const char digits[] = "0123456789abcdef";
+	char frame[SYMBOLIZER_FRAME_NAME_MAX], buf[SYM_TEXT_MAX], hex[16];
+	const char *s = sym_text(&fr->loc, frame, buf);
+	size_t n = strlen(s), k = 0, h = sizeof(hex);
+	uint64_t v = fr->ip;
+
+	if (cap < 17 || ESCAPE_TERM_MAX(n) > cap - 17)
+		return 0;
+	do {
+		hex[--h] = digits[v & 15];
+		v >>= 4;
+	} while (v);
+	while (k < h)   /* %16llx: right-aligned in 16 columns (an address has at most 16 digits) */
+		dst[k++] = ' ';
+	memcpy(dst + k, hex + h, sizeof(hex) - h);
+	k += sizeof(hex) - h;
+	dst[k++] = ' ';
+	return k + escape_term_mem(dst + k, s, n, 0);
 }
 
 static void text_sample(struct obuf *f, const struct script_sample *s)
@@ -94,16 +133,12 @@ static void text_sample(struct obuf *f, const struct script_sample *s)
 		put_name(f, s->tp->text, s->tp->len);
 	} else {
 		obuf__put(f, ": ", 2);
-		obuf__hex_pad(f, s->at.ip, 16);
-		obuf__putc(f, ' ');
-		put_sym(f, &s->at.loc);
+		put_frame(f, &s->at);
 	}
 	obuf__putc(f, '\n');
 	for (size_t i = 0; i < s->nchain; i++) {
 		obuf__putc(f, '\t');
-		obuf__hex_pad(f, s->chain[i].ip, 16);
-		obuf__putc(f, ' ');
-		put_sym(f, &s->chain[i].loc);
+		put_frame(f, &s->chain[i]);
 		obuf__putc(f, '\n');
 	}
 	if (s->nchain)

@@ -256,6 +256,27 @@ size_t escape_term_obuf(struct obuf *b, const char *s, size_t n, unsigned flags)
 	return term_write(put_obuf, b, s, n, flags);
 }
 
+struct mem_sink {
+	char *p;
+	size_t len;
+};
+
+static void put_mem(void *to, const char *s, size_t n)
+{
+	struct mem_sink *m = to;
+
+	memcpy(m->p + m->len, s, n);
+	m->len += n;
+}
+
+size_t escape_term_mem(char *dst, const char *s, size_t n, unsigned flags)
+{
+	struct mem_sink m = { dst, 0 };
+
+	term_write(put_mem, &m, s, n, flags);
+	return m.len;
+}
+
 void escape_term_pad(FILE *f, const char *s, int width)
 {
 	size_t n = strlen(s), cols = escape_term(NULL, s, n, 0);

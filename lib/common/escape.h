@@ -67,5 +67,8 @@ void escape_term_pad(FILE *f, const char *s, int width);
 /* The same two into an output buffer (obuf.h) */
 size_t escape_term_obuf(struct obuf *b, const char *s, size_t n, unsigned flags);
 void escape_term_pad_obuf(struct obuf *b, const char *s, int width);
+/* The same into memory: dst has room for ESCAPE_TERM_MAX(n) bytes; returns the bytes written */
+#define ESCAPE_TERM_MAX(n) (4 * (n))
+size_t escape_term_mem(char *dst, const char *s, size_t n, unsigned flags);
 
 #endif
