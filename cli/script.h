@@ -62,10 +62,10 @@ struct script_head {
 /* An address, symbolized as of its sample's moment. */
 struct script_frame {
 	uint64_t ip;
-	struct symbolizer_loc loc;
 	/* "%16llx SYMBOL", escaped, as the text prints it (script_text__frame); NULL: not made */
 	const char *text;
 	size_t text_len;
+	struct symbolizer_loc loc;  /* what text was made of: set when text is NULL */
 };
 
 /* A tracepoint sample's fields (script_tp.c). */

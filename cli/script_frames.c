@@ -27,7 +27,7 @@
 #include "callchain.h"
 #include "script.h"
 
-#define FC_BITS 14
+#define FC_BITS 15
 #define FC_SLOTS (1u << FC_BITS)
 #define FC_ARENA (4u << 20)
 #define FC_TEXT_MAX 1024u
@@ -38,6 +38,7 @@ _Static_assert(2 * FC_SAMPLE_MAX <= FC_ARENA, "the ring holds a sample's texts a
 
 enum fc_text { FC_TEXT_NONE, FC_TEXT_KEPT, FC_TEXT_LONG };
 
+/* What a lookup goes by, and where its text is: small, as every frame reads one */
 struct fc_slot {
 	uint64_t ip, version;
 	uint32_t pid;
@@ -45,12 +46,12 @@ struct fc_slot {
 	uint8_t text;           /* enum fc_text */
 	uint32_t text_len;
 	uint64_t text_pos;      /* where, as a count of the bytes the ring was ever given */
-	struct symbolizer_loc loc;
 };
 
 struct frame_cache {
 	struct symbolizer *sym;
 	struct fc_slot *slots;
+	struct symbolizer_loc *locs;    /* the lookups, by slot: read for frames without text */
 	char *ring;             /* NULL: no text made (JSON) */
 	uint64_t pos;           /* the bytes the ring was ever given */
 	uint64_t horizon;       /* the current sample writes below it */
@@ -66,8 +67,9 @@ int frame_cache__new(struct frame_cache **out, struct symbolizer *sym, bool text
 		return -ENOMEM;
 	fc->sym = sym;
 	fc->slots = calloc(FC_SLOTS, sizeof(*fc->slots));
+	fc->locs = calloc(FC_SLOTS, sizeof(*fc->locs));
 	fc->ring = text ? malloc(FC_ARENA) : NULL;
-	if (!fc->slots || (text && !fc->ring)) {
+	if (!fc->slots || !fc->locs || (text && !fc->ring)) {
 		frame_cache__free(fc);
 		return -ENOMEM;
 	}
@@ -80,6 +82,7 @@ void frame_cache__free(struct frame_cache *fc)
 	if (!fc)
 		return;
 	free(fc->slots);
+	free(fc->locs);
 	free(fc->ring);
 	free(fc);
 }
@@ -92,13 +95,13 @@ void frame_cache__sample(struct frame_cache *fc, uint32_t pid)
 	fc->horizon = fc->pos + FC_SAMPLE_MAX;
 }
 
-static struct fc_slot *slot_of(struct frame_cache *fc, uint64_t ip, bool kernel)
+static size_t slot_of(uint64_t ip, uint32_t pid, bool kernel)
 {
-	uint64_t h = (ip ^ ((uint64_t)fc->pid << 32 | kernel)) * 0x9e3779b97f4a7c15ULL;
+	uint64_t h = (ip ^ ((uint64_t)pid << 32 | kernel)) * 0x9e3779b97f4a7c15ULL;
 
 	h ^= h >> 29;
 	h *= 0xbf58476d1ce4e5b9ULL;
-	return &fc->slots[h >> (64 - FC_BITS)];
+	return (size_t)(h >> (64 - FC_BITS));
 }
 
 /* e's text, made into the ring (none when too long, or past what a sample may write) */
@@ -123,27 +126,31 @@ static void make_text(struct frame_cache *fc, struct fc_slot *e, const struct sc
 
 void frame_cache__get(struct frame_cache *fc, uint64_t ip, bool kernel, struct script_frame *out)
 {
-	struct fc_slot *e = slot_of(fc, ip, kernel);
+	/* a kernel address is the same in every process */
+	uint32_t pid = kernel ? 0 : fc->pid;
+	size_t i = slot_of(ip, pid, kernel);
+	struct fc_slot *e = &fc->slots[i];
 	uint64_t version = kernel ? fc->kver : fc->uver;
 
-	if (!e->used || e->ip != ip || e->pid != fc->pid || e->kernel != kernel ||
-	    e->version != version) {
-		*e = (struct fc_slot){ .ip = ip, .version = version, .pid = fc->pid,
-				       .kernel = kernel, .used = true };
-		symbolizer__lookup(fc->sym, fc->pid, ip, kernel, &e->loc);
-	}
 	out->ip = ip;
-	out->loc = e->loc;
-	out->text = NULL;
-	out->text_len = 0;
-	if (!fc->ring)
-		return;
+	if (!e->used || e->ip != ip || e->pid != pid || e->kernel != kernel ||
+	    e->version != version) {
+		*e = (struct fc_slot){ .ip = ip, .version = version, .pid = pid,
+				       .kernel = kernel, .used = true };
+		symbolizer__lookup(fc->sym, fc->pid, ip, kernel, &fc->locs[i]);
+	}
 	/* kept, and not to be written over before this sample is printed */
-	if (e->text == FC_TEXT_NONE ||
-	    (e->text == FC_TEXT_KEPT && fc->horizon - e->text_pos > FC_ARENA))
+	if (fc->ring && (e->text == FC_TEXT_NONE ||
+			 (e->text == FC_TEXT_KEPT && fc->horizon - e->text_pos > FC_ARENA))) {
+		out->loc = fc->locs[i];
 		make_text(fc, e, out);
-	if (e->text == FC_TEXT_KEPT) {
+	}
+	if (fc->ring && e->text == FC_TEXT_KEPT) {
 		out->text = fc->ring + e->text_pos % FC_ARENA;
 		out->text_len = e->text_len;
+		return;
 	}
+	out->loc = fc->locs[i];
+	out->text = NULL;
+	out->text_len = 0;
 }
