@@ -22,6 +22,7 @@
 #include "commands.h"
 #include "evnames.h"
 #include "filteropts.h"
+#include "obuf.h"
 #include "opts.h"
 #include "replay.h"
 #include "script.h"
@@ -62,18 +63,16 @@ static void decode_sample(struct script *sc, const struct perfread_sample *s,
 			  struct script_sample *out)
 {
 	static struct callchain_ip ips[CALLCHAIN_MAX];
-	int kernel = cpumode_kernel(s->misc);
 	size_t n = 0;
 
 	out->period = s->period;
-	out->at.ip = s->ip;
-	symbolizer__lookup(sc->sym, s->pid, s->ip, kernel, &out->at.loc);
 	if (s->nr_ips || s->stack_size)
 		n = callchain__get(sc->sym, sc->r, s, ips, CALLCHAIN_MAX);
-	for (size_t i = 0; i < n; i++) {
-		sc->chain[i].ip = ips[i].ip;
-		symbolizer__lookup(sc->sym, s->pid, ips[i].ip, ips[i].kernel, &sc->chain[i].loc);
-	}
+	/* after the unwinding, which may read maps: the versions are the lookups' */
+	frame_cache__sample(sc->frames, s->pid);
+	frame_cache__get(sc->frames, s->ip, cpumode_kernel(s->misc), &out->at);
+	for (size_t i = 0; i < n; i++)
+		frame_cache__get(sc->frames, ips[i].ip, ips[i].kernel, &sc->chain[i]);
 	out->chain = sc->chain;
 	out->nchain = n;
 	out->tp = script_tp__decode(sc, s);
@@ -84,9 +83,9 @@ static void decode_sample(struct script *sc, const struct perfread_sample *s,
 /* After a printer wrote: an output error stops the run (errno in sc->write_err). */
 static int printed(struct script *sc)
 {
-	if (!ferror(sc->out))
+	if (!sc->ob->err)
 		return 0;
-	sc->write_err = errno ? errno : EIO;
+	sc->write_err = sc->ob->err;
 	return -EIO;
 }
 
@@ -99,7 +98,6 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 
 	if (sc->o.filter_type)
 		return 0;   /* --type shows markers only */
-	errno = 0;
 	ss.h = head_of(sc, s, event_name(s->event, nb, sizeof(nb)));
 	decode_sample(sc, s, &ss);
 	ss.off = NULL;
@@ -115,7 +113,7 @@ static int on_sample(void *ctx, const struct perfread_sample *s)
 					   i < off.nr_waker_kstack, &sc->waker[i].loc);
 		}
 	}
-	sc->pr->sample(sc->out, &ss);
+	sc->pr->sample(sc->ob, &ss);
 	return printed(sc);
 }
 
@@ -127,13 +125,12 @@ static int on_marker(void *ctx, const struct perfread_sample *s, const struct re
 
 	if (rm->outside || (sc->o.filter_type && (m->state != MARKER_OK || m->type != sc->o.type)))
 		return 0;
-	errno = 0;
 	sm.h = head_of(sc, s, m->event == MARKER_UEVENT ? PERFMARK_EV_UEVENT : PERFMARK_EV_PRINTF);
 	if (m->type == PERFMARK_TYPE_RANGE_END && rm->pair.id != MARKER_NO_RANGE) {
 		sm.has_duration = true;
 		sm.duration = rm->pair.duration;
 	}
-	sc->pr->marker(sc->out, &sm);
+	sc->pr->marker(sc->ob, &sm);
 	return printed(sc);
 }
 
@@ -145,11 +142,10 @@ static int on_lost(void *ctx, const struct perf_event_header *rec, uint64_t lost
 
 	if (sc->o.filter_type)
 		return 0;
-	errno = 0;
 	perfread__sample_id(sc->r, rec, &sid);   /* zeros when it has none */
 	h = (struct script_head){ .time = sid.time, .pid = sid.pid, .tid = sid.tid, .cpu = sid.cpu,
 		.event = "lost" };
-	sc->pr->lost(sc->out, &h, lost);
+	sc->pr->lost(sc->ob, &h, lost);
 	return printed(sc);
 }
 
@@ -164,18 +160,28 @@ int script__run(struct script *sc, int fd, const char **why, int *write_err)
 	*write_err = 0;
 	sc->pr = sc->o.json ? &script_json : &script_text;
 	sc->chain = calloc(CALLCHAIN_MAX, sizeof(*sc->chain));
+	sc->ob = malloc(sizeof(*sc->ob));
+	if (sc->ob)
+		obuf__init(sc->ob, sc->out);
 	r = replay__open(&sc->rp, fd, &sc->o.read);
-	if (r < 0 || !sc->chain) {
+	if (r < 0 || !sc->chain || !sc->ob) {
 		*why = r < 0 ? replay__error(sc->rp) : strerror(ENOMEM);
 		return 1;
 	}
 	sc->sym = replay__symbolizer(sc->rp);
 	sc->r = replay__reader(sc->rp);
+	if (frame_cache__new(&sc->frames, sc->sym, !sc->o.json) < 0) {
+		*why = strerror(ENOMEM);
+		return 1;
+	}
 	if (sc->o.filter && replay__set_filter(sc->rp, sc->o.filter) < 0) {
 		*why = replay__error(sc->rp);
 		return 1;
 	}
 	r = replay__run(sc->rp, &ops, sc);
+	if (!sc->write_err)
+		sc->write_err = obuf__flush(sc->ob);
+	errno = 0;
 	if (!sc->write_err && fflush(sc->out) == EOF)
 		sc->write_err = errno ? errno : EIO;
 	*write_err = sc->write_err;
@@ -190,6 +196,8 @@ void script__free(struct script *sc)
 {
 	script_tp__free(sc);
 	free(sc->chain);
+	free(sc->ob);
+	frame_cache__free(sc->frames);
 	replay__free(sc->rp);
 }
 

@@ -10,6 +10,7 @@
  *   script_json.c  the JSON printer (one object a line, INTERFACE.md)
  *   script_tp.c    a tracepoint sample's fields, decoded with the
  *                  recording's formats (lib/analyze/tracepoint.h)
+ *   script_frames.c  frames symbolized and formatted once, cached
  * The printers call nothing back: they only write what they are given.
  *
  * DESIGN (issue 8 case 6, issue 19): the input is anyone's file.
@@ -35,6 +36,7 @@
 #include "symbolize.h"
 #include "tracepoint.h"
 
+struct obuf;
 struct replay;
 
 struct filter;
@@ -61,7 +63,10 @@ struct script_head {
 /* An address, symbolized as of its sample's moment. */
 struct script_frame {
 	uint64_t ip;
-	struct symbolizer_loc loc;
+	/* "%16llx SYMBOL", escaped, as the text prints it (script_text__frame); NULL: not made */
+	const char *text;
+	size_t text_len;
+	struct symbolizer_loc loc;  /* what text was made of: set when text is NULL */
 };
 
 /* A tracepoint sample's fields (script_tp.c). */
@@ -98,11 +103,12 @@ struct script_marker {
 	uint64_t duration;          /* ns since its begin */
 };
 
+/* Printers write into an output buffer (obuf.h) in front of the run's FILE. */
 struct script_printer {
-	void (*sample)(FILE *out, const struct script_sample *s);
-	void (*marker)(FILE *out, const struct script_marker *m);
+	void (*sample)(struct obuf *out, const struct script_sample *s);
+	void (*marker)(struct obuf *out, const struct script_marker *m);
 	/* LOST or LOST_SAMPLES: h from its sample_id (zeros when it has none) */
-	void (*lost)(FILE *out, const struct script_head *h, uint64_t lost);
+	void (*lost)(struct obuf *out, const struct script_head *h, uint64_t lost);
 };
 
 extern const struct script_printer script_text;    /* script_text.c */
@@ -113,12 +119,14 @@ extern const struct script_printer script_json;    /* script_json.c */
 struct script {
 	struct script_opts o;
 	FILE *out;
+	struct obuf *ob;            /* in front of out */
 	const struct script_printer *pr;
 	struct replay *rp;
 	struct symbolizer *sym;
 	struct perfread *r;
 	struct script_frame *chain; /* CALLCHAIN_MAX of them, reused */
 	struct script_frame waker[PERFMARK_OFFCPU_WAKER_MAX];   /* an off-CPU sample's waker's */
+	struct frame_cache *frames; /* symbolized and formatted once (script_frames.c) */
 	int write_err;
 	struct tpdecode *tp;        /* the tracepoints' formats, read at the first one */
 	bool tp_tried;
@@ -134,6 +142,24 @@ struct script {
  */
 int script__run(struct script *sc, int fd, const char **why, int *write_err);
 void script__free(struct script *sc);
+
+/* script_text.c: fr's text into dst (cap bytes): its length, 0 when it does not fit */
+size_t script_text__frame(char *dst, size_t cap, const struct script_frame *fr);
+
+/*
+ * script_frames.c: frames symbolized and, for the text, formatted once per
+ * (process, the symbolizer's version of it, address) and kept in a cache of
+ * bounded size (issue 24: lookups and formatting per frame were most of
+ * the run).  The text of the frames got since the last
+ * frame_cache__sample() stays valid until the next one.
+ */
+struct frame_cache;
+int frame_cache__new(struct frame_cache **out, struct symbolizer *sym, bool text);
+/* A new sample of process pid: its frames follow. */
+void frame_cache__sample(struct frame_cache *fc, uint32_t pid);
+/* ip's frame (a kernel address when kernel is set) in the sample's process */
+void frame_cache__get(struct frame_cache *fc, uint64_t ip, bool kernel, struct script_frame *out);
+void frame_cache__free(struct frame_cache *fc);
 
 /* script_tp.c: a tracepoint sample's fields, NULL for other samples */
 const struct script_tp *script_tp__decode(struct script *sc, const struct perfread_sample *s);

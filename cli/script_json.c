@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "escape.h"
+#include "obuf.h"
 #include "script.h"
 
 static void add_string(struct json_object *o, const char *key, const void *s, size_t n)
@@ -64,11 +65,15 @@ static struct json_object *head(const struct script_head *h)
 	return o;
 }
 
-static void emit(FILE *f, struct json_object *o)
+static void emit(struct obuf *f, struct json_object *o)
 {
-	fputs(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
-					     JSON_C_TO_STRING_NOSLASHESCAPE), f);
-	fputc('\n', f);
+	size_t n;
+	const char *s = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN |
+							  JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+
+	if (s)
+		obuf__put(f, s, n);
+	obuf__putc(f, '\n');
 	json_object_put(o);
 }
 
@@ -161,7 +166,7 @@ static void tp_fields(struct json_object *o, const struct script_tp *tp)
 	json_object_object_add(o, "fields", f);
 }
 
-static void json_sample(FILE *f, const struct script_sample *s)
+static void json_sample(struct obuf *f, const struct script_sample *s)
 {
 	struct json_object *o = head(&s->h), *chain;
 	char frame[SYMBOLIZER_FRAME_NAME_MAX];
@@ -221,7 +226,7 @@ static void marker_fields(struct json_object *o, const struct script_marker *sm)
 	}
 }
 
-static void json_marker(FILE *f, const struct script_marker *sm)
+static void json_marker(struct obuf *f, const struct script_marker *sm)
 {
 	const struct marker *m = sm->m;
 	struct json_object *o = head(&sm->h), *data;
@@ -249,7 +254,7 @@ static void json_marker(FILE *f, const struct script_marker *sm)
 	emit(f, o);
 }
 
-static void json_lost(FILE *f, const struct script_head *h, uint64_t lost)
+static void json_lost(struct obuf *f, const struct script_head *h, uint64_t lost)
 {
 	struct json_object *o = head(h);
 

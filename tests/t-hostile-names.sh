@@ -111,6 +111,40 @@ PY
 	ok "$args: strict UTF-8 JSON, invalid bytes as U+FFFD"
 done
 
+# pprof: profile.proto's strings are UTF-8; the comm and range names come out with U+FFFD
+"$PERFMARK" export --format pprof -i "$T/n.data" -o "$T/n.pb.gz" 2>"$T/p.err" || die "export pprof failed" -- "$T/p.err"
+python3 - "$T/n.pb.gz" <<'PY' || die "pprof's string table is not strict UTF-8" -- "$T/p.err"
+import gzip, sys
+b = gzip.open(sys.argv[1]).read()
+def varint(i):
+    v = s = 0
+    while True:
+        c = b[i]; i += 1; v |= (c & 0x7f) << s; s += 7
+        if c < 0x80:
+            return v, i
+i, strs = 0, []
+while i < len(b):
+    key, i = varint(i)
+    f, wt = key >> 3, key & 7
+    if wt == 0:
+        _, i = varint(i)
+    elif wt == 1:
+        i += 8
+    elif wt == 5:
+        i += 4
+    elif wt == 2:
+        n, i = varint(i)
+        if f == 6:                       # Profile.string_table
+            strs.append(b[i:i + n].decode("utf-8"))   # strict: raises on invalid bytes
+        i += n
+    else:
+        sys.exit(f"wire type {wt}")
+for w in ["\x1b]0;pwned\x07\ufffd", "rng\x1b[31m\ufffd"]:
+    if w not in strs:
+        sys.exit(f"{w!r} not in the string table")
+PY
+ok "pprof: every string strict UTF-8, invalid bytes as U+FFFD"
+
 # ---- case 11: terminals --------------------------------------------------------------
 "$PERFMARK" report -e nosuch -i "$T/n.data" >/dev/null 2>"$T/err.out"
 for args in "report" "report --by-marker" "script" "export --format collapsed" "err"; do

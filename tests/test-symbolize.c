@@ -251,6 +251,55 @@ static void test_overlap(void **state)
 	symbolizer__free(s);
 }
 
+/* symbolizer__version: moves on every change a cache of lookups must see, and only forward */
+static void test_version(void **state)
+{
+	struct symbolizer *s = new_fed();
+	struct rec_buf r;
+	uint32_t me = (uint32_t)getpid(), child = 0x3ffff0, other = 0x3fffe0;
+	uint64_t v0 = symbolizer__version(s, me, 0), v, k;
+
+	(void)state;
+	assert_true(v0 > 0);    /* new_fed() mapped our files */
+	k = symbolizer__version(s, me, 1);
+	/* a change in another process leaves ours */
+	symbolizer__record(s, mk_mmap(&r, other, 0x10000, 4096, 0, "//anon"));
+	assert_true(symbolizer__version(s, me, 0) == v0);
+	/* a map of ours moves it */
+	symbolizer__record(s, mk_mmap(&r, me, 0x10000, 4096, 0, "//anon"));
+	v = symbolizer__version(s, me, 0);
+	assert_true(v > v0);
+	/* JIT code announced by a marker */
+	assert_int_equal(symbolizer__add_jit(s, me, 0x10000, 16, "jitted"), 0);
+	assert_true(symbolizer__version(s, me, 0) > v);
+	v = symbolizer__version(s, me, 0);
+	/* a fork gives the child its parent's maps: its version moves too */
+	assert_true(symbolizer__version(s, child, 0) < v);
+	symbolizer__record(s, mk_fork(&r, child, me, child, me));
+	assert_true(symbolizer__version(s, child, 0) > v);
+	v = symbolizer__version(s, child, 0);
+	/* exec drops the maps */
+	symbolizer__record(s, mk_comm(&r, child, child, "newprog", true));
+	assert_true(symbolizer__version(s, child, 0) > v);
+	/* a comm that is not an exec changes no map */
+	v = symbolizer__version(s, child, 0);
+	symbolizer__record(s, mk_comm(&r, child, child, "renamed", false));
+	assert_true(symbolizer__version(s, child, 0) == v);
+	/* kernel addresses have their own, which user ones follow */
+	assert_true(symbolizer__version(s, me, 1) == k);
+	v = symbolizer__version(s, me, 0);
+	{
+		struct perf_event_header *h = (void *)mk_mmap(&r, UINT32_MAX, 0xffffffff81000000ULL,
+							      1u << 24, 0, "[kernel.kallsyms]_text");
+
+		h->misc = PERF_RECORD_MISC_KERNEL;
+		symbolizer__record(s, h);
+	}
+	assert_true(symbolizer__version(s, me, 1) > k);
+	assert_true(symbolizer__version(s, me, 0) > v);
+	symbolizer__free(s);
+}
+
 static void test_malformed(void **state)
 {
 	struct symbolizer *s;
@@ -421,6 +470,7 @@ int main(void)
 		cmocka_unit_test(test_jit_perf_map),
 		cmocka_unit_test(test_fork_exec),
 		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_malformed),
 		cmocka_unit_test(test_frame_names),
 		cmocka_unit_test(test_plt),

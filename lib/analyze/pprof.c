@@ -35,6 +35,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "escape.h"
 #include "grow.h"
 #include "offcpu.h"
 #include "pprof.h"
@@ -73,12 +74,35 @@ struct pb {
 	uint64_t since;             /* samples before it are left out */
 	bool lines;                 /* read source lines */
 	int err;
+	char *fix;                  /* a string made valid UTF-8 */
+	size_t fix_cap;
 };
 
 /* pprof string index of s (0 is ""); on failure b->err */
 static int64_t pb_str(struct pb *b, const char *s)
 {
-	uint32_t id = strtab__intern(&b->strs, s ? s : "", s ? strlen(s) : 0);
+	size_t n = s ? strlen(s) : 0, i = 0, l;
+	uint32_t id;
+
+	/* profile.proto's strings are UTF-8: an invalid byte becomes U+FFFD */
+	while (i < n && (l = escape_utf8_len((const uint8_t *)s + i, n - i)))
+		i += l;
+	if (i < n) {
+		size_t o = 0;
+
+		if (grow_to(&b->fix, &b->fix_cap, 3 * n + 1, 1, 256)) {
+			b->err = -ENOMEM;
+			return 0;
+		}
+		for (i = 0; i < n; i += l ? l : 1) {
+			l = escape_utf8_len((const uint8_t *)s + i, n - i);
+			memcpy(b->fix + o, l ? s + i : "\xEF\xBF\xBD", l ? l : 3);
+			o += l ? l : 3;
+		}
+		s = b->fix;
+		n = o;
+	}
+	id = strtab__intern(&b->strs, s ? s : "", n);
 
 	if (id == TABLE_NONE) {
 		b->err = -ENOMEM;
@@ -508,6 +532,8 @@ static int pb_write_gzip(const uint8_t *buf, size_t len, FILE *out)
 static void pb_free(struct pb *b)
 {
 	PbProfile *pr = &b->prof;
+
+	free(b->fix);
 
 	for (size_t i = 0; i < pr->n_mapping; i++)
 		free(pr->mapping[i]);

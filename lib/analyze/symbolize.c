@@ -49,6 +49,7 @@ struct proc {
 	struct mapnode *jit;    /* maprange.val: the name (in s->jitnames) */
 	struct dso *exe;        /* the first file mapped since its exec: the executable */
 	bool jit_loaded;
+	uint64_t gen;           /* changed with maps or JIT code: symbolizer__version() */
 };
 
 struct thread {
@@ -67,6 +68,7 @@ struct symbolizer {
 	struct dso **dsos;
 	size_t capdsos;
 	struct maptree ranges;               /* counts maps and JIT code */
+	uint64_t gen, kernel_gen;            /* the last change anywhere, to the kernel's map */
 	char err[128];
 	struct dso *vdso;       /* our own vdso: the same kernel's */
 	bool vdso_tried;
@@ -193,8 +195,10 @@ static void record_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint
 	int err;
 
 	if ((misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL || pid == UINT32_MAX) {
-		if (!strncmp(name, "[kernel.kallsyms]", 17))
+		if (!strncmp(name, "[kernel.kallsyms]", 17)) {
 			s->kernel_start = start;
+			s->kernel_gen = ++s->gen;
+		}
 		return;   /* modules: kallsyms has their symbols too */
 	}
 	if (start + len < start)
@@ -204,6 +208,8 @@ static void record_mmap(struct symbolizer *s, uint32_t pid, uint64_t start, uint
 	else if (name[0] == '/' && !name_is_anon(name))
 		m.val = dso_get(s, name, bid, bid_len);
 	p = proc_get(s, pid, true);
+	if (p)
+		p->gen = ++s->gen;
 	if (p && (err = maptree__insert(&s->ranges, &p->maps, &m)))
 		range_error(s, err);
 	/* exec maps the executable before its interpreter; perf's synthesized maps come by address */
@@ -227,6 +233,7 @@ static void record_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const 
 		p->maps = p->jit = NULL;
 		p->exe = NULL;
 		p->jit_loaded = false;
+		p->gen = ++s->gen;
 	}
 }
 
@@ -248,6 +255,7 @@ static void record_fork(struct symbolizer *s, uint32_t pid, uint32_t ppid, uint3
 	if (child && parent && !child->maps) {
 		child->maps = maptree__share(parent->maps);
 		child->exe = parent->exe;
+		child->gen = ++s->gen;
 	}
 }
 
@@ -341,6 +349,7 @@ static int jit_add(struct symbolizer *s, struct proc *p, uint64_t addr, uint64_t
 	m.val = n;
 	if (m.end < m.start)
 		m.end = UINT64_MAX;
+	p->gen = ++s->gen;
 	err = maptree__insert(&s->ranges, &p->jit, &m);
 	if (err)
 		range_error(s, err);
@@ -491,6 +500,16 @@ void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int k
 		out->name = sym->name;
 		out->sym_start = addr - (vaddr - sym->addr);
 	}
+}
+
+uint64_t symbolizer__version(struct symbolizer *s, uint32_t pid, int kernel)
+{
+	struct proc *p = s && !kernel ? proc_get(s, pid, false) : NULL;
+
+	if (!s)
+		return 0;
+	/* one counter numbers every change: the later of the two is the newer state */
+	return p && p->gen > s->kernel_gen ? p->gen : s->kernel_gen;
 }
 
 bool symbolizer_loc__has_sym(const struct symbolizer_loc *loc)

@@ -47,6 +47,13 @@ struct symbolizer_loc {
 void symbolizer__lookup(struct symbolizer *s, uint32_t pid, uint64_t addr, int kernel,
 			struct symbolizer_loc *out);
 /*
+ * A number that changes whenever symbolizer__lookup(s, pid, ADDR, kernel)
+ * may answer differently for some ADDR (pid's maps or JIT code, or the
+ * kernel's map, changed), and never returns to an earlier value: a cache of
+ * lookups keyed by (pid, kernel, addr, this) stays right.
+ */
+uint64_t symbolizer__version(struct symbolizer *s, uint32_t pid, int kernel);
+/*
  * The name a frame goes by, one rule for every output: its symbol's name;
  * else, when the file is known, "DSO+0xOFFSET" (DSO the file's base name,
  * OFFSET the address's offset in that file: addr - map_start + map_pgoff,

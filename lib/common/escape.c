@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* Names written where they are read: escape.h */
 #include "escape.h"
+#include "obuf.h"
 
 #include <json-c/json.h>
 #include <json-c/printbuf.h>
@@ -217,17 +218,32 @@ static bool term_control(uint32_t cp)
 	       (cp >= 0x2066 && cp <= 0x2069) || cp == 0x061c || cp == 0x200e || cp == 0x200f;
 }
 
-size_t escape_term(FILE *f, const char *s, size_t n, unsigned flags)
+/* Is c, an ASCII byte, written as it is? (most of every name: skipped without decoding) */
+static inline bool term_plain(uint8_t c, unsigned flags)
+{
+	return c >= 0x20 && c < 0x7f && !((flags & ESC_TERM_FOLDED) && c == ';') &&
+	       !((flags & ESC_TERM_QUOTED) && (c == '"' || c == '\\'));
+}
+
+/* escape_term's rule, written through put (to NULL: only counted) */
+static size_t term_write(put_fn *put, void *to, const char *s, size_t n, unsigned flags)
 {
 	const uint8_t *p = (const uint8_t *)s;
 	size_t i = 0, run = 0, cols = 0;
 	char esc[16];
 
 	while (i < n) {
-		size_t l = escape_utf8_len(p + i, n - i);
-		uint32_t cp = l ? code_point(p + i, l) : 0;
+		size_t l;
+		uint32_t cp;
 		const char *e = NULL;
 
+		if (term_plain(p[i], flags)) {
+			i++;
+			cols++;
+			continue;
+		}
+		l = escape_utf8_len(p + i, n - i);
+		cp = l ? code_point(p + i, l) : 0;
 		if (!l)
 			e = esc, snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
 		else if (cp == '\n')
@@ -247,14 +263,53 @@ size_t escape_term(FILE *f, const char *s, size_t n, unsigned flags)
 			cols++;
 			continue;
 		}
-		put_file(f, s + run, i - run);
-		put_file(f, e, strlen(e));
+		if (to) {
+			put(to, s + run, i - run);
+			put(to, e, strlen(e));
+		}
 		cols += strlen(e);
 		i += l ? l : 1;
 		run = i;
 	}
-	put_file(f, s + run, n - run);
+	if (to)
+		put(to, s + run, n - run);
 	return cols;
+}
+
+size_t escape_term(FILE *f, const char *s, size_t n, unsigned flags)
+{
+	return term_write(put_file, f, s, n, flags);
+}
+
+static void put_obuf(void *to, const char *s, size_t n)
+{
+	obuf__put(to, s, n);
+}
+
+size_t escape_term_obuf(struct obuf *b, const char *s, size_t n, unsigned flags)
+{
+	return term_write(put_obuf, b, s, n, flags);
+}
+
+struct mem_sink {
+	char *p;
+	size_t len;
+};
+
+static void put_mem(void *to, const char *s, size_t n)
+{
+	struct mem_sink *m = to;
+
+	memcpy(m->p + m->len, s, n);
+	m->len += n;
+}
+
+size_t escape_term_mem(char *dst, const char *s, size_t n, unsigned flags)
+{
+	struct mem_sink m = { dst, 0 };
+
+	term_write(put_mem, &m, s, n, flags);
+	return m.len;
 }
 
 void escape_term_pad(FILE *f, const char *s, int width)
@@ -269,4 +324,18 @@ void escape_term_pad(FILE *f, const char *s, int width)
 	if (width < 0)
 		for (; cols < w; cols++)
 			putc(' ', f);
+}
+
+void escape_term_pad_obuf(struct obuf *b, const char *s, int width)
+{
+	size_t n = strlen(s), cols = term_write(put_obuf, NULL, s, n, 0);
+	size_t w = (size_t)(width < 0 ? -(long)width : width);
+
+	if (width > 0)
+		for (; cols < w; cols++)
+			obuf__putc(b, ' ');
+	term_write(put_obuf, b, s, n, 0);
+	if (width < 0)
+		for (; cols < w; cols++)
+			obuf__putc(b, ' ');
 }

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 struct json_object;
+struct obuf;
 
 /* Bytes of the valid UTF-8 sequence at p (n bytes left: 1..4), 0 if invalid. */
 size_t escape_utf8_len(const uint8_t *p, size_t n);
@@ -67,5 +68,11 @@ size_t escape_term(FILE *f, const char *s, size_t n, unsigned flags);
 
 /* escape_term of a C string, padded with spaces to width (< 0: to the left). */
 void escape_term_pad(FILE *f, const char *s, int width);
+/* The same two into an output buffer (obuf.h) */
+size_t escape_term_obuf(struct obuf *b, const char *s, size_t n, unsigned flags);
+void escape_term_pad_obuf(struct obuf *b, const char *s, int width);
+/* The same into memory: dst has room for ESCAPE_TERM_MAX(n) bytes; returns the bytes written */
+#define ESCAPE_TERM_MAX(n) (4 * (n))
+size_t escape_term_mem(char *dst, const char *s, size_t n, unsigned flags);
 
 #endif
