@@ -213,15 +213,16 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 		/* the unwinder reads no context: any memory of the size will do */
 		if (ustack_mode == PM_US_EHFRAME)
 			n = pm_unwind_user((struct bpf_perf_event_data *)ot, id >> 32,
-					   (struct pm_uframes *)ot->ufr);
+					   (struct pm_uframes *)ot->ufr, kstack_max());
 		if (n < 0) {   /* fp, or no tables for this process yet */
 			n = bpf_get_stack(ctx, ot->ufr, sizeof(ot->ufr), BPF_F_USER_STACK);
 			n = n > 0 ? n / sizeof(__u64) : 0;
 		}
 		if (n > 0)
 			nu = n;
-		if (nu > PM_MAX_STACK)
-			nu = PM_MAX_STACK;
+		/* --max-stack: the kernel's frames, taken when it comes back, go first */
+		if (nu > kstack_max())
+			nu = kstack_max();
 	}
 	ot->h.nr_ustack = nu;
 	ot->h.time = now;   /* last: the thread is noted */
@@ -236,20 +237,21 @@ static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struc
 {
 	__u32 zero = 0;
 	struct off_slot *b = bpf_map_lookup_elem(&off_build, &zero);
-	__u64 nk = 0, nu = ot->h.nr_ustack, off, nw;
+	__u64 nk = 0, nu = ot->h.nr_ustack, off, nw, room;
 	long n;
 
 	if (!b)
 		return NULL;
 	b->h = ot->h;
-	n = bpf_get_task_stack(t, b->frames, PM_MAX_STACK * sizeof(__u64), 0);
+	n = bpf_get_task_stack(t, b->frames, kstack_max() * sizeof(__u64), 0);
 	if (n > 0)
 		nk = (__u64)n / sizeof(__u64);
 	if (nk > PM_MAX_STACK)
 		nk = PM_MAX_STACK;
 	b->h.nr_kstack = nk;
-	if (nu > PM_MAX_STACK)
-		nu = PM_MAX_STACK;
+	room = ustack_room(nk);   /* --max-stack: the user's in what the kernel's left */
+	if (nu > room)
+		nu = room;
 	off = nk;
 	barrier_var(off);
 	if (off > PM_MAX_STACK)

@@ -21,6 +21,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 want_callchain = 0;
 const volatile __u32 ustack_mode = PM_US_FP;    /* user part of call chains */
 const volatile __u32 ustack_size = 0;           /* dwarf: stack bytes per sample */
+const volatile __u32 max_stack = PM_MAX_STACK;  /* --max-stack: kernel + user frames, 1..PM_MAX_STACK */
 /*
  * The recorder's pid namespace: pids are reported as the recorder sees
  * them (perfmarkd in a container sees its container's pids, as the
@@ -115,7 +116,25 @@ struct {
 extern int pm_aggregate(const struct pm_sample *s, const struct pm_agg_frames *fr);
 
 /* user stacks: bpf/unwind.bpf.c */
-extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out);
+extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out,
+			  __u32 max);
+
+/*
+ * --max-stack N, as perf's attr.sample_max_stack: N frames in all, the
+ * kernel's first (the innermost), the user's in what is left.
+ */
+static __always_inline __u64 kstack_max(void)
+{
+	return max_stack < PM_MAX_STACK ? max_stack : PM_MAX_STACK;
+}
+
+static __always_inline __u64 ustack_room(__u64 nk)
+{
+	__u64 room = nk < kstack_max() ? kstack_max() - nk : 0;
+
+	barrier_var(room);
+	return room < PM_MAX_STACK ? room : PM_MAX_STACK;
+}
 
 /* perf buffers of the sideband (dummy) events, filled by libbpf */
 struct {
@@ -311,7 +330,7 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, __u64 id
 		return 0;
 	}
 	sample_head(s, ctx, id, uid);
-	n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
+	n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
 	if (n > 0)
 		nk = (__u64)n / sizeof(__u64);
 	barrier_var(nk);
@@ -351,7 +370,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 {
 	__u32 tgid, zero = 0, uid = 0;
 	struct pm_sample *s;
-	__u64 nk = 0, nu = 0, size, id, flags;
+	__u64 nk = 0, nu = 0, room, size, id, flags;
 	bool no_room = false;
 	long n;
 
@@ -367,14 +386,15 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	sample_head(s, ctx, id, uid);
 	if (want_callchain) {
-		n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
+		n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
 		if (n > 0)
 			nk = (__u64)n / sizeof(__u64);
 		if (nk > PM_MAX_STACK)
 			nk = PM_MAX_STACK;
-		n = -2;
-		if (ustack_mode == PM_US_EHFRAME) {
-			n = pm_unwind_user(ctx, tgid, (struct pm_uframes *)&s->stack[nk]);
+		room = ustack_room(nk);
+		n = room ? -2 : 0;
+		if (room && ustack_mode == PM_US_EHFRAME) {
+			n = pm_unwind_user(ctx, tgid, (struct pm_uframes *)&s->stack[nk], room);
 			/*
 			 * No tables for this process yet: copy its stack for user space
 			 * to walk, while the ring has room for copies (a quarter of it
@@ -389,14 +409,14 @@ int on_sample(struct bpf_perf_event_data *ctx)
 			}
 		}
 		if (n < 0) {
-			n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
+			n = bpf_get_stack(ctx, &s->stack[nk], room * sizeof(__u64),
 					  BPF_F_USER_STACK);
 			n = n > 0 ? n / sizeof(__u64) : 0;
 		}
 		if (n > 0)
 			nu = n;
-		if (nu > PM_MAX_STACK)
-			nu = PM_MAX_STACK;
+		if (nu > room)
+			nu = room;
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;

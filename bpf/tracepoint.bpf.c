@@ -336,7 +336,7 @@ static __always_inline int tp_copy_sample(void *ctx, const struct pm_tp_cfg *tc,
 		return 0;
 	}
 	tp_head(s, ctx, tc, id, uid, now);
-	n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
+	n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
 	if (n > 0)
 		nk = (__u64)n / sizeof(__u64);
 	barrier_var(nk);
@@ -398,7 +398,7 @@ int on_tracepoint(void *ctx)
 	struct pm_tp_cfg *tc;
 	struct pm_sample *s;
 	struct pm_raw *r;
-	__u64 id, nk = 0, nu = 0, now, off;
+	__u64 id, nk = 0, nu = 0, room, now, off;
 	long n;
 
 	if (!gc || !gc->tp_on)
@@ -422,28 +422,29 @@ int on_tracepoint(void *ctx)
 	s = (struct pm_sample *)sc->rec;
 	tp_head(s, ctx, tc, id, uid, now);
 	if (want_callchain) {
-		n = bpf_get_stack(ctx, s->stack, PM_MAX_STACK * sizeof(__u64), 0);
+		n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
 		if (n > 0)
 			nk = (__u64)n / sizeof(__u64);
 		if (nk > PM_MAX_STACK)
 			nk = PM_MAX_STACK;
-		n = -2;
-		if (ustack_mode == PM_US_EHFRAME) {
+		room = ustack_room(nk);
+		n = room ? -2 : 0;
+		if (room && ustack_mode == PM_US_EHFRAME) {
 			/* the unwinder takes no context of its own: any memory of the size will do */
 			n = pm_unwind_user((struct bpf_perf_event_data *)sc->raw, tgid,
-					   (struct pm_uframes *)&s->stack[nk]);
+					   (struct pm_uframes *)&s->stack[nk], room);
 			if (n == -1 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wakeup_bytes / 2)
 				return tp_copy_sample(ctx, tc, sc->raw, size, id, uid, now);
 		}
 		if (n < 0) {
-			n = bpf_get_stack(ctx, &s->stack[nk], PM_MAX_STACK * sizeof(__u64),
+			n = bpf_get_stack(ctx, &s->stack[nk], room * sizeof(__u64),
 					  BPF_F_USER_STACK);
 			n = n > 0 ? n / sizeof(__u64) : 0;
 		}
 		if (n > 0)
 			nu = n;
-		if (nu > PM_MAX_STACK)
-			nu = PM_MAX_STACK;
+		if (nu > room)
+			nu = room;
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;

@@ -98,6 +98,7 @@ struct uw_state {
 	__u64 uregs[PM_UREGS_NR];  /* the sampled frame's registers (perf order) */
 	__u32 pid;
 	__u32 n;               /* frames written */
+	__u32 max;             /* frames wanted at most (--max-stack's room), <= PM_MAX_STACK */
 	__u32 end;             /* PM_UW_END_* + 1 once ended */
 	__u32 unknown;         /* stopped at a file mapping not installed: copy the stack */
 	__u64 cfi, fp;         /* frames found each way */
@@ -226,7 +227,7 @@ static long uw_frame(__u32 i, void *data)
 	__u32 n = st->n, rule;
 	__u64 rel;
 
-	if (n >= PM_MAX_STACK)
+	if (n >= PM_MAX_STACK || n >= st->max)
 		return uw_stop(st, PM_UW_END_DEPTH);
 	out->ip[n] = st->cur.pc;
 	st->n = n + 1;
@@ -306,12 +307,13 @@ static __always_inline bool uw_current(const struct pm_uw_pid *v)
 }
 
 /*
- * Unwind the user stack of the current task into out; returns the frames
- * written, or -1 when user space has not installed the mappings of the
+ * Unwind the user stack of the current task into out, at most max frames
+ * (what --max-stack leaves after the kernel's); returns the frames written, or -1 when user space has not installed the mappings of the
  * process's current image, or not all of them (the caller copies the stack
  * instead, as dwarf mode does).
  */
-__noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out)
+__noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out,
+			      __u32 max)
 {
 	__u32 zero = 0, end;
 	struct pm_uw_pid *v;
@@ -335,6 +337,7 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	st->cur.bp = st->uregs[UREG_BP];
 	st->pid = pid;
 	st->n = 0;
+	st->max = max < PM_MAX_STACK ? max : PM_MAX_STACK;
 	st->end = 0;
 	st->unknown = 0;
 	st->cur.exact = 1;
@@ -352,5 +355,5 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 		__sync_fetch_and_add(&uw_ends[end], 1);
 	__sync_fetch_and_add(&uw_frames_cfi, st->cfi);
 	__sync_fetch_and_add(&uw_frames_fp, st->fp);
-	return st->n > PM_MAX_STACK ? PM_MAX_STACK : st->n;
+	return st->n > st->max ? st->max : st->n;
 }

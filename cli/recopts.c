@@ -92,6 +92,15 @@ static int set_call_graph(void *ctx, const struct opt *opt, const char *arg)
 	return 0;
 }
 
+static int set_max_stack(void *ctx, const struct opt *opt, const char *arg)
+{
+	char err[256] = "";
+
+	if (recspec_parse_max_stack(arg, &((struct recopts *)ctx)->spec, err, sizeof(err)))
+		return pm_err("%s", err);
+	return 0;
+}
+
 static int set_all(void *ctx, const struct opt *opt, const char *arg)
 {
 	((struct recopts *)ctx)->have_a = true;
@@ -198,6 +207,10 @@ const struct opt recopts_table[] = {
 	  .help = "call graphs: fp walks frame pointers; dwarf copies SIZE bytes of user stack "
 	    "(8-65528) for perf to unwind; ehframe unwinds from .eh_frame in BPF",
 	  .def = "none; dwarf's SIZE " STR(RECSPEC_STACK_DEFAULT), .set = set_call_graph, .alt = 2 },
+	{ .name = "max-stack", .arg = "N",
+	  .help = "keep at most N frames of each call graph, kernel and user together "
+	    "(1-" STR(RECSPEC_MAX_STACK) "), as perf's attr.sample_max_stack",
+	  .def = STR(RECSPEC_MAX_STACK), .set = set_max_stack },
 	{ .flag = 'a', .name = "all-cpus", .help = "every process on every CPU", .set = set_all,
 	  .alt = 3 },
 	{ .flag = 'p', .name = "pid", .arg = "PID[,PID...]",

@@ -412,6 +412,8 @@ static void print_spec(struct json_object *s)
 		printf(" (%llu Hz", (unsigned long long)d.spec.freq);
 	if (d.spec.call_graph != RECSPEC_CG_NONE)
 		printf(", call graph %s", recspec_call_graph_name(&d.spec, cg, sizeof(cg)));
+	if (d.spec.max_stack != RECSPEC_MAX_STACK)
+		printf(", max stack %u", d.spec.max_stack);
 	if (d.spec.off_cpu)
 		printf(", off-cpu (intervals under %llu ns summed)",
 		       (unsigned long long)d.spec.off_cpu_min_ns);

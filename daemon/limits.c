@@ -19,12 +19,19 @@
  *                they ask for, over named and anonymous sessions, at most
  *                USER_MEM_MAX together (two 256 MiB rings of one member took
  *                the daemon from 5 MB to 642 MB).
+ *   kept rings   the fast lane's areas perfmarkd keeps in systemd's fd store
+ *                (lib/collect/fastlane.h): KEPT_PER_UID per member, KEPT_MAX
+ *                in all (the unit's FileDescriptorStoreMax=), of which
+ *                KEPT_ROOT only root's.  An area beyond is read as before,
+ *                only not kept across a restart.
  *
  * Before: 64 idle connections of one member made root's `session list` and
  * `perfmark record` fail, and one member could take all 64 sessions.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "collector.h"
@@ -134,6 +141,75 @@ const char *limits__record(const struct client *c, const struct recspec *spec, c
 			   size_t len)
 {
 	return memory_check(c, spec->ringbuf_size + ANON_BACKLOG, buf, len);
+}
+
+/*
+ * Kept rings, counted per user.  The fast lane's keeper calls these one at
+ * a time under its lock, from whichever thread attaches or lets go of an
+ * area (the pump's too): this state is theirs alone.
+ */
+static struct {
+	struct { uint32_t uid, n; } *v;   /* n 0: a free entry */
+	size_t nr;
+	uint32_t members, root;           /* areas in the store: of non-root users, of root */
+} kept;
+
+/* uid's count (NULL: no room for a new user's) */
+static uint32_t *kept_of(uint32_t uid, bool add)
+{
+	size_t i, free_one = kept.nr;
+	void *nv;
+
+	for (i = 0; i < kept.nr; i++) {
+		if (kept.v[i].n && kept.v[i].uid == uid)
+			return &kept.v[i].n;
+		if (!kept.v[i].n && free_one == kept.nr)
+			free_one = i;
+	}
+	if (!add)
+		return NULL;
+	if (free_one == kept.nr) {
+		nv = realloc(kept.v, (kept.nr + 1) * sizeof(*kept.v));
+		if (!nv)
+			return NULL;
+		kept.v = nv;
+		kept.nr++;
+	}
+	kept.v[free_one].uid = uid;
+	kept.v[free_one].n = 0;
+	return &kept.v[free_one].n;
+}
+
+bool limits__keep_ring(uint32_t uid)
+{
+	uint32_t *n;
+
+	if (!uid) {
+		if (kept.root + kept.members >= KEPT_MAX)
+			return false;
+		kept.root++;
+		return true;
+	}
+	if (kept.members >= KEPT_MAX - KEPT_ROOT || !(n = kept_of(uid, true)) || *n >= KEPT_PER_UID)
+		return false;
+	++*n;
+	kept.members++;
+	return true;
+}
+
+void limits__unkeep_ring(uint32_t uid)
+{
+	uint32_t *n;
+
+	if (!uid) {
+		kept.root -= kept.root > 0;
+		return;
+	}
+	n = kept_of(uid, false);
+	if (n && *n) {
+		--*n;
+		kept.members--;
+	}
 }
 
 _Static_assert(COLLECTOR_MAX_SUBS >= MAX_ALL_SESSIONS + MAX_ALL_CLIENTS,

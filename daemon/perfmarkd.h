@@ -34,6 +34,7 @@
  *   clients.c -> anon.c -> conn.c, run.c, limits.c, auth.c
  *   clients.c -> keep.c -> sessions.c, anon.c
  *   conn.c -> views.c, loop.c, state.c;  run.c -> loop.c, systemd.c
+ *   systemd.c -> limits.c (the caps of the rings kept in the fd store)
  * What a connection owns (a reader, a pump, a recording) learns that the
  * connection goes through a close hook it hung on it (conn.c), not by a
  * call up from the connection.
@@ -68,6 +69,9 @@
 #define RING_MAX_ROOT (1ull << 30)
 #define RING_MAX_USER (256ull << 20)
 #define ANON_BACKLOG (32ull << 20)    /* an anonymous recording's pipe backlog */
+#define KEPT_MAX 4096                 /* kept rings: FileDescriptorStoreMax= in the unit */
+#define KEPT_ROOT 512                 /* of those, root's alone */
+#define KEPT_PER_UID 256
 #define GROUP_NAME "perfmark"
 
 #ifndef container_of
@@ -466,6 +470,9 @@ const char *limits__session(const struct client *c, const struct sessdef *def, c
 /* NULL when c may record (anonymously) with spec, else the reason */
 const char *limits__record(const struct client *c, const struct recspec *spec, char *buf,
 			   size_t len);
+/* the fd store's caps for the fast lane's rings (struct fastlane_store's admit, release) */
+bool limits__keep_ring(uint32_t uid);
+void limits__unkeep_ring(uint32_t uid);
 
 /* --- views.c ------------------------------------------------------------- */
 

@@ -116,7 +116,7 @@ void sd_watchdog_tick(void)
  * listening socket of socket activation, returned (-1: none), and the fast
  * lane's rings from the fd store (named FASTLANE_KEPT_PREFIX...), handed to
  * its keeper.  Under systemd ($NOTIFY_SOCKET) the keeper stores every ring
- * from now on; fastlane_keeper_done() once the sessions are back.
+ * from now on, within the caps of limits.c; fastlane_keeper_done() once the sessions are back.
  */
 int sd_activated_fd(void)
 {
@@ -159,7 +159,9 @@ int sd_activated_fd(void)
 	unsetenv("LISTEN_FDS");
 	unsetenv("LISTEN_FDNAMES");
 	if (getenv("NOTIFY_SOCKET"))
-		fastlane_keeper(sd_fdstore, kept, kept_names, (size_t)nkept);
+		fastlane_keeper(&(const struct fastlane_store){
+			.put = sd_fdstore, .admit = limits__keep_ring, .release = limits__unkeep_ring,
+		}, kept, kept_names, (size_t)nkept);
 	else
 		for (int i = 0; i < nkept; i++)
 			close(kept[i]);

@@ -26,23 +26,9 @@
 
 struct collector *collector_registry;
 
-void collector_notice(struct collector *c, const char *fmt, ...)
-{
-	char msg[256];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (c->nr_notices < MAX_NOTICES)
-		memcpy(c->notices[c->nr_notices++], msg, sizeof(msg));
-	if (c->notice)
-		c->notice(c->notice_ctx, msg);
-}
-
 /* --- dispatch --------------------------------------------------------------- */
 
-void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
+static void dispatch_ring(struct collector *c, const void *data, size_t size)
 {
 	const struct pm_marker *pm = data;
 
@@ -57,13 +43,6 @@ void collector_dispatch_ring(struct collector *c, const void *data, size_t size)
 	collector_dispatch_subs(c, data, size);
 }
 
-void collector_dispatch_subs(struct collector *c, const void *data, size_t size)
-{
-	for (size_t i = 0; i < c->nr_subs; i++)
-		if (c->subs[i]->active)
-			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);
-}
-
 _Static_assert(PM_TRAP_NR <= COLLECTOR_TRAP_WHYS, "collector_marker_stats.trap holds every why");
 
 static int on_ringbuf(void *ctx, void *data, size_t size)
@@ -76,11 +55,12 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 		c->trap_why[((pm->ext & PM_X_TRAP_MASK) >> PM_X_TRAP_SHIFT) % PM_TRAP_NR]++;
 
 	if (!collector_markers_ring(c, data, size))
-		collector_dispatch_ring(c, data, size);
+		dispatch_ring(c, data, size);
 	return 0;
 }
 
-enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_event_header *h)
+/* hands a sideband record to the parts and the active subscribers */
+static enum bpf_perf_event_ret on_sideband(void *ctx, int cpu, struct perf_event_header *h)
 {
 	struct collector *c = ctx;
 	size_t i;
@@ -128,11 +108,6 @@ bool collector__consume(struct collector *c)
 	if (dt > c->drain_max_cpu_ns)
 		c->drain_max_cpu_ns = dt;
 	return more;
-}
-
-void collector__boost_thread(void)
-{
-	(void)setpriority(PRIO_PROCESS, 0, COLLECTOR_NICE);
 }
 
 void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *markers)
@@ -339,6 +314,19 @@ static void own_pidns(uint64_t *dev, uint64_t *ino, bool *init)
 	}
 }
 
+/*
+ * Not to be pinned: the gap sideband's programs left out (their maps at
+ * their smallest), so the verifier never sees them.
+ */
+static void gap_off(struct collector *c)
+{
+	bpf_program__set_autoload(c->skel->progs.gap_exec, false);
+	bpf_program__set_autoload(c->skel->progs.gap_fork, false);
+	bpf_program__set_autoload(c->skel->progs.gap_exit, false);
+	bpf_program__set_autoload(c->skel->progs.gap_rename, false);
+	bpf_map__set_max_entries(c->skel->maps.gap_exec_ns, 1);
+}
+
 /* what makes two sessions able to share programs (recspec.h: a new field) */
 static bool same_spec(const struct recspec *a, const struct recspec *b)
 {
@@ -347,6 +335,7 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	if (a->nr_events != b->nr_events || a->period != b->period ||
 	    (!a->period && a->freq != b->freq) || a->call_graph != b->call_graph ||
 	    (a->call_graph == RECSPEC_CG_DWARF && a->stack_size != b->stack_size) ||
+	    (a->call_graph != RECSPEC_CG_NONE && a->max_stack != b->max_stack) ||
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size ||
 	    a->off_cpu != b->off_cpu || (a->off_cpu && a->off_cpu_min_ns != b->off_cpu_min_ns) ||
 	    a->aggregate != b->aggregate)
@@ -456,15 +445,9 @@ void collector_free(struct collector *c)
 	free(c);
 }
 
-void collector__put(struct collector *c)
-{
-	if (c && --c->refs == 0 && !collector_idle_keep(c))
-		collector_free(c);
-}
-
 static int collector_open_ring(struct collector *c, char *err, size_t errlen)
 {
-	int e = collector_open_sideband(c, err, errlen);
+	int e = collector_open_sideband(c, on_sideband, err, errlen);
 
 	if (e)
 		return e;
@@ -512,8 +495,17 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 			/* a sharer hears what the creator heard (a fallback to cpu-clock) */
 			for (i = 0; notice_fn && i < c->nr_notices; i++)
 				notice_fn(notice_ctx, c->notices[i]);
-			if (c->refs++ == 0)
-				collector_idle_revive(c);   /* kept since its last session */
+			if (c->refs++ == 0 && c->idle) {
+				/*
+				 * kept since its last session (collector_idle.c): what
+				 * waits is read, and its longest drain is the new
+				 * recording's (its other counts: session__new's baseline)
+				 */
+				c->idle = false;
+				for (int b = 0; b < COLLECTOR_ALL_BATCHES && collector__consume(c); b++)
+					;
+				c->drain_max_ns = c->drain_max_cpu_ns = 0;
+			}
 			*out = c;
 			return 0;
 		}
@@ -531,7 +523,7 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	}
 	c->pinnable = pinnable;
 	if (!pinnable)
-		collector_gap_off(c);
+		gap_off(c);
 	e = collector_unwind_setup(c);
 	if (e) {
 		snprintf(err, errlen, "cannot size the user-stack maps: %s", strerror(-e));

@@ -144,7 +144,8 @@ int collector_open_events(struct collector *c, char *err, size_t errlen)
 	return 0;
 }
 
-int collector_open_sideband(struct collector *c, char *err, size_t errlen)
+int collector_open_sideband(struct collector *c, perf_buffer_event_fn on_sideband,
+			    char *err, size_t errlen)
 {
 	struct perf_event_attr a = { 0 };
 	int e;
@@ -172,7 +173,7 @@ int collector_open_sideband(struct collector *c, char *err, size_t errlen)
 	a.watermark = 1;
 	a.wakeup_watermark = SIDEBAND_PAGES * 4096 / 2;
 	collector_unwind_sideband_attr(c, &a);
-	c->pb = perf_buffer__new_raw(c->sideband_fd, SIDEBAND_PAGES, &a, collector_on_sideband, c, NULL);
+	c->pb = perf_buffer__new_raw(c->sideband_fd, SIDEBAND_PAGES, &a, on_sideband, c, NULL);
 	if (!c->pb) {
 		e = -errno;
 		snprintf(err, errlen, "cannot open sideband events: %s", strerror(-e));

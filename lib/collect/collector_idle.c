@@ -36,7 +36,8 @@ static void idle_read(struct collector *c)
 		;
 }
 
-bool collector_idle_keep(struct collector *c)
+/* the last reference gone: false, free it now */
+static bool idle_keep(struct collector *c)
 {
 	struct collector *o, *oldest;
 	size_t n;
@@ -61,12 +62,11 @@ bool collector_idle_keep(struct collector *c)
 	}
 }
 
-void collector_idle_revive(struct collector *c)
+/* here, not in collector.c, so that calls go collector_idle.c -> collector.c only */
+void collector__put(struct collector *c)
 {
-	c->idle = false;
-	idle_read(c);
-	/* the longest drain is the new recording's (its other counts: session__new's baseline) */
-	c->drain_max_ns = c->drain_max_cpu_ns = 0;
+	if (c && --c->refs == 0 && !idle_keep(c))
+		collector_free(c);
 }
 
 size_t collector__nr_idle(void)

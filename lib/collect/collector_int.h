@@ -2,18 +2,26 @@
 /*
  * Inside the collector (not for its users: they have collector.h).
  *
+ *   collector_pin.c      pinning under bpffs and adopting what an earlier
+ *                        process pinned
+ *   collector_idle.c     idle collectors kept a while for the next recording
+ *                        (the last collector__put: kept or freed)
  *   collector.c          registry, sharing, subscribers and their union
  *                        filter, dispatch of records, life cycle
  *   collector_events.c   the sampling perf events and the sideband events
  *   collector_markers.c  libperfmark's probe site: which files, the uprobes
- *   collector_pin.c      pinning under bpffs and adopting what an earlier
- *                        process pinned
+ *                        (and through them the fast lane, fastlane.h)
  *   collector_offcpu.c   off-CPU time: its programs and its map of sums
  *   collector_tp.c       the tracepoints' program, configs and events
  *   collector_agg.c      --aggregate: draining the counted stacks
+ *   collector_unwind.c   user stacks: ehframe tables, walking stack copies
  *   collector_want.c     whether a process is recorded, cached by pid
  *   collector_detach.c   links destroyed several at a time (RCU waits shared)
- *   collector_idle.c     idle collectors kept a while for the next recording
+ *   collector_base.c     notices, the subscribers' dispatch, pinning an fd
+ *
+ * Calls go down this list only (tests/t-calls.sh checks): a part hands a
+ * record on with collector_dispatch_subs, never back up through collector.c,
+ * and what collector.c must call back (the sideband) is passed to the part.
  */
 #ifndef PERFMARK_COLLECTOR_INT_H
 #define PERFMARK_COLLECTOR_INT_H
@@ -105,7 +113,13 @@ struct collector {
 
 extern struct collector *collector_registry;
 
+/* collector_base.c */
 void collector_notice(struct collector *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* hands a record ready as it is to the active subscribers */
+void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
+int collector_pin_fd(int fd, const char *dir, const char *name);
+
+/* collector.c */
 struct collector *collector_alloc(const struct recspec *spec);
 void collector_free(struct collector *c);
 /*
@@ -117,17 +131,12 @@ int collector_publish(struct collector *c, int e, struct collector **out, char *
 void collector_write_filter(struct collector *c);
 uint32_t collector_map_id(int fd);
 
-/* hands a sideband record to the active subscribers */
-enum bpf_perf_event_ret collector_on_sideband(void *ctx, int cpu, struct perf_event_header *h);
-
 /* collector_events.c */
 int collector_open_events(struct collector *c, char *err, size_t errlen);
-int collector_open_sideband(struct collector *c, char *err, size_t errlen);
+/* each sideband record goes to on_sideband(c, ...) */
+int collector_open_sideband(struct collector *c, perf_buffer_event_fn on_sideband,
+			    char *err, size_t errlen);
 
-/* hands a ring record to the active subscribers */
-void collector_dispatch_ring(struct collector *c, const void *data, size_t size);
-/* ... a record ready as it is (a stack copy walked after it waited) */
-void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
 
 /* collector_offcpu.c: off-CPU time */
 int collector_offcpu_setup(struct collector *c);                       /* before load */
@@ -151,10 +160,6 @@ void collector_agg_flush(struct collector *c, bool force);   /* when the interva
 uint64_t collector_agg_lost(const struct collector *c, uint64_t bpf_lost);
 int collector_agg_pin(struct collector *c, const char *dir);
 void collector_agg_pinned_fds(const char *dir, int fds[6]);
-
-/* collector_pin.c */
-int collector_pin_fd(int fd, const char *dir, const char *name);
-void collector_gap_off(struct collector *c);   /* before load: never to be pinned */
 
 /* collector_sites.c: taking a register site (see there) */
 int collector_site_lock(int fd);
@@ -182,9 +187,6 @@ int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
 /* collector_detach.c: destroys the links, several at a time */
 void collector_detach_links(struct bpf_link **links, size_t nr);
 
-/* collector_idle.c: false: free it now */
-bool collector_idle_keep(struct collector *c);
-void collector_idle_revive(struct collector *c);
 
 /* collector_want.c */
 bool collector_wants_pid(const struct collector *c, uint32_t pid);

@@ -39,6 +39,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "perfmark.h"
 #include "perfmark.skel.h"
 #include "collector_int.h"
 #include "fastlane.h"
@@ -573,9 +574,14 @@ int collector_markers_fd(const struct collector *c)
 
 /* --- life cycle -------------------------------------------------------------- */
 
+/* a fast-lane record: a marker (fastlane_deliver makes them), never a sample to unwind */
 static void on_fast_marker(void *ctx, const void *rec, size_t size)
 {
-	collector_dispatch_ring(ctx, rec, size);
+	const struct pm_marker *pm = rec;
+
+	if (size >= sizeof(*pm) && pm->type == PERFMARK_TYPE_JIT_CODE)
+		collector_markers_jit(ctx, pm, size);
+	collector_dispatch_subs(ctx, rec, size);
 }
 
 /*

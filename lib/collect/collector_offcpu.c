@@ -147,7 +147,9 @@ void collector_offcpu_drain(struct collector *c)
 
 			if (o->rec_type != PM_REC_OFFCPU || len > OFF_SLOT)
 				continue;
-			collector_dispatch_ring(c, o, len);
+			/* a sum is no stack copy: nothing for collector_unwind_ring to do */
+			collector_offcpu_ring(c, o, len);
+			collector_dispatch_subs(c, o, len);
 		}
 		if (e)
 			return;

@@ -18,17 +18,6 @@
 #include "perfmark.skel.h"
 #include "collector_int.h"
 
-
-int collector_pin_fd(int fd, const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	if (bpf_obj_pin(fd, path) && errno != EEXIST)
-		return -errno;
-	return 0;
-}
-
 static int add_pin_dir(struct collector *c, const char *dir)
 {
 	char **nd = realloc(c->pin_dirs, (c->nr_pin_dirs + 1) * sizeof(*nd));
@@ -42,19 +31,6 @@ static int add_pin_dir(struct collector *c, const char *dir)
 	c->nr_pin_dirs++;
 	c->pinned = true;
 	return 0;
-}
-
-/*
- * Not to be pinned: the gap sideband's programs left out (their maps at
- * their smallest), so the verifier never sees them.
- */
-void collector_gap_off(struct collector *c)
-{
-	bpf_program__set_autoload(c->skel->progs.gap_exec, false);
-	bpf_program__set_autoload(c->skel->progs.gap_fork, false);
-	bpf_program__set_autoload(c->skel->progs.gap_exit, false);
-	bpf_program__set_autoload(c->skel->progs.gap_rename, false);
-	bpf_map__set_max_entries(c->skel->maps.gap_exec_ns, 1);
 }
 
 int collector__pin(struct collector *c, const char *dir)

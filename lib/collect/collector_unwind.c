@@ -75,6 +75,7 @@ int collector_unwind_setup(struct collector *c)
 
 	c->skel->rodata->want_callchain = spec->call_graph != RECSPEC_CG_NONE;
 	c->skel->rodata->ustack_mode = mode;
+	c->skel->rodata->max_stack = spec->max_stack;
 	/* ehframe copies stacks of processes it has no tables for yet, to walk them here */
 	if (mode != PM_US_FP)
 		c->skel->rodata->ustack_size = mode == PM_US_DWARF ? spec->stack_size : UNWIND_COPY_STACK;
@@ -155,6 +156,8 @@ static const void *walk_copy(struct collector *c, const struct pm_sample *ps, si
 	struct pm_sample *out = c->uw_rec;
 	const struct pm_raw *r = NULL;
 	size_t end, tail = 0;
+	/* --max-stack: the user's frames in what the kernel's leave */
+	uint32_t room = ps->nr_kstack < c->spec.max_stack ? c->spec.max_stack - ps->nr_kstack : 0;
 	int n;
 
 	if (!out || ps->nr_kstack > PM_MAX_STACK || *size < off + sizeof(*u) ||
@@ -170,7 +173,7 @@ static const void *walk_copy(struct collector *c, const struct pm_sample *ps, si
 		tail = sizeof(*r) + r->size;
 	}
 	n = unwinder__walk(c->uw, ps->pid, ps->time, (const uint64_t *)u->regs, (const uint8_t *)(u + 1),
-			   u->size, (uint64_t *)&out->stack[ps->nr_kstack], PM_MAX_STACK, how);
+			   u->size, (uint64_t *)&out->stack[ps->nr_kstack], room, how);
 	if (n < 0)
 		return NULL;
 	memcpy(out, ps, sizeof(*ps) + ps->nr_kstack * sizeof(uint64_t));

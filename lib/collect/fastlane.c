@@ -231,13 +231,27 @@ static void leave(struct fastlane *fl, struct area *a)
 	a->cons = -1;
 }
 
+const struct fastlane_keep_hooks *fastlane_keep_hooks;
+
+/* an attached area's memfd to the keeper, if there is one; ours closed (lock held) */
+static void keep_area(struct fastlane *fl, struct area *a)
+{
+	if (a->memfd < 0)
+		return;
+	if (fastlane_keep_hooks)
+		fastlane_keep_hooks->keep(fl, a);
+	close(a->memfd);
+	a->memfd = -1;
+}
+
 void fastlane_area_free(struct fastlane *fl, struct area *a)
 {
 	if (!a)
 		return;
 	if (a->hdr && a->cons >= 0)
 		leave(fl, a);
-	fastlane_unkeep_area(a);
+	if (fastlane_keep_hooks)
+		fastlane_keep_hooks->unkeep(a);
 	if (a->memfd >= 0)
 		close(a->memfd);
 	if (a->map)
@@ -376,7 +390,7 @@ void fastlane__register(struct fastlane *fl, const struct pm_fastreg *r, size_t 
 		fl->stats.refused++;
 		goto out;
 	}
-	fastlane_keep_area(fl, a);
+	keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;
@@ -405,7 +419,7 @@ static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64
 	if (attach(fl, &r, &a, true))
 		return;
 	a->local_pid = a->hdr->pid;
-	fastlane_keep_area(fl, a);
+	keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;

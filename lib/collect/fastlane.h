@@ -47,14 +47,25 @@ struct fastlane_stats {
  * Keeping areas beyond this process: perfmarkd, under systemd, puts each
  * area's memfd in the service's fd store, so that markers a process left in
  * its rings are still there for the next daemon when this one is killed and
- * the process exits before the next one starts.  keep(fd, name) stores fd
- * under name; keep(-1, name) drops it again (the area was read to its end
+ * the process exits before the next one starts.  put(fd, name) stores fd
+ * under name; put(-1, name) drops it again (the area was read to its end
  * and let go).  fds and names: what the store handed back at start-up.
  * Set once, before any fastlane is made; without it nothing is kept.
  */
-typedef void (*fastlane_keep_fn)(int fd, const char *name);
+struct fastlane_store {
+	void (*put)(int fd, const char *name);
+	/*
+	 * The daemon's policy: may uid keep one more area in the store (true
+	 * counts it), and one of uid's counted areas left it.  An area not
+	 * admitted is read as any other, only not kept.
+	 */
+	bool (*admit)(uint32_t uid);
+	void (*release)(uint32_t uid);
+};
+/* the three are called one at a time (under the keeper's lock), from any thread */
 #define FASTLANE_KEPT_PREFIX "pmfl-"
-void fastlane_keeper(fastlane_keep_fn keep, const int *fds, char *const *names, size_t n);
+void fastlane_keeper(const struct fastlane_store *store, const int *fds, char *const *names,
+		     size_t n);
 /*
  * After every session was adopted: the handed-back areas no fastlane took
  * (their session is gone) are dropped from the store and closed.

@@ -2,8 +2,9 @@
 /*
  * Inside the fast lane's recorder side (users have fastlane.h):
  *
- *   fastlane.c        attaching to areas, life cycle, consume
  *   fastlane_keep.c   keeping areas beyond this process, adopting them again
+ *                     (the daemon's store and its policy: struct fastlane_store)
+ *   fastlane.c        attaching to areas, life cycle, consume
  *   fastlane_read.c   the pass over the rings (pump thread and consume) and
  *                     the delivery of what it copied
  */
@@ -127,9 +128,18 @@ int fastlane_area_setup(struct area *a, const struct pm_fastreg *r);
 int fastlane_rejoin_area(struct fastlane *fl, struct area *a);
 void fastlane_area_free(struct fastlane *fl, struct area *a);
 uint32_t fastlane_proc_gid(uint32_t pid);
-/* fastlane_keep.c: the area's memfd to the keeper, once, on attaching (lock held); and back */
-void fastlane_keep_area(struct fastlane *fl, struct area *a);
-void fastlane_unkeep_area(struct area *a);
+/*
+ * fastlane_keep.c's, which fastlane.c calls through these (set by
+ * fastlane_keeper() before any fastlane is made; NULL: nothing is kept), so
+ * calls go one way, keep.c -> fastlane.c: keep(), the area's memfd to the
+ * keeper, once, on attaching (lock held; the caller closes the memfd after);
+ * unkeep(), out of the store again as the area is freed.
+ */
+struct fastlane_keep_hooks {
+	void (*keep)(struct fastlane *fl, struct area *a);
+	void (*unkeep)(struct area *a);
+};
+extern const struct fastlane_keep_hooks *fastlane_keep_hooks;
 
 /* fastlane_read.c; pass with the lock held, returns the next wait for the pump */
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t last_wait_ns, bool pressure);

@@ -28,91 +28,25 @@ struct kept_area {
 	bool taken;
 };
 
-/*
- * How many areas the store holds, per user: one user's processes never take
- * all of it (FL_KEPT_MAX is FileDescriptorStoreMax= in perfmarkd.service;
- * root's have FL_KEPT_ROOT more than all other users' together).  Areas
- * beyond are read as before, only not kept.
- */
-#define FL_KEPT_MAX      4096
-#define FL_KEPT_ROOT     512
-#define FL_KEPT_PER_UID  256
-
-struct kept_uid {
-	uint32_t uid, n;
-};
-
 static struct {
 	pthread_mutex_t lock;
-	fastlane_keep_fn keep;
+	struct fastlane_store store;  /* the daemon's: its fd store and its caps */
+	bool on;
 	struct kept_area *v;
 	size_t n, taken, exited;
-	struct kept_uid *uids;        /* areas in the store, by user (n 0: a free entry) */
-	size_t nr_uids;
-	uint32_t members, root;       /* areas in the store: of non-root users, of root */
 } keeper = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-/* uid's count of areas in the store (NULL: no room for a new user's) */
-static struct kept_uid *kept_uid(uint32_t uid)
-{
-	struct kept_uid *free_one = NULL, *nu;
+static void keep_area(struct fastlane *fl, struct area *a);
+static void unkeep_area(struct area *a);
+static const struct fastlane_keep_hooks hooks = { keep_area, unkeep_area };
 
-	for (size_t i = 0; i < keeper.nr_uids; i++) {
-		if (keeper.uids[i].n && keeper.uids[i].uid == uid)
-			return &keeper.uids[i];
-		if (!keeper.uids[i].n && !free_one)
-			free_one = &keeper.uids[i];
-	}
-	if (free_one) {
-		free_one->uid = uid;
-		return free_one;
-	}
-	nu = realloc(keeper.uids, (keeper.nr_uids + 1) * sizeof(*nu));
-	if (!nu)
-		return NULL;
-	keeper.uids = nu;
-	nu[keeper.nr_uids] = (struct kept_uid){ .uid = uid };
-	return &nu[keeper.nr_uids++];
-}
-
-/* one more of uid's areas in the store, if its limits allow (keeper lock held) */
-static bool kept_count(uint32_t uid)
-{
-	struct kept_uid *u;
-
-	if (!uid) {
-		if (keeper.root + keeper.members >= FL_KEPT_MAX)
-			return false;
-		keeper.root++;
-		return true;
-	}
-	if (keeper.members >= FL_KEPT_MAX - FL_KEPT_ROOT || !(u = kept_uid(uid)) ||
-	    u->n >= FL_KEPT_PER_UID)
-		return false;
-	u->n++;
-	keeper.members++;
-	return true;
-}
-
-static void kept_uncount(uint32_t uid)
-{
-	struct kept_uid *u;
-
-	if (!uid) {
-		keeper.root -= keeper.root > 0;
-		return;
-	}
-	u = kept_uid(uid);
-	if (u && u->n) {
-		u->n--;
-		keeper.members--;
-	}
-}
-
-void fastlane_keeper(fastlane_keep_fn keep, const int *fds, char *const *names, size_t n)
+void fastlane_keeper(const struct fastlane_store *store, const int *fds, char *const *names,
+		     size_t n)
 {
 	pthread_mutex_lock(&keeper.lock);
-	keeper.keep = keep;
+	keeper.store = *store;
+	keeper.on = true;
+	fastlane_keep_hooks = &hooks;
 	keeper.v = n ? calloc(n, sizeof(*keeper.v)) : NULL;
 	for (size_t i = 0; keeper.v && i < n; i++) {
 		keeper.v[keeper.n].fd = fds[i];
@@ -133,7 +67,7 @@ void fastlane_keeper_done(size_t *taken, size_t *exited, size_t *dropped)
 		struct kept_area *k = &keeper.v[i];
 
 		if (!k->taken) {
-			keeper.keep(-1, k->name);
+			keeper.store.put(-1, k->name);
 			(*dropped)++;
 		}
 		if (k->fd >= 0)
@@ -154,29 +88,26 @@ static void kept_name(char *buf, size_t len, uint64_t token, const struct area *
 		 (unsigned long long)a->nonce);
 }
 
-/* hand the area's memfd to the keeper (lock held; once, on attaching) */
-void fastlane_keep_area(struct fastlane *fl, struct area *a)
+/* hand the area's memfd to the store, if its policy admits one more of the user's (fl's lock held) */
+static void keep_area(struct fastlane *fl, struct area *a)
 {
-	if (a->memfd < 0)
-		return;
 	pthread_mutex_lock(&keeper.lock);
-	if (keeper.keep && kept_count(a->uid)) {
+	if (keeper.on && keeper.store.admit(a->uid)) {
 		kept_name(a->kept, sizeof(a->kept), fl->token, a);
-		keeper.keep(a->memfd, a->kept);
+		keeper.store.put(a->memfd, a->kept);
 	}
 	pthread_mutex_unlock(&keeper.lock);
-	close(a->memfd);
-	a->memfd = -1;
 }
 
-void fastlane_unkeep_area(struct area *a)
+static void unkeep_area(struct area *a)
 {
 	if (!a->kept[0])
 		return;
 	pthread_mutex_lock(&keeper.lock);
-	if (keeper.keep)
-		keeper.keep(-1, a->kept);
-	kept_uncount(a->uid);
+	if (keeper.on) {
+		keeper.store.put(-1, a->kept);
+		keeper.store.release(a->uid);
+	}
 	pthread_mutex_unlock(&keeper.lock);
 	a->kept[0] = '\0';
 }
@@ -272,8 +203,8 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 		goto fail;      /* the process let us go: nothing of ours is left in it */
 	if (a->gone)
 		keeper.exited++;
-	if (!kept_count(a->uid)) {
-		keeper.keep(-1, name);  /* the limits were lowered: read it, keep it no more */
+	if (!keeper.store.admit(a->uid)) {
+		keeper.store.put(-1, name);  /* the limits were lowered: read it, keep it no more */
 	} else {
 		snprintf(a->kept, sizeof(a->kept), "%s", name);
 	}
@@ -283,7 +214,7 @@ static int adopt_one(struct fastlane *fl, struct area *a, int fd, const char *na
 	keeper.taken++;
 	return 0;
 fail:
-	keeper.keep(-1, name);
+	keeper.store.put(-1, name);
 	fastlane_area_free(fl, a);
 	return e;
 }

@@ -2,13 +2,18 @@
 /* struct recspec: defaults, checks, JSON.  See recspec.h. */
 #include <errno.h>
 #include <json-c/json.h>
+#include <linux/types.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "errline.h"
 #include "jsonf.h"
+#include "perfmark_wire.h"
 #include "recspec.h"
+
+/* BPF's buffers hold PM_MAX_STACK frames of each part: the most --max-stack may ask */
+_Static_assert(RECSPEC_MAX_STACK == PM_MAX_STACK, "--max-stack's bound is BPF's");
 
 void recspec_init(struct recspec *r)
 {
@@ -16,6 +21,7 @@ void recspec_init(struct recspec *r)
 	r->freq = RECSPEC_FREQ_DEFAULT;
 	r->call_graph = RECSPEC_CG_NONE;
 	r->stack_size = RECSPEC_STACK_DEFAULT;
+	r->max_stack = RECSPEC_MAX_STACK;
 	r->markers = true;
 	r->target = RECSPEC_TARGET_ALL;
 	r->off_cpu_min_ns = RECSPEC_OFFCPU_MIN_DEFAULT;
@@ -47,6 +53,13 @@ int recspec_validate(const struct recspec *r, char *err, size_t errlen)
 	if (r->call_graph == RECSPEC_CG_DWARF &&
 	    (r->stack_size < 8 || r->stack_size > RECSPEC_STACK_MAX || r->stack_size % 8))
 		return errline(err, errlen, "dwarf stack size out of range (8..65528, a multiple of 8)");
+	if (r->max_stack < 1 || r->max_stack > RECSPEC_MAX_STACK)
+		return errline(err, errlen, "max stack out of range (1..%d frames)", RECSPEC_MAX_STACK);
+	/* perf unwinds dwarf copies itself, to its own --max-stack: not ours to cut */
+	if (r->max_stack != RECSPEC_MAX_STACK &&
+	    (r->call_graph == RECSPEC_CG_NONE || r->call_graph == RECSPEC_CG_DWARF))
+		return errline(err, errlen, "--max-stack needs --call-graph fp or ehframe "
+			       "(dwarf: perf unwinds, give perf report --max-stack)");
 	if (r->target != RECSPEC_TARGET_ALL && r->target != RECSPEC_TARGET_PIDS)
 		return errline(err, errlen, "unknown target");
 	if (r->nr_pids > RECSPEC_MAX_PIDS)
@@ -125,6 +138,20 @@ int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t
 		return -EINVAL;
 	}
 	r->stack_size = (uint32_t)size;
+	return 0;
+}
+
+int recspec_parse_max_stack(const char *s, struct recspec *r, char *err, size_t errlen)
+{
+	char *end;
+	long l;
+
+	errno = 0;
+	l = strtol(s, &end, 10);
+	if (!*s || *end || errno || l < 1 || l > RECSPEC_MAX_STACK)
+		return errline(err, errlen, "bad --max-stack '%.32s' (1..%d frames)", s,
+			       RECSPEC_MAX_STACK);
+	r->max_stack = (uint32_t)l;
 	return 0;
 }
 
@@ -218,6 +245,8 @@ struct json_object *recspec_to_json(const struct recspec *r, bool all)
 	if (all || r->call_graph != def.call_graph)
 		json_object_object_add(o, "call_graph",
 				       json_object_new_string(recspec_call_graph_name(r, buf, sizeof(buf))));
+	if (all || r->max_stack != def.max_stack)
+		json_object_object_add(o, "max_stack", json_object_new_int((int)r->max_stack));
 	if (all || r->markers != def.markers)
 		json_object_object_add(o, "markers", json_object_new_boolean(r->markers));
 	if (all || r->target != def.target)
@@ -331,12 +360,12 @@ static int call_graph_from_json(struct json_object *o, struct recspec *r, char *
 
 /* every key recspec_to_json writes, and those earlier perfmark wrote */
 const char recspec_json_keys[] =
-	"events,freq,period,call_graph,callchain,markers,target,pids,zstd,ringbuf,filters,"
+	"events,freq,period,call_graph,callchain,max_stack,markers,target,pids,zstd,ringbuf,filters,"
 	"off_cpu,off_cpu_min_ns,aggregate";
 
 int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, size_t errlen)
 {
-	uint64_t zstd = 0, agg = 0;
+	uint64_t zstd = 0, max_stack = RECSPEC_MAX_STACK, agg = 0;
 	const char *t;
 	int e;
 
@@ -347,6 +376,7 @@ int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, si
 	    (e = jsonf_u64(o, "freq", &r->freq, 1, EVSPEC_FREQ_MAX, err, errlen)) ||
 	    (e = jsonf_u64(o, "period", &r->period, 1, UINT64_MAX >> 1, err, errlen)) ||
 	    (e = call_graph_from_json(o, r, err, errlen)) ||
+	    (e = jsonf_u64(o, "max_stack", &max_stack, 1, RECSPEC_MAX_STACK, err, errlen)) ||
 	    (e = jsonf_bool(o, "markers", &r->markers, err, errlen)) ||
 	    (e = jsonf_u64(o, "zstd", &zstd, 0, RECSPEC_ZSTD_MAX, err, errlen)) ||
 	    (e = jsonf_u64(o, "ringbuf", &r->ringbuf_size, 0, RECSPEC_RINGBUF_MAX, err, errlen)) ||
@@ -359,6 +389,7 @@ int recspec_from_json_in(struct json_object *o, struct recspec *r, char *err, si
 	    (e = jsonf_u64(o, "aggregate", &agg, 0, RECSPEC_AGGREGATE_MAX, err, errlen)))
 		return e;
 	r->zstd_level = (int)zstd;
+	r->max_stack = (uint32_t)max_stack;
 	r->aggregate = (uint32_t)agg;
 	if (t && strcmp(t, "all") && strcmp(t, "pids"))
 		return errline(err, errlen, "'target' must be \"all\" or \"pids\"");

@@ -9,7 +9,7 @@
  * Its JSON (recspec_to_json), all keys optional on input, no others taken:
  *   {"events":["cycles",...], "freq":4000 | "period":N,
  *    "call_graph":"none"|"fp"|"dwarf,SIZE"|"ehframe", "markers":true,
- *    "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
+ *    "max_stack":1..127, "target":"all"|"pids", "pids":[PID,...], "zstd":0..22, "ringbuf":BYTES,
  *    "off_cpu":true, "off_cpu_min_ns":NS,
  *    "filters":{"sched:sched_switch":"prev_pid == 1",...}, "aggregate":SECONDS}
  * Earlier perfmark wrote "callchain":true|false for "call_graph": still read.
@@ -38,6 +38,7 @@
 #define RECSPEC_MAX_PIDS      64
 #define RECSPEC_STACK_DEFAULT 8192              /* dwarf: user stack bytes per sample */
 #define RECSPEC_STACK_MAX     65528             /* perf's limit: a u16, 8-byte aligned */
+#define RECSPEC_MAX_STACK     127               /* --max-stack: perf's default; PM_MAX_STACK */
 #define RECSPEC_RINGBUF_MIN   4096
 #define RECSPEC_RINGBUF_MAX   (1ull << 30)
 #define RECSPEC_ZSTD_MAX      22
@@ -69,6 +70,7 @@ struct recspec {
 	uint64_t period;                    /* -c, events per sample; 0: use freq */
 	enum recspec_call_graph call_graph;
 	uint32_t stack_size;                /* RECSPEC_CG_DWARF: bytes, multiple of 8 */
+	uint32_t max_stack;                 /* --max-stack: kernel + user frames, 1..RECSPEC_MAX_STACK */
 	bool markers;                       /* libperfmark markers (--no-markers) */
 	enum recspec_target target;
 	int pids[RECSPEC_MAX_PIDS];         /* RECSPEC_TARGET_PIDS (a CMD comes later) */
@@ -118,6 +120,8 @@ extern const char recspec_json_keys[];   /* "events,freq,..." */
 
 /* "fp", "dwarf", "dwarf,SIZE", "ehframe" (and "none"): sets call_graph, stack_size. */
 int recspec_parse_call_graph(const char *s, struct recspec *r, char *err, size_t errlen);
+/* --max-stack N: 1..RECSPEC_MAX_STACK, else -EINVAL + err */
+int recspec_parse_max_stack(const char *s, struct recspec *r, char *err, size_t errlen);
 /*
  * --off-cpu's MIN_NS: "0", "100000", "250us", "1ms", "2s" (ns without a
  * unit); sets off_cpu and off_cpu_min_ns.

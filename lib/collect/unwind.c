@@ -10,7 +10,7 @@
  * that execs right away costs nothing.  A mapping's table is resolved when
  * it is installed (unwind_resolve()), while the process still lives; a
  * table not built yet is built by the builder's workers (unwind_build.c),
- * and the mapping is installed once it is (unwind_job_done()): until then
+ * and the mapping is installed once it is (job_done()): until then
  * the BPF walk copies the stacks that reach it, and a copy walked here
  * waits for it (UNWIND_WALK_FIRST).
  *
@@ -538,7 +538,8 @@ int unwinder__walk(struct unwinder *u, uint32_t pid, uint64_t time, const uint64
 	return (int)n;
 }
 
-void unwind_job_done(struct unwinder *u, uint32_t j, uint32_t gen, int32_t slot)
+/* job j (of generation gen) ended: slot, or BAD_TABLE, for the mappings that wait for it */
+static void job_done(struct unwinder *u, uint32_t j, uint32_t gen, int32_t slot)
 {
 	for (size_t b = 0; b < PROC_BUCKETS; b++)
 		for (struct uw_proc *p = u->procs[b]; p; p = p->next)
@@ -555,6 +556,16 @@ void unwind_job_done(struct unwinder *u, uint32_t j, uint32_t gen, int32_t slot)
 				if (p->active)
 					use(u, p, m);
 			}
+}
+
+/* the tables built since: loaded into pools, their mappings told */
+static void collect(struct unwinder *u)
+{
+	uint32_t j, gen;
+	int32_t slot;
+
+	while (unwind_collect_next(u, &j, &gen, &slot))
+		job_done(u, j, gen, slot);
 }
 
 /* p has a mapping whose table is being built: a copy of its stack may wait for it */
@@ -583,7 +594,7 @@ void unwinder__tick(struct unwinder *u)
 	uint64_t now = 0;
 
 	u->tick++;
-	unwind_collect(u);
+	collect(u);
 	if (u->retry && uw_build_pending(u) < UNWIND_BUILD_QUEUE / 2)
 		retry(u);
 	for (size_t b = 0; b < PROC_BUCKETS; b++)
@@ -600,7 +611,7 @@ void unwinder__tick(struct unwinder *u)
 
 void unwinder__collect(struct unwinder *u)
 {
-	unwind_collect(u);
+	collect(u);
 }
 
 bool unwinder__wait(struct unwinder *u, uint64_t deadline)

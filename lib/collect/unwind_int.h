@@ -181,8 +181,12 @@ void unwind_pools_free(struct unwinder *u);
 int32_t unwind_resolve(struct unwinder *u, uint32_t pid, struct uw_mapping *m, uint64_t prio);
 /* m->bias from the table's PT_LOAD segments; false if m maps none of them */
 bool unwind_mapping_bias(const struct uw_table *t, struct uw_mapping *m);
-/* the tables built since: loaded into pools, their mappings told (unwind_job_done) */
-void unwind_collect(struct unwinder *u);
+/*
+ * The next table built: loaded into a pool, false when none is; job *j of
+ * generation *gen ended with *slot, or BAD_TABLE, for the mappings that
+ * wait for it (unwind.c tells them: calls go unwind.c -> unwind_pool.c)
+ */
+bool unwind_collect_next(struct unwinder *u, uint32_t *j, uint32_t *gen, int32_t *slot);
 
 /* --- unwind_maps.c ----------------------------------------------------------------- */
 
@@ -194,11 +198,6 @@ int unwind_set_range(struct unwinder *u, const struct uw_set *only, uint32_t pid
 /* m in the tries (only's), with its table if it has one */
 int unwind_install_mapping(struct unwinder *u, const struct uw_set *only, uint32_t pid,
 			   const struct uw_mapping *m);
-
-/* --- unwind.c ---------------------------------------------------------------------- */
-
-/* job j (of generation gen) ended: slot, or BAD_TABLE, for the mappings that wait for it */
-void unwind_job_done(struct unwinder *u, uint32_t j, uint32_t gen, int32_t slot);
 
 /* --- unwind_build.c ---------------------------------------------------------------- */
 

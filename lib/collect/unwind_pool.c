@@ -270,11 +270,11 @@ out:
 	return found(u, slot, sb, loads, nr_loads);
 }
 
-void unwind_collect(struct unwinder *u)
+bool unwind_collect_next(struct unwinder *u, uint32_t *jp, uint32_t *gen, int32_t *slotp)
 {
 	int32_t j;
 
-	while ((j = uw_build_next_done(u)) >= 0) {
+	if ((j = uw_build_next_done(u)) >= 0) {
 		struct uw_job *job = &u->b->jobs[j];
 		int32_t slot = BAD_TABLE;
 
@@ -290,9 +290,13 @@ void unwind_collect(struct unwinder *u)
 			slot = load_table(u, job->t, job->key, &job->sb, job->loads, job->nr_loads);
 			job->t = NULL;
 		}
-		unwind_job_done(u, (uint32_t)j, job->gen, slot);
+		*jp = (uint32_t)j;
+		*gen = job->gen;
+		*slotp = slot;
 		uw_build_release(u, (uint32_t)j);
+		return true;
 	}
+	return false;
 }
 
 /* runtime address - ELF address for the mapping of file offset pgoff at start */

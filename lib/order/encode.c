@@ -135,14 +135,18 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 	ds.period = ps->period;
 	ds.misc = ps->user_mode ? PERF_RECORD_MISC_USER : PERF_RECORD_MISC_KERNEL;
 	if (s->o.spec.call_graph != RECSPEC_CG_NONE) {
-		if (nk && s->kernel_ok) {
+		/* --max-stack: BPF keeps to it; a program shared or adopted is held to it here */
+		uint32_t max = s->o.spec.max_stack, kn = nk < max ? nk : max;
+		uint32_t un = nu < max - kn ? nu : max - kn;
+
+		if (kn && s->kernel_ok) {
 			ips[n++] = PERF_CONTEXT_KERNEL;
-			for (i = 0; i < nk; i++)
+			for (i = 0; i < kn; i++)
 				ips[n++] = ps->stack[i];
 		}
-		if (nu) {
+		if (un) {
 			ips[n++] = PERF_CONTEXT_USER;
-			for (i = 0; i < nu; i++)
+			for (i = 0; i < un; i++)
 				ips[n++] = ps->stack[nk + i];
 		}
 		/* dwarf: perf's chain holds the kernel part only (exclude_callchain_user) */
@@ -311,6 +315,8 @@ size_t session__events(const struct session *s, struct perfdata_event *evs,
 			a->sample_period = 1000000000ull / a->sample_freq;
 		}
 		a->sample_type = s->sample_type | (s->ev[i].tracepoint ? PERF_SAMPLE_RAW : 0);
+		if (s->sample_type & PERF_SAMPLE_CALLCHAIN)   /* --max-stack, as perf records it */
+			a->sample_max_stack = (uint16_t)s->o.spec.max_stack;
 		a->sample_id_all = 1;
 		a->use_clockid = 1;
 		a->clockid = CLOCK_MONOTONIC;

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Inside the sinks (sinks.h): what sinks.c (the sink, its kept sideband),
- * sinkfile.c (rotating files) and readers.c (live readers) share.
+ * readers.c (live readers), sinksnap.c (snapshots), sinkfile.c (rotating
+ * files) and sinkcopy.c (records out into another perf.data) share.  Calls
+ * go down that list only.
  */
 #ifndef PERFMARK_SINK_INT_H
 #define PERFMARK_SINK_INT_H
@@ -13,6 +15,7 @@
 
 struct perfdata_writer;
 struct pring;
+struct pring_view;
 
 struct sink {
 	struct sink_opts o;
@@ -35,9 +38,19 @@ struct sink {
 	bool closed;
 };
 
+/* sinkcopy.c */
+/* a whole perf record: its size in its header, 8-byte aligned */
+bool sink_rec_ok(const void *rec, size_t len);
 int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w);
-/* write records (sideband kept, or a snapshot) through w, a round every few MiB */
+/*
+ * write records (sideband kept, or a ring's view: its sideband and the
+ * samples from since to until) through w, a round every few MiB.  A view's
+ * copy reads only what never changes after sink__new of the sink;
+ * *evicted as pring_view__sorted_span's.
+ */
 int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w);
+int sink_copy_view(const struct sink *s, struct pring_view *v, struct perfdata_writer *w,
+		   uint64_t since, uint64_t until, uint64_t *evicted);
 
 /* sinkfile.c */
 /* prefix copied; the first file is opened */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Sinks: one interface for every output of a session (see sinks.h).  This
- * file holds the sink itself, the perfdata and ring kinds, snapshots and
- * the kept sideband; rotating files are in sinkfile.c, live readers in
- * readers.c.
+ * file holds the sink itself, the perfdata and ring kinds and the kept
+ * sideband; live readers are in readers.c, snapshots in sinksnap.c,
+ * rotating files in sinkfile.c, copying records out in sinkcopy.c: calls
+ * go down that list (tests/t-calls.sh).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -22,7 +23,6 @@
 #define MAX_EVENTS 16
 #define MAX_IDS 64
 #define NAME_MAX_LEN 64
-#define SNAP_ROUND_BYTES (4u << 20)
 #define READER_QUEUE_DEFAULT (4u << 20)
 #define SB_HALF_MIN (4ull << 20)
 #define SB_HALF_MAX (64ull << 20)
@@ -42,29 +42,6 @@ static uint32_t sideband_pid(const void *rec)
 
 	memcpy(&pid, (const char *)rec + sizeof(struct perf_event_header), sizeof(pid));
 	return pid;
-}
-
-static bool rec_ok(const void *rec, size_t len)
-{
-	const struct perf_event_header *h = rec;
-
-	return len >= sizeof(*h) && !(len & 7) && h->size == len;
-}
-
-int sink_new_writer(const struct sink *s, int fd, bool pipe, int zstd, struct perfdata_writer **w)
-{
-	struct perfdata_writer_opts wo = {
-		.resume = s->o.kind == SINK_PERFDATA && s->o.resume && fd == s->o.fd,
-		.fd = fd,
-		.pipe = pipe,
-		.zstd_level = zstd,
-		.argc = s->o.kind == SINK_PERFDATA ? s->o.argc : 0,
-		.argv = s->o.kind == SINK_PERFDATA ? s->o.argv : NULL,
-		.clock_ref_mono_ns = clock_mono_ns(),
-		.clock_ref_real_ns = clock_ns(CLOCK_REALTIME),
-	};
-
-	return perfdata_writer__new(w, &wo, s->evs, s->nr_evs);
 }
 
 /* --- the event description, copied and stored in a ring's header ----------- */
@@ -312,74 +289,6 @@ static int sb_add(struct sink *s, uint64_t time, const void *rec, size_t len)
 	return e;
 }
 
-struct copy {
-	const struct sink *s;
-	struct perfdata_writer *w;
-	size_t since;
-	uint64_t from;          /* samples older are left out (the sideband never) */
-};
-
-/*
- * A record a session writes: the kinds of perf records perfmark makes, a
- * sample of one of the sink's events.  What a damaged ring holds besides is
- * left out of snapshots (perf stops at the first record it cannot parse).
- */
-static bool rec_known(const struct sink *s, const void *rec, size_t len)
-{
-	const struct perf_event_header *h = rec;
-	uint64_t id;
-	size_t i;
-
-	if (!rec_ok(rec, len))
-		return false;
-	switch (h->type) {
-	case PERF_RECORD_MMAP:
-	case PERF_RECORD_LOST:
-	case PERF_RECORD_COMM:
-	case PERF_RECORD_EXIT:
-	case PERF_RECORD_FORK:
-	case PERF_RECORD_MMAP2:
-	case PERF_RECORD_LOST_SAMPLES:
-		return len >= sizeof(*h) + 8 + PERFDATA_SAMPLE_ID_SIZE;
-	case PERF_RECORD_SAMPLE:
-		if (len < sizeof(*h) + sizeof(id))   /* PERF_SAMPLE_IDENTIFIER comes first */
-			return false;
-		memcpy(&id, h + 1, sizeof(id));
-		for (i = 0; i < s->nr_evs; i++)
-			for (uint32_t j = 0; j < s->evs[i].nr_ids; j++)
-				if (s->evs[i].ids[j] == id)
-					return true;
-		return false;
-	default:
-		return false;
-	}
-}
-
-static int copy_one(void *ctx, uint64_t time, const void *rec, size_t len)
-{
-	struct copy *c = ctx;
-	int e;
-
-	if (!rec_known(c->s, rec, len))       /* a damaged ring: skip what is not a record */
-		return 0;
-	if (time < c->from && ((const struct perf_event_header *)rec)->type == PERF_RECORD_SAMPLE)
-		return 0;
-	e = perfdata_writer__add(c->w, rec, len);
-	c->since += len;
-	if (!e && c->since >= SNAP_ROUND_BYTES) {
-		e = perfdata_writer__round(c->w);
-		c->since = 0;
-	}
-	return e;
-}
-
-int sink_copy_kept_sideband(struct sink *s, struct perfdata_writer *w)
-{
-	struct copy c = { .s = s, .w = w };
-
-	return pring__foreach(s->pr, true, copy_one, &c);
-}
-
 /* --- the sink ------------------------------------------------------------------- */
 
 static uint64_t sb_half(uint64_t ring_size)
@@ -498,7 +407,7 @@ int sink__journal(struct sink *s, uint64_t time, const void *rec, size_t len)
 
 	if (s->o.kind != SINK_RING)
 		return 0;
-	if (!rec_ok(rec, len))
+	if (!sink_rec_ok(rec, len))
 		return -EINVAL;
 	if (is_sideband(h->type))
 		return sb_add(s, time, rec, len);
@@ -515,7 +424,7 @@ int sink__record(struct sink *s, uint64_t time, const void *rec, size_t len)
 	const struct perf_event_header *h = rec;
 	int e;
 
-	if (!rec_ok(rec, len))
+	if (!sink_rec_ok(rec, len))
 		return -EINVAL;
 	if (s->err)
 		return s->err;
@@ -566,151 +475,6 @@ int sink__round(struct sink *s)
 			s->err = e;
 		return e;
 	}
-}
-
-/* records of the caller's after what the sink holds (tail: complete records, 8-aligned) */
-static int add_tail(struct perfdata_writer *w, const void *tail, size_t len)
-{
-	const char *p = tail;
-	size_t off = 0;
-	int e = 0;
-
-	while (!e && off + sizeof(struct perf_event_header) <= len) {
-		const struct perf_event_header *h = (const void *)(p + off);
-
-		if (h->size < sizeof(*h) || (h->size & 7) || h->size > len - off)
-			return -EINVAL;
-		e = perfdata_writer__add(w, h, h->size);
-		off += h->size;
-	}
-	return e ? e : perfdata_writer__round(w);
-}
-
-struct sink_snap {
-	const struct sink *s;
-	struct pring_view *v;
-	uint64_t since, until, evicted;   /* data frames older than since are left out */
-	void *tail;                  /* the caller's records after the ring's */
-	size_t tail_len;
-};
-
-static int snapshot_begin(struct sink *s, uint64_t since, uint64_t until, const void *tail,
-			  size_t tail_len, struct sink_snap **out)
-{
-	struct sink_snap *sn;
-	int e;
-
-	*out = NULL;
-	if (s->o.kind != SINK_RING)
-		return -EOPNOTSUPP;
-	sn = calloc(1, sizeof(*sn));
-	if (!sn)
-		return -ENOMEM;
-	if (tail_len && !(sn->tail = malloc(tail_len))) {
-		free(sn);
-		return -ENOMEM;
-	}
-	if (tail_len)
-		memcpy(sn->tail, tail, tail_len);
-	sn->tail_len = tail_len;
-	e = pring__view(s->pr, &sn->v);
-	if (e) {
-		free(sn->tail);
-		free(sn);
-		return e;
-	}
-	sn->s = s;
-	sn->since = since;
-	sn->until = until;
-	*out = sn;
-	return 0;
-}
-
-int sink__snapshot_begin(struct sink *s, uint64_t until, const void *tail, size_t tail_len,
-			 struct sink_snap **out)
-{
-	return snapshot_begin(s, 0, until, tail, tail_len, out);
-}
-
-int sink_snap__write(struct sink_snap *sn, int fd, bool pipe)
-{
-	struct perfdata_writer *w = NULL;
-	struct copy c = { .s = sn->s };
-	int e;
-
-	/* only what never changes after sink__new is read of the sink here */
-	e = sink_new_writer(sn->s, fd, pipe, pipe ? 0 : sn->s->o.zstd_level, &w);
-	if (e)
-		return e;
-	c.w = w;
-	e = pring_view__sorted_span(sn->v, sn->since, sn->until, copy_one, &c, &sn->evicted);
-	if (!e && sn->tail_len)
-		e = add_tail(w, sn->tail, sn->tail_len);
-	if (!e)
-		e = perfdata_writer__finish(w);
-	perfdata_writer__free(w);
-	return e;
-}
-
-uint64_t sink_snap__evicted(const struct sink_snap *sn)
-{
-	return sn->evicted;
-}
-
-void sink_snap__free(struct sink_snap *sn)
-{
-	if (!sn)
-		return;
-	pring_view__free(sn->v);
-	free(sn->tail);
-	free(sn);
-}
-
-static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
-		    const void *tail, size_t tail_len);
-
-int sink__snapshot(struct sink *s, int fd, bool pipe, uint64_t until)
-{
-	return sink__snapshot_tail(s, fd, pipe, until, NULL, 0);
-}
-
-int sink__snapshot_tail(struct sink *s, int fd, bool pipe, uint64_t until, const void *tail,
-			size_t tail_len)
-{
-	return snapshot(s, fd, pipe, 0, until, tail, tail_len);
-}
-
-int sink__snapshot_span(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until)
-{
-	return snapshot(s, fd, pipe, since, until, NULL, 0);
-}
-
-static int snapshot(struct sink *s, int fd, bool pipe, uint64_t since, uint64_t until,
-		    const void *tail, size_t tail_len)
-{
-	struct perfdata_writer *w = NULL;
-	struct sink_snap *sn;
-	int e;
-
-	if (s->o.kind == SINK_RING) {
-		e = snapshot_begin(s, since, until, tail, tail_len, &sn);
-		if (!e)
-			e = sink_snap__write(sn, fd, pipe);
-		sink_snap__free(sn);
-		return e;
-	}
-	if (s->o.kind == SINK_PERFDATA)
-		return -EOPNOTSUPP;
-	e = sink_new_writer(s, fd, pipe, pipe ? 0 : s->o.zstd_level, &w);
-	if (e)
-		return e;
-	e = file_snapshot(s, w);
-	if (!e && tail_len)
-		e = add_tail(w, tail, tail_len);
-	if (!e)
-		e = perfdata_writer__finish(w);
-	perfdata_writer__free(w);
-	return e;
 }
 
 int sink__close(struct sink *s)
