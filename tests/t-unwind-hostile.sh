@@ -78,6 +78,31 @@ make_kind() {
 		--add-section .eh_frame="$d/eh_frame.bin" "$T/libbomb.so" "$d/libbomb.so" ||
 		die "objcopy: cannot put the $1 .eh_frame in"
 	rm -f "$d/eh_frame.bin"
+	# a build of its own: a build-id of its own (tables are shared by build-id)
+	set_build_id "$d/libbomb.so" "$1"
+}
+# set_build_id FILE WORD: the GNU build-id note's 20 bytes made from WORD
+set_build_id() {
+	python3 - "$1" "$2" <<'PY' || die "cannot set the build-id of $1"
+import hashlib, struct, sys
+path, word = sys.argv[1], sys.argv[2]
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", b, 0x3a)
+def sh(i):
+    return struct.unpack_from("<IIQQQQIIQQ", b, shoff + i * shentsize)
+stroff = sh(shstrndx)[4]
+for i in range(shnum):
+    name, typ, _, _, off, size, *_ = sh(i)
+    n = b[stroff + name:b.index(0, stroff + name)].decode()
+    if n == ".note.gnu.build-id":
+        namesz, descsz, _ = struct.unpack_from("<III", b, off)
+        desc = off + 12 + ((namesz + 3) & ~3)
+        b[desc:desc + descsz] = hashlib.sha1(word.encode()).digest()[:descsz]
+        open(path, "wb").write(b)
+        sys.exit(0)
+sys.exit("no .note.gnu.build-id")
+PY
 }
 for k in base $kinds; do make_kind "$k"; done
 
@@ -211,3 +236,35 @@ read -r m n < <(chains_with "$T/snap" bomb-quad main bomb_leaf)
 ok "perfmarkd, a member's session: refused, peak RSS +$((h2 - h1)) KB, CPU $extra_cpu s over base;" \
 	"$m of $n stacks reach main by frame pointer"
 as_member "$PERFMARK" session delete cfi >/dev/null 2>&1
+
+# --- a member's file claiming another's build-id does not decide how it unwinds -------
+# Root's program has a library no one has mapped yet; the member first maps a
+# copy of it with the same build-id and a table that lies (valid, small,
+# wrong); then root's program runs under root's session.  Tables are shared by
+# build-id only between files of one owner: root's library gets a table of
+# its own, and its stacks still reach main.
+mkdir -m 0755 "$T/fresh" "$T/lie"
+cp "$T/main" "$T/fresh/bomb-fresh"
+cp "$T/libbomb.so" "$T/fresh/"
+set_build_id "$T/fresh/libbomb.so" fresh
+cp "$T/main" "$T/lie/bomb-lie"
+python3 "$PERFMARK_SRC/tests/cfi-bomb.py" lie "$lo" "$size" >"$T/lie.bin" || die "cfi-bomb.py lie failed"
+objcopy --rename-section .eh_frame=.eh_frame.orig --rename-section .eh_frame_hdr=.eh_frame_hdr.orig \
+	--add-section .eh_frame="$T/lie.bin" "$T/libbomb.so" "$T/lie/libbomb.so" || die "objcopy: the lie"
+set_build_id "$T/lie/libbomb.so" fresh
+chown -R "$MEMBER_UID" "$T/lie"
+"$PERFMARK" session create poison -a --call-graph ehframe --no-markers --ring 16M ||
+	die "root's session create failed" -- "$T/pmd.log"
+as_member "$T/lie/bomb-lie" "$ITERS" || die "bomb-lie as the member failed"
+# the member's table is built before root's library is first seen
+none_building() { "$PERFMARK" session show poison | grep -q "; 0 tables being built"; }
+wait_until 60 none_building || die "the member's table never finished" -- "$T/pmd.log"
+"$T/fresh/bomb-fresh" "$ITERS" || die "bomb-fresh as root failed"
+"$PERFMARK" session snapshot poison -o "$T/poison.data" || die "snapshot of poison failed" -- "$T/pmd.log"
+read -r m n < <(chains_with "$T/poison.data" bomb-fresh main bomb_leaf)
+[ "$n" -ge 200 ] && fcmp "$m / $n >= 0.9" ||
+	die "root's library after a member's copy with its build-id: $m of $n samples through bomb_leaf reach main"
+read -r m2 n2 < <(chains_with "$T/poison.data" bomb-lie main bomb_leaf)
+ok "a member's file with root's build-id and a lying table: root's stacks $m of $n reach main" \
+	"(the member's own by its table: $m2 of $n2)"
+"$PERFMARK" session delete poison >/dev/null 2>&1

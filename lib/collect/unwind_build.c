@@ -59,7 +59,7 @@ static uint64_t note_bytes(Elf *elf)
 	return sum;
 }
 
-void uw_build_id_key(Elf *elf, char *key)
+void uw_build_id_key(Elf *elf, uint32_t owner, char *key)
 {
 	const void *bid = NULL;
 	ssize_t n;
@@ -76,7 +76,12 @@ void uw_build_id_key(Elf *elf, char *key)
 		key[2 + 2 * i] = "0123456789abcdef"[((const uint8_t *)bid)[i] >> 4];
 		key[3 + 2 * i] = "0123456789abcdef"[((const uint8_t *)bid)[i] & 15];
 	}
-	key[2 + 2 * n] = '\0';
+	/*
+	 * A build-id is a claim the file makes, and its owner can write its CFI:
+	 * two files share a table by build-id only when one user owns both, so
+	 * no user's file decides how another user's file unwinds.
+	 */
+	snprintf(key + 2 + 2 * n, KEY_LEN - 2 - 2 * (size_t)n, ":%u", owner);
 }
 
 /* without a build-id: "h:" FNV-1a over the rows (what the CFI says) and the file size */

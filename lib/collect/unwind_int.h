@@ -26,7 +26,7 @@
 #define POOL_MIN_ROWS (128u << 10)   /* 1 MiB */
 #define MAX_LOADS    8
 #define MAX_REFUSED  64       /* files remembered as refused, so they are not read again */
-#define KEY_LEN      48
+#define KEY_LEN      64     /* "b:" 40 hex digits ":" owner uid, or "h:" hash ":" size */
 #define NO_TABLE     (-1)     /* not resolved yet */
 #define BAD_TABLE    (-2)     /* resolved: none (no file, no CFI, over the cap) */
 #define PENDING_TABLE (-3)    /* its file's table is being built (uw_mapping.job) */
@@ -230,7 +230,7 @@ bool uw_build_wait(struct unwinder *u, uint64_t deadline);
 /* stop and join the workers (a build under way gives up), free every job */
 void uw_build_stop(struct unwinder *u);
 /* what the build-id tells before building: "b:" and its hex, or "" */
-void uw_build_id_key(Elf *elf, char *key);
+void uw_build_id_key(Elf *elf, uint32_t owner, char *key);
 /* elf's PT_LOAD segments (the first MAX_LOADS) */
 void uw_elf_loads(Elf *elf, struct uw_load *loads, size_t *nr);
 

@@ -7,9 +7,10 @@
  * period (about 10 ms here); the first one is made at start.  Pools double
  * up to the memory cap; past it, tables no mapping uses are evicted, least
  * recently used first.  A mapping's table is found through the very file
- * mapped (/proc/PID/map_files): by the file, its build-id, or a build of
- * that file already queued; else the file goes to the builder's workers
- * (unwind_build.c) and the mapping waits (PENDING_TABLE) until
+ * mapped (/proc/PID/map_files): by the file, its build-id (and its owner:
+ * see uw_build_id_key), or a build of that file already queued; else the
+ * file goes to the builder's workers (unwind_build.c) and the mapping waits
+ * (PENDING_TABLE) until
  * unwind_collect() finds the table built, keyed by its build-id or a hash
  * of its CFI, and loads it here.
  */
@@ -402,7 +403,7 @@ static int32_t resolve_file(struct unwinder *u, struct uw_mapping *m, int fd,
 		return BAD_TABLE;
 	}
 	/* the same build under another name (a copy, another container's): no build */
-	uw_build_id_key(elf, key);
+	uw_build_id_key(elf, sb->st_uid, key);
 	if (key[0] && (slot = find_key(u, key)) >= 0) {
 		uw_elf_loads(elf, loads, &nr_loads);
 		elf_end(elf);
