@@ -11,15 +11,16 @@
 #define TYPE_PLUGIN (PERFMARK_TYPE_APP_FIRST + 401)
 
 /*
- * Up to 3 s for a recorder to find this copy: it learns of it from the
- * mapping, at its next drain (every 100 ms).  Then 300 ms more, for every
- * recorder on the machine to have found it, not only the first one.
+ * Until a recorder has found this copy (at most 60 s): it learns of it
+ * from the mapping, at its next drain (every 100 ms; later on a loaded
+ * machine).  Then 300 ms more, for every recorder on the machine to have
+ * found it, not only the first one.
  */
 __attribute__((visibility("default"))) int pm_plugin_wait(void)
 {
 	struct timespec d = { 0, 2 * 1000 * 1000 }, more = { 0, 300 * 1000 * 1000 };
 
-	for (int i = 0; i < 1500 && !perfmark_enabled(); i++)
+	for (int i = 0; i < 30000 && !perfmark_enabled(); i++)
 		nanosleep(&d, NULL);
 	nanosleep(&more, NULL);
 	return perfmark_enabled();
