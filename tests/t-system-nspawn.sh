@@ -493,10 +493,10 @@ fdstore_until -eq 0 || fail "the fd store still holds $n fds after the ring was 
 ok "the dead process's ring left the fd store once read"
 # one user's 300 processes take at most 256 places in the store
 ct_sh 'install -o pmuser -m 755 /usr/local/bin/prog-emit /home/pmuser/prog-emit && mkdir -m 0777 /tmp/many &&
-       runuser -u pmuser -- sh -c "for i in \$(seq 300); do /home/pmuser/prog-emit 3000 many 10 >/tmp/many/\$i & done"' ||
+       runuser -u pmuser -- sh -c "for i in \$(seq 300); do /home/pmuser/prog-emit 30000 many 10 >/tmp/many/\$i & done"' ||
 	fail "cannot start 300 prog-emit as pmuser"
 fdstore_until -ge 256 || fail "the fd store holds $n fds, not the 256 of one user's limit"
-# every one has written a marker (each registered its ring: 30 s of them, 10 ms
+# every one has written a marker (each registered its ring: 300 s of them, 10 ms
 # apart), and the daemon has read what they wrote (a snapshot): none got a
 # place beyond 256
 all_emitting() { [ "$(ct_sh 'grep -l "^at 1$" /tmp/many/* | wc -l')" -eq 300 ]; }
