@@ -35,6 +35,8 @@ const volatile __u64 wakeup_bytes = 1 << 20;   /* force a wakeup past this fill 
 /* drop counters, read by user space from .bss */
 __u64 lost_samples = 0;
 __u64 lost_markers = 0;
+/* fast-lane offers (register records) the ring had no room for: not markers */
+__u64 lost_offers = 0;
 /*
  * The collector's token in fast-lane areas, kept here so that a daemon that
  * adopts pinned programs is the same consumer of the areas (user space only).
@@ -563,8 +565,13 @@ int BPF_KPROBE(on_register, const struct pm_fl_reg *reg)
 	r.uid = uid;
 	r.site = (__u16)bpf_get_attach_cookie(ctx);
 	r.wanted = wanted(r.pid, uid);
+	/*
+	 * An offer carries no marker: one lost leaves the area unconfirmed
+	 * (read anyway after FL_CONFIRM_NS), so it is counted on its own, not
+	 * as a lost marker (received + lost markers == emitted markers).
+	 */
 	if (bpf_ringbuf_output(&rb, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
-		__sync_fetch_and_add(&lost_markers, 1);
+		__sync_fetch_and_add(&lost_offers, 1);
 	return 0;
 }
 

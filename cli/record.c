@@ -368,9 +368,11 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 	/* what the recorder did to what it was given: nothing of it is silent */
 	if (r->verbose)
 		fprintf(stderr, "[ perfmark record: %llu marker times clamped into what the recorder "
-			"saw; %llu fast-lane areas given up (their rings made no sense); reorder "
+			"saw; %llu fast-lane areas given up (their rings made no sense), %llu fast-lane "
+			"offers lost (their areas read after a wait); reorder "
 			"window: %llu records written early (window full), %llu late (%llu unordered) ]\n",
 			(unsigned long long)st->clamped, (unsigned long long)st->fl_corrupt,
+			(unsigned long long)st->offers_lost,
 			(unsigned long long)st->overflow, (unsigned long long)st->late,
 			(unsigned long long)st->late_unordered);
 	if (r->verbose && (st->jit_lines || st->jit_missed || st->jit_refused))

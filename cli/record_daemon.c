@@ -122,6 +122,7 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");
 	st->clamped = (uint64_t)jsonf_get_int(o, "clamped");
 	st->fl_corrupt = (uint64_t)jsonf_get_int(o, "fastlane_corrupt");
+	st->offers_lost = (uint64_t)jsonf_get_int(o, "fastlane_offers_lost");
 	st->jit_lines = (uint64_t)jsonf_get_int(o, "jit_lines");
 	st->jit_missed = (uint64_t)jsonf_get_int(o, "jit_missed");
 	st->jit_refused = (uint64_t)jsonf_get_int(o, "jit_refused");

@@ -83,6 +83,7 @@ struct json_object *session_info(const struct dsess *d)
 	/* marker times a traced process wrote outside what the recorder saw, clamped */
 	add_u64(o, "clamped", d->run.st.clamped);
 	add_u64(o, "fastlane_corrupt", d->run.st.fl_corrupt);   /* areas given up */
+	add_u64(o, "fastlane_offers_lost", d->run.st.offers_lost);   /* offers the BPF ring dropped */
 	/* markers by lane: the fast lane's, the trap lane's by why (all sessions on the same events) */
 	json_object_object_add(o, "lanes", collector_lanes_json(d->run.st.fast_markers,
 								d->run.st.trap_markers));
@@ -128,6 +129,7 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "overflow", st->overflow);
 	add_u64(x, "clamped", st->clamped);
 	add_u64(x, "fastlane_corrupt", st->fl_corrupt);
+	add_u64(x, "fastlane_offers_lost", st->offers_lost);
 	add_u64(x, "jit_lines", st->jit_lines);
 	add_u64(x, "jit_missed", st->jit_missed);
 	add_u64(x, "jit_refused", st->jit_refused);

@@ -192,6 +192,7 @@ void collector__lost(const struct collector *c, uint64_t *samples, uint64_t *mar
 struct collector_marker_stats {
 	uint64_t jit_lines, jit_missed, jit_refused;
 	uint64_t fl_corrupt;          /* fast-lane areas given up: their rings made no sense */
+	uint64_t offers_lost;         /* fast-lane offers the BPF ring had no room for */
 	/* markers by lane: through the fast lane, and the trap lane's by why */
 	uint64_t fast, trap[COLLECTOR_TRAP_WHYS];
 };

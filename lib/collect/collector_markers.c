@@ -545,6 +545,16 @@ void collector__marker_stats(const struct collector *c, struct collector_marker_
 	st->jit_refused = js.refused;
 	st->fl_corrupt = 0;
 	st->fast = 0;
+	st->offers_lost = 0;
+	if (c->skel && c->skel->bss) {
+		st->offers_lost = __atomic_load_n(&c->skel->bss->lost_offers, __ATOMIC_RELAXED);
+	} else {
+		struct perfmark_bpf__bss bss;
+		uint32_t zero = 0;
+
+		if (!bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
+			st->offers_lost = bss.lost_offers;
+	}
 	if (c->mk && c->mk->fl) {
 		struct fastlane_stats fs;
 

@@ -732,6 +732,7 @@ void session__stats(const struct session *s, struct session_stats *st)
 		st->jit_missed = ms.jit_missed - s->ms0.jit_missed;
 		st->jit_refused = ms.jit_refused - s->ms0.jit_refused;
 		st->fl_corrupt = ms.fl_corrupt - s->ms0.fl_corrupt;
+		st->offers_lost = ms.offers_lost - s->ms0.offers_lost;
 		st->fast_markers = ms.fast - s->ms0.fast;
 		for (size_t i = 0; i < COLLECTOR_TRAP_WHYS; i++)
 			st->trap_markers[i] = ms.trap[i] - s->ms0.trap[i];

@@ -89,6 +89,7 @@ struct session_stats {
 	/* /tmp/perf-PID.map lines for JIT code markers, of the collector (shared) */
 	uint64_t jit_lines, jit_missed, jit_refused;
 	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
+	uint64_t offers_lost;      /* fast-lane offers the BPF ring dropped (of the collector) */
 	/* --call-graph ehframe, of the collector (shared): unwind.cap is 0 otherwise */
 	struct collector_unwind_stats unwind;
 	/* --aggregate, of the collector (shared): all 0 otherwise */
