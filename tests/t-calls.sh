@@ -4,7 +4,7 @@
 # object of the folder defines, read with nm (U against T/D/B/R), make a
 # graph with no circle.  Prints the graph ("a.c -> b.c c.c"), and any circle
 # found, for lib/collect and lib/write.  A circle in another folder is
-# reported by FOLDERS (e.g. FOLDERS="collect write order").
+# reported by FOLDERS (e.g. FOLDERS="collect write engine").
 . "$(dirname "$0")/lib.sh"
 command -v nm >/dev/null || skip "no nm (binutils)"
 FOLDERS=${FOLDERS:-collect write}
