@@ -27,6 +27,14 @@ _Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PE
 
 /* --- staging: the reorder window, and the journal ------------------------- */
 
+/* A record the window lets go (a flush, or its cap reached), to the sink. */
+int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+
+	return sink__record(s->sink, time, rec, len);
+}
+
 /*
  * At the window's cap (window.h), the oldest half of what it holds is
  * written at once, as a round of its own, and the room asked again: each
