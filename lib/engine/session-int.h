@@ -19,6 +19,8 @@
 struct pm_sample;
 struct pm_marker;
 struct pm_offcpu;
+struct pm_uregs;
+struct perfdata_sample;
 
 #define ID_PRINTF 100
 #define ID_UEVENT 101
@@ -83,6 +85,19 @@ int stage_done(struct session *s);
 int stage_sample(struct session *s, const struct pm_sample *ps, size_t size);
 int stage_marker(struct session *s, const struct pm_marker *pm, size_t size);
 int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size);
+/*
+ * A sample of type into the reorder window, encoded: a record's size is 16
+ * bits, so the stack copy's far end is cut to fit.  The caller counts it
+ * and ends with stage_done().
+ */
+int stage_encoded(struct session *s, uint64_t type, struct perfdata_sample *ds);
+/*
+ * The user registers and stack copy (PM_SF_UREGS) at off in a ring record
+ * of size bytes: NULL when they do not fit in it.  uregs_fill: as perf's
+ * REGS_USER and STACK_USER of ds.
+ */
+const struct pm_uregs *uregs_at(const void *rec, size_t size, size_t off);
+void uregs_fill(const struct pm_uregs *u, struct perfdata_sample *ds);
 /* PERF_RECORD_LOST_SAMPLES for drops counted in BPF */
 int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time);
 /*
