@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
  * Off-CPU time (--off-cpu[=MIN_NS], bpf/offcpu.bpf.c) shared with user
- * space (lib/collect/collector_offcpu.c, lib/order/encode_offcpu.c).
+ * space (lib/collect/collector_offcpu.c, lib/engine/encode_offcpu.c).
  * Fixed-width fields only.
  *
  * When a target thread leaves a CPU, sched_switch notes in the thread's

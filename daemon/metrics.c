@@ -6,7 +6,7 @@
  * /metrics is Prometheus's text exposition format 0.0.4: per exposed
  * session the figures `session show --json` has (samples, markers, lost,
  * late, bytes, ring use, readers, unwind table memory), the range duration
- * histograms the session accumulated while draining (lib/order/rangehist.h:
+ * histograms the session accumulated while draining (lib/engine/rangehist.h:
  * no file is read per scrape), and the daemon's own CPU and memory.  Every
  * label value goes through escape_prom().  A histogram lists only the
  * bounds around its filled buckets (and +Inf): 210 fine buckets per label

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * prog-late FILE [unordered]: a perf.data written through perfmark's reorder
- * window (lib/order/window.c) and perf.data writer, with records arriving
+ * window (lib/engine/window.c) and perf.data writer, with records arriving
  * in these drains:  1.0 2.0 | 3.0 | 2.5 (1.5 with "unordered") | 4.0 s.
  * Prints the window's late counts.  tests/t-session-late.sh checks what
  * stock perf makes of the file.

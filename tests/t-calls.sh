@@ -3,11 +3,11 @@
 # the folder's static library, the functions (and data) it uses that another
 # object of the folder defines, read with nm (U against T/D/B/R), make a
 # graph with no circle.  Prints the graph ("a.c -> b.c c.c"), and any circle
-# found, for lib/collect and lib/write.  A circle in another folder is
-# reported by FOLDERS (e.g. FOLDERS="collect write order").
+# found, for lib/collect, lib/write and lib/engine.  A circle in another
+# folder is reported by FOLDERS (e.g. FOLDERS="analyze").
 . "$(dirname "$0")/lib.sh"
 command -v nm >/dev/null || skip "no nm (binutils)"
-FOLDERS=${FOLDERS:-collect write}
+FOLDERS=${FOLDERS:-collect write engine}
 
 fail=0
 for f in $FOLDERS; do

@@ -19,7 +19,7 @@ declare -A MAY=(
 	[write]="common"
 	[collect]="common format write"
 	[control]="common collect"
-	[order]="common format write collect"
+	[engine]="common format write collect"
 	[analyze]="common format write collect"
 )
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Unit tests of lib/order/rangehist.c (perfmarkd's /metrics histograms):
+ * Unit tests of lib/engine/rangehist.c (perfmarkd's /metrics histograms):
  * bucket bounds, pairing per thread, and the caps a hostile application
  * meets (label sets, depth).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Unit tests for lib/order/window.c: time order out of arrival order,
+ * Unit tests for lib/engine/window.c: time order out of arrival order,
  * the cutoff, late records keeping their time and counted (late; and
  * late_unordered when older than what perf 6.1 has already flushed), empty
  * flushes not counting as rounds, an output error keeping the rest, the

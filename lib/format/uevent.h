@@ -5,7 +5,7 @@
  * formats they do not know.
  *
  * The format, not a part of either side: the recorder writes it
- * (lib/order/encode.c), and the readers read it only through marker.h,
+ * (lib/engine/encode.c), and the readers read it only through marker.h,
  * beside it.
  *
  *   u16 version   (PERFMARK_UEVENT_VERSION)

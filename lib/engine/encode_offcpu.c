@@ -26,16 +26,11 @@ static void off_dwarf(const struct pm_offcpu *o, size_t size, struct perfdata_sa
 {
 	size_t off = sizeof(*o) + (size_t)(o->nr_kstack + o->nr_ustack + o->nr_wkstack +
 					   o->nr_wustack) * sizeof(uint64_t);
-	const struct pm_uregs *u = (const void *)((const char *)o + off);
+	const struct pm_uregs *u = uregs_at(o, size, off);
 
-	if (!(o->flags & PM_SF_UREGS) || size < off + sizeof(*u) || !u->abi ||
-	    u->size > size - off - sizeof(*u) || u->size > PM_OFF_USTACK)
+	if (!(o->flags & PM_SF_UREGS) || !u || !u->abi || u->size > PM_OFF_USTACK)
 		return;
-	ds->regs_abi = u->abi;
-	ds->nr_regs = PM_UREGS_NR;
-	ds->regs = (const uint64_t *)u->regs;
-	ds->stack = u + 1;
-	ds->stack_size = (uint32_t)u->size;
+	uregs_fill(u, ds);
 	ds->ip = u->regs[8];   /* PERF_REG_X86_IP in PM_UREGS_MASK order */
 	ds->misc = PERF_RECORD_MISC_USER;
 }
@@ -46,22 +41,19 @@ int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size)
 	uint64_t *ips = (uint64_t *)s->chain_buf;
 	uint64_t rawbuf[(sizeof(struct perfmark_offcpu_raw) + 7) / 8 + PERFMARK_OFFCPU_WAKER_MAX];
 	struct perfmark_offcpu_raw raw = { 0 };
-	struct perfdata_sample ds = { 0 };
+	/* the thread, when it left and for how long: the same for every off-CPU sample */
+	struct perfdata_sample ds = {
+		.id = ID_OFFCPU, .pid = o->pid, .tid = o->tid,
+		.time = o->time, .cpu = o->cpu, .period = o->period,
+	};
 	uint32_t nk = o->nr_kstack, nu = o->nr_ustack, n = 0, i;
 	uint32_t nwk = o->nr_wkstack, nwu = o->nr_wustack, nw = 0;
-	size_t len;
-	void *rec;
+	int e;
 
 	if (size < sizeof(*o) || nk > PM_MAX_STACK || nu > PM_MAX_STACK || nwk + nwu > PM_OFF_WSTACK ||
 	    size < sizeof(*o) + (size_t)(nk + nu + nwk + nwu) * sizeof(uint64_t) || !o->count ||
 	    (o->state != PM_OFF_RUNNABLE && o->state != PM_OFF_BLOCKED))
 		return 0;
-	ds.id = ID_OFFCPU;
-	ds.pid = o->pid;
-	ds.tid = o->tid;
-	ds.time = o->time;
-	ds.cpu = o->cpu;
-	ds.period = o->period;
 	/* the sample's ip: where in user code it left (as perf's offcpu-time), else in the kernel */
 	if (nu) {
 		ds.ip = st[nk];
@@ -115,15 +107,9 @@ int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size)
 		memcpy((char *)rawbuf + sizeof(raw) + 8 * nw++, &st[nk + nu + nwk + i], 8);
 	ds.raw = rawbuf;
 	ds.raw_size = (uint32_t)(sizeof(raw) + 8 * nw);
-	len = perfdata_sample_size(s->off_sample_type, &ds);
-	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
-		ds.stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
-		len = perfdata_sample_size(s->off_sample_type, &ds);
-	}
-	rec = stage_alloc(s, len, ds.time);
-	if (!rec)
-		return -ENOMEM;
-	perfdata_encode_sample(rec, s->off_sample_type, &ds);
+	e = stage_encoded(s, s->off_sample_type, &ds);
+	if (e)
+		return e;
 	s->stats.offcpu++;
 	if (o->count > 1) {
 		s->stats.offcpu_sums++;

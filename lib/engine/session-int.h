@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Inside the session engine: what session.c (filtering, life cycle, drains)
- * and encode.c (BPF records to perf records) share.
+ * Inside the session engine: what session.c (life cycle, drains),
+ * targets.c (which records the session keeps) and encode.c (BPF records to
+ * perf records) share.
  */
 #ifndef PERFMARK_SESSION_INT_H
 #define PERFMARK_SESSION_INT_H
@@ -12,11 +13,14 @@
 
 #include "collector.h"
 #include "session.h"
+#include "targets-int.h"
 #include "tpconfig.h"      /* the tracepoints' permission rule */
 
 struct pm_sample;
 struct pm_marker;
 struct pm_offcpu;
+struct pm_uregs;
+struct perfdata_sample;
 
 #define ID_PRINTF 100
 #define ID_UEVENT 101
@@ -44,11 +48,6 @@ struct pm_offcpu;
 /* offcpu-time (encode_offcpu.c): a stack always, the payload of offcpu_raw.h */
 #define OFFCPU_SAMPLE_TYPE (SAMPLE_TYPE_BASE | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW)
 
-struct pidset {
-	uint32_t *slots;      /* 0 = empty; pid 0 is never a target */
-	size_t cap, n;
-};
-
 struct session {
 	struct session_opts o;
 	struct collector *c;
@@ -61,10 +60,8 @@ struct session {
 	struct sink *sink;             /* o.sink, or our own perfdata sink */
 	bool own_sink;
 	struct window *ro;
-	struct pidset pids;
-	struct pidset uid_ok, uid_bad;  /* uid filter on sideband, by pid */
+	struct targets tg;             /* which records are ours (targets.c) */
 	bool kernel_ok;                /* kernel addresses and stacks may be written */
-	struct pidset not_ours;        /* pids known not to be targets' children */
 	uint64_t t0;                   /* before anything was attached */
 	uint64_t lost_samples_seen, lost_markers_seen;
 	/* the collector's counts when this session joined (session__stats: since then) */
@@ -74,21 +71,13 @@ struct session {
 	void *staged;                  /* the record stage_alloc() gave out last */
 	uint32_t staged_len;
 	uint64_t staged_time;
-	uint32_t last_target;          /* the pid record_wanted() found a target last */
 	struct session_stats stats;
 	char *chain_buf;               /* scratch for callchain building */
-	char *held;                    /* sideband of pids not known yet, this drain */
-	size_t held_len, held_cap;
-	bool rechecking;
 	int err;                       /* sticky writer error */
 	bool started, stopped;
 };
 
-bool pidset_has(const struct pidset *p, uint32_t pid);
-int pidset_add(struct pidset *p, uint32_t pid);
-void pidset_del(struct pidset *p, uint32_t pid);
-
-/* session.c: a record the window lets go, to the sink */
+/* encode.c: a record the window lets go, to the sink */
 int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len);
 /* encode.c: room in the reorder window; the record just staged goes to the journal */
 void *stage_alloc(struct session *s, uint32_t len, uint64_t time);
@@ -96,6 +85,19 @@ int stage_done(struct session *s);
 int stage_sample(struct session *s, const struct pm_sample *ps, size_t size);
 int stage_marker(struct session *s, const struct pm_marker *pm, size_t size);
 int stage_offcpu(struct session *s, const struct pm_offcpu *o, size_t size);
+/*
+ * A sample of type into the reorder window, encoded: a record's size is 16
+ * bits, so the stack copy's far end is cut to fit.  The caller counts it
+ * and ends with stage_done().
+ */
+int stage_encoded(struct session *s, uint64_t type, struct perfdata_sample *ds);
+/*
+ * The user registers and stack copy (PM_SF_UREGS) at off in a ring record
+ * of size bytes: NULL when they do not fit in it.  uregs_fill: as perf's
+ * REGS_USER and STACK_USER of ds.
+ */
+const struct pm_uregs *uregs_at(const void *rec, size_t size, size_t off);
+void uregs_fill(const struct pm_uregs *u, struct perfdata_sample *ds);
 /* PERF_RECORD_LOST_SAMPLES for drops counted in BPF */
 int stage_lost(struct session *s, uint64_t lost, uint64_t id, uint64_t time);
 /*

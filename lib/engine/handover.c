@@ -75,9 +75,9 @@ static void resynth(struct session *s, struct resynth *r)
 		return;
 	}
 	/* the targets and the children found so far (those gone are skipped) */
-	for (i = 0; i < s->pids.cap; i++)
-		if (s->pids.slots[i])
-			synth_process((pid_t)s->pids.slots[i], &so, resynth_one, r);
+	for (i = 0; i < s->tg.pids.cap; i++)
+		if (s->tg.pids.slots[i])
+			synth_process((pid_t)s->tg.pids.slots[i], &so, resynth_one, r);
 }
 
 int session__handover(struct session *s, const struct session_handover *h,

@@ -27,6 +27,14 @@ _Static_assert(PM_F_TRUNCATED == PERFMARK_UEVENT_F_TRUNCATED && PM_F_FAULT == PE
 
 /* --- staging: the reorder window, and the journal ------------------------- */
 
+/* A record the window lets go (a flush, or its cap reached), to the sink. */
+int session_out_record(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	struct session *s = ctx;
+
+	return sink__record(s->sink, time, rec, len);
+}
+
 /*
  * At the window's cap (window.h), the oldest half of what it holds is
  * written at once, as a round of its own, and the room asked again: each
@@ -56,20 +64,51 @@ int stage_done(struct session *s)
 
 /* --- encoding what the ringbuf delivers ---------------------------------- */
 
-/* dwarf mode: the registers and stack bytes after the frames, as perf has them */
-static void dwarf_fields(const struct pm_sample *ps, size_t size, struct perfdata_sample *ds)
+const struct pm_uregs *uregs_at(const void *rec, size_t size, size_t off)
 {
-	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
-	const struct pm_uregs *u = (const void *)((const char *)ps + off);
+	const struct pm_uregs *u = (const void *)((const char *)rec + off);
 
-	if (!(ps->flags & PM_SF_UREGS) || size < off + sizeof(*u) ||
-	    u->size > size - off - sizeof(*u))
-		return;
+	if (size < off + sizeof(*u) || u->size > size - off - sizeof(*u))
+		return NULL;
+	return u;
+}
+
+void uregs_fill(const struct pm_uregs *u, struct perfdata_sample *ds)
+{
 	ds->regs_abi = u->abi;
 	ds->nr_regs = PM_UREGS_NR;
 	ds->regs = (const uint64_t *)u->regs;
 	ds->stack = u + 1;
 	ds->stack_size = (uint32_t)u->size;
+}
+
+int stage_encoded(struct session *s, uint64_t type, struct perfdata_sample *ds)
+{
+	size_t len = perfdata_sample_size(type, ds);
+	void *rec;
+
+	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
+		ds->stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
+		len = perfdata_sample_size(type, ds);
+	}
+	rec = stage_alloc(s, len, ds->time);
+	if (!rec)
+		return -ENOMEM;
+	perfdata_encode_sample(rec, type, ds);
+	return 0;
+}
+
+/* dwarf mode: the registers and stack bytes after the frames, as perf has them */
+static void dwarf_fields(const struct pm_sample *ps, size_t size, struct perfdata_sample *ds)
+{
+	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
+	const struct pm_uregs *u;
+
+	if (!(ps->flags & PM_SF_UREGS))
+		return;
+	u = uregs_at(ps, size, off);
+	if (u)
+		uregs_fill(u, ds);
 }
 
 /*
@@ -79,11 +118,12 @@ static void dwarf_fields(const struct pm_sample *ps, size_t size, struct perfdat
 static const struct pm_raw *raw_entry(const struct pm_sample *ps, size_t size)
 {
 	size_t off = sizeof(*ps) + (size_t)(ps->nr_kstack + ps->nr_ustack) * sizeof(uint64_t);
-	const struct pm_uregs *u = (const void *)((const char *)ps + off);
+	const struct pm_uregs *u;
 	const struct pm_raw *r;
 
 	if (ps->flags & PM_SF_UREGS) {
-		if (size < off + sizeof(*u) || u->size > size - off - sizeof(*u))
+		u = uregs_at(ps, size, off);
+		if (!u)
 			return NULL;
 		off += sizeof(*u) + u->size;
 	}
@@ -101,8 +141,7 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 	uint32_t nk = ps->nr_kstack, nu = ps->nr_ustack, n = 0, i;
 	uint64_t type = s->sample_type;
 	const struct pm_raw *raw;
-	size_t len;
-	void *rec;
+	int e;
 
 	if (size < sizeof(*ps) || ps->event >= s->nr_ev ||
 	    nk > PM_MAX_STACK || nu > PM_MAX_STACK ||
@@ -159,15 +198,9 @@ int stage_sample(struct session *s, const struct pm_sample *ps, size_t size)
 	}
 	if (type & SAMPLE_TYPE_DWARF)
 		dwarf_fields(ps, size, &ds);
-	len = perfdata_sample_size(type, &ds);
-	if (len > SAMPLE_MAX_SIZE) {     /* a record's size is 16 bits: cut the stack's far end */
-		ds.stack_size -= (uint32_t)((len - SAMPLE_MAX_SIZE + 7) & ~(size_t)7);
-		len = perfdata_sample_size(type, &ds);
-	}
-	rec = stage_alloc(s, len, ds.time);
-	if (!rec)
-		return -ENOMEM;
-	perfdata_encode_sample(rec, type, &ds);
+	e = stage_encoded(s, type, &ds);
+	if (e)
+		return e;
 	s->stats.samples++;
 	return stage_done(s);
 }
