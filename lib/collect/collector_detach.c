@@ -8,7 +8,7 @@
  * written.  Callers that wait for a grace period at the same time share
  * it, so the links are closed by a few threads at once.  When a thread
  * cannot be made, the rest are closed here, in turn.  Links libbpf does not
- * hold (uprobe_multi, collector_umulti.c) come as bare fds, closed alike.
+ * hold (uprobe_multi, collector_uprobe.c) come as bare fds, closed alike.
  */
 #include <pthread.h>
 #include <stdatomic.h>

@@ -17,7 +17,7 @@
  *
  * Where the kernel has uprobe_multi links (Linux 6.6), all the sites of a
  * file go on one link to on_probe, the cookie saying which site each is
- * (collector_umulti.c says why); else each site has a perf-event link to its
+ * (collector_uprobe.c says why); else each site has a perf-event link to its
  * own program.
  *
  * Per copy of libperfmark in a file:

@@ -2,15 +2,15 @@
 /*
  * The uprobes of the markers' sites: a perf-event uprobe per site, or
  * uprobe_multi links (Linux 6.6), several uprobes of one file on one BPF
- * link, where the kernel has them.  Taking a uprobe off waits for the kernel's grace periods (tasks-
- * trace RCU and SRCU for the uprobe, then tasks-trace RCU and RCU again for
- * the perf event a per-site link sits on): measured on Linux 6.18, closing
- * the two perf-event links of a recording took 150 to 270 ms, closing one
- * uprobe_multi link with the same two sites 20 to 36 ms.  libbpf 1.1
- * (Debian 12) has no call for them, so the link is made by the bpf()
- * system call, with the attribute's layout of the kernel's uapi here: the
- * kernel reads only the bytes it is given and wants those it does not know
- * to be zero.
+ * link, where the kernel has them.  Taking a uprobe off waits for the
+ * kernel's grace periods (tasks-trace RCU and SRCU), and the perf event
+ * under a per-site link waits again as it goes (its tracepoint's
+ * unregistration): measured on Linux 6.18, closing the two perf-event links
+ * of a recording took 150 to 270 ms, closing one uprobe_multi link with the
+ * same two sites 20 to 36 ms.  libbpf 1.1 (Debian 12) has no call for them,
+ * so the link is made by the bpf() system call, with the attribute laid out
+ * as the kernel's uapi has it: the kernel reads only the bytes it is given
+ * and wants those it does not know to be zero.
  */
 #include <errno.h>
 #include <stdbool.h>
