@@ -545,8 +545,7 @@ int BPF_KPROBE(on_marker, __u32 type, const void *data, __u32 size)
  * process waits for every site holder, and one that records nothing of it
  * joins without reading.
  */
-SEC("uprobe")
-int BPF_KPROBE(on_register, const struct pm_fl_reg *reg)
+static __always_inline int fast_register(const struct pm_fl_reg *reg, __u16 site)
 {
 	/* the uid every fast-lane marker of this area is recorded under: task_owner_uid's */
 	__u32 uid = task_owner_uid();
@@ -563,7 +562,7 @@ int BPF_KPROBE(on_register, const struct pm_fl_reg *reg)
 	r.tid = (__u32)id;
 	r.time = bpf_ktime_get_ns();
 	r.uid = uid;
-	r.site = (__u16)bpf_get_attach_cookie(ctx);
+	r.site = site;
 	r.wanted = wanted(r.pid, uid);
 	/*
 	 * An offer carries no marker: one lost leaves the area unconfirmed
@@ -573,6 +572,39 @@ int BPF_KPROBE(on_register, const struct pm_fl_reg *reg)
 	if (bpf_ringbuf_output(&rb, &r, sizeof(r), BPF_RB_FORCE_WAKEUP))
 		__sync_fetch_and_add(&lost_offers, 1);
 	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(on_register, const struct pm_fl_reg *reg)
+{
+	return fast_register(reg, (__u16)bpf_get_attach_cookie(ctx));
+}
+
+/*
+ * Every perfmark site of one file on one uprobe_multi link (user space sets
+ * its attach type before the load, where the kernel has it): the cookie says
+ * which site this is (enum pm_probe_kind).  One link per file is one
+ * unregistration when the recording ends, one wait for the kernel's grace
+ * periods, where a perf-event link per site costs a few of them each.
+ */
+SEC("uprobe")
+int BPF_KPROBE(on_probe)
+{
+	__u64 ck = bpf_get_attach_cookie(ctx);
+
+	switch (ck >> PM_PROBE_KIND_SHIFT) {
+	case PM_PROBE_REGISTER:
+		return fast_register((const struct pm_fl_reg *)PT_REGS_PARM1(ctx), (__u16)ck);
+	case PM_PROBE_TRAP:
+		return marker((__u32)PT_REGS_PARM1(ctx), (const void *)PT_REGS_PARM2(ctx),
+			      (__u32)PT_REGS_PARM3(ctx), PT_REGS_PARM4(ctx),
+			      trap_ext(PT_REGS_PARM5(ctx)));
+	case PM_PROBE_MARKER:
+		return marker((__u32)PT_REGS_PARM1(ctx), (const void *)PT_REGS_PARM2(ctx),
+			      (__u32)PT_REGS_PARM3(ctx), PT_REGS_IP(ctx), 0);
+	default:
+		return 0;
+	}
 }
 
 /* a new process whose parent is a target becomes one */

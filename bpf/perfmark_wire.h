@@ -95,6 +95,19 @@ enum pm_trap_why {
 };
 
 /*
+ * The attach cookie of on_probe, the program that takes every perfmark site
+ * of a file through one uprobe_multi link: the kind of site in the top half,
+ * for a register site the site's number (0..2) in the bottom.
+ */
+#define PM_PROBE_KIND_SHIFT 32
+enum pm_probe_kind {
+	PM_PROBE_REGISTER = 0,   /* perfmark:registerK, K in the bottom half */
+	PM_PROBE_TRAP,           /* perfmark:trap */
+	PM_PROBE_MARKER,         /* perfmark:uevent of a library without the trap site */
+	PM_PROBE_NONE,           /* a site probed for its semaphore alone (trapall) */
+};
+
+/*
  * libperfmark's registration of a fast-lane area: the argument of its
  * perfmark:register probe (layout of the area: lib/perfmark/fastlane_wire.h).
  */

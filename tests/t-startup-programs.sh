@@ -9,6 +9,12 @@
 #     over all the others), no unwinder exec stamp (uw_prepare_exec) without
 #     --call-graph ehframe, no tracepoint program (on_tracepoint) without a
 #     tracepoint event; with --call-graph ehframe, uw_prepare_exec is held.
+#     The marker sites of libperfmark (the one next to perfmark) are on one
+#     uprobe_multi link to on_probe where the kernel has them (6.6): no
+#     per-site program (on_register, on_trap, on_marker), each of which cost
+#     a wait for grace periods per site as the recording ended; with
+#     --no-markers no marker program at all.  Every link a recording held is
+#     gone once it exited.
 #  2. a named session in perfmarkd (pinned: it may outlive the daemon) has
 #     the gap programs.
 #  3. perfmarkd --linger 60: a second anonymous recording with the same
@@ -43,6 +49,13 @@ prog_id() {
 		"$BPFTOOL" prog show id "$id" 2>/dev/null | grep -q " name $2 " && echo "$id"
 	done | head -n 1
 }
+# link_ids PID: "ID TYPE" of each BPF link PID holds
+link_ids() {
+	local f
+	for f in /proc/"$1"/fdinfo/*; do
+		awk '/^link_type:/ { t = $2 } /^link_id:/ { i = $2 } END { if (i != "") print i, t }' "$f" 2>/dev/null
+	done
+}
 # waiting N: a command that says it started ($T/startedN) and waits for $T/goN
 waiting() { echo "touch '$T/started$1'; while [ ! -e '$T/go$1' ]; do sleep 0.05; done"; }
 wait_file() {
@@ -61,8 +74,14 @@ inproc() {
 	rec=$BG_PID
 	wait_file "$T/started$n" || die "record $* never started its command" -- "$T/in$n.err"
 	prog_names "$rec" >"$T/progs$n"
+	link_ids "$rec" >"$T/links$n"
 	touch "$T/go$n"
 	wait "$rec" || die "record $* exited $?" -- "$T/in$n.err"
+	# its links went with it: none is left attached
+	while read -r id type; do
+		"$BPFTOOL" link show id "$id" >/dev/null 2>&1 &&
+			die "record $* exited, its $type link $id is still there" -- "$T/links$n"
+	done <"$T/links$n"
 }
 inproc 1 -F 99 -g
 grep -qx on_sample "$T/progs1" || die "record -g: no on_sample among its programs (the check reads nothing?)" -- "$T/progs1"
@@ -70,6 +89,23 @@ for p in gap_exec gap_exit gap_fork gap_rename uw_prepare_exec on_tracepoint; do
 	grep -qx "$p" "$T/progs1" && die "record -g loaded $p, which it does not run" -- "$T/progs1"
 done
 ok "record -F 99 -g holds $(tr '\n' ' ' <"$T/progs1")(no gap_*, uw_prepare_exec, on_tracepoint)"
+[ -s "$T/links1" ] || die "record -g: no BPF links seen (the check reads nothing?)"
+ok "record -g: its $(wc -l <"$T/links1") BPF links are gone once it exited"
+kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2)
+if [ "$kmaj" -gt 6 ] || { [ "$kmaj" -eq 6 ] && [ "${kmin%%[!0-9]*}" -ge 6 ]; }; then
+	grep -qx on_probe "$T/progs1" || die "record -g: no on_probe for the marker sites" -- "$T/progs1"
+	for p in on_register on_trap on_marker; do
+		grep -qx "$p" "$T/progs1" && die "record -g loaded $p: a perf-event link per marker site" -- "$T/progs1"
+	done
+	[ "$(grep -c ' uprobe_multi$' "$T/links1")" -eq 1 ] ||
+		die "record -g: not one uprobe_multi link for libperfmark's sites" -- "$T/links1"
+	ok "record -g: libperfmark's marker sites on one uprobe_multi link (on_probe), no per-site programs"
+fi
+inproc 0 -F 99 --no-markers
+for p in on_probe on_register on_trap on_marker; do
+	grep -qx "$p" "$T/progs0" && die "record --no-markers loaded $p" -- "$T/progs0"
+done
+ok "record --no-markers holds no marker program"
 inproc 2 -F 99 --call-graph ehframe
 grep -qx gap_exec "$T/progs2" && die "record --call-graph ehframe loaded the gap sideband" -- "$T/progs2"
 if "$BPFTOOL" btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_trace_sched_prepare_exec'"; then

@@ -549,6 +549,7 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	rbsize = spec->ringbuf_size ? spec->ringbuf_size : DEFAULT_RINGBUF;
 	c->skel->rodata->wakeup_bytes = rbsize / 2;
 	bpf_map__set_max_entries(c->skel->maps.rb, rbsize);
+	collector_uprobe_setup(c);
 	e = perfmark_bpf__load(c->skel);
 	if (e) {
 		if (e == -EPERM || e == -EACCES)

@@ -17,6 +17,8 @@
  *   collector_unwind.c   user stacks: ehframe tables, walking stack copies
  *   collector_want.c     whether a process is recorded, cached by pid
  *   collector_detach.c   links destroyed several at a time (RCU waits shared)
+ *   collector_uprobe.c   the sites' uprobes: a perf event each, or every site
+ *                        of a file on one uprobe_multi link
  *   collector_base.c     notices, the subscribers' dispatch, pinning an fd
  *
  * Calls go down this list only (tests/t-calls.sh checks): a part hands a
@@ -82,6 +84,7 @@ struct collector {
 	size_t nr_active;
 	bool pinned, adopted;
 	bool pinnable;                 /* made with the gap sideband's programs */
+	bool umulti;                   /* marker sites on uprobe_multi links (on_probe) */
 	bool idle;                     /* no session since idle_since: kept for reuse */
 	uint64_t idle_since;           /* CLOCK_MONOTONIC ns */
 	/* union filter, kept here and written whole to the maps */
@@ -184,8 +187,24 @@ int collector_markers_fd(const struct collector *c);
 int collector_markers_pin(struct collector *c, const char *dir);
 int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx);
 
-/* collector_detach.c: destroys the links, several at a time */
-void collector_detach_links(struct bpf_link **links, size_t nr);
+/* collector_detach.c: destroys the links, then closes the link fds, several at a time */
+void collector_detach_links(struct bpf_link **links, size_t nr, const int *fds, size_t nr_fds);
+
+/*
+ * collector_uprobe.c: a system-wide uprobe perf event (pid -1) on the file
+ * at path, with the semaphore the kernel raises in every process that maps
+ * the file when ref_ctr_offset is set: its fd, or -errno.  Whether the
+ * kernel makes uprobe_multi links (asked once); one on the n sites off[]
+ * (semaphores ref[], NULL: none) of the file at path, cookies ck[]: its fd,
+ * or -errno.  Before the load, which marker programs load (c->umulti).
+ */
+/* enum bpf_attach_type's value in Linux 6.6 and later (Debian 12's headers predate it) */
+#define COLLECTOR_ATTACH_UPROBE_MULTI 48
+int collector_uprobe_open(const char *path, uint64_t offset, uint64_t ref_ctr_offset);
+void collector_uprobe_setup(struct collector *c);
+bool collector_umulti_ok(void);
+int collector_umulti_link(int prog_fd, const char *path, const uint64_t *off, const uint64_t *ref,
+			  const uint64_t *ck, uint32_t n);
 
 
 /* collector_want.c */

@@ -15,6 +15,11 @@
  * traced process names, and the uprobe goes on /proc/self/fd/N of that open
  * file: on the very inode that was checked.
  *
+ * Where the kernel has uprobe_multi links (Linux 6.6), all the sites of a
+ * file go on one link to on_probe, the cookie saying which site each is
+ * (collector_uprobe.c says why); else each site has a perf-event link to its
+ * own program.
+ *
  * Per copy of libperfmark in a file:
  *   perfmark:register  on_register, its semaphore raised: the fast lane's door
  *   perfmark:trap      on_trap: the trap lane
@@ -67,6 +72,12 @@ struct pending_map {
 	ino_t ino;
 };
 
+struct probe_link {
+	struct bpf_link *l;            /* a perf-event link; NULL: fd alone */
+	int fd;                        /* its perf event, a bare uprobe's, or a uprobe_multi link */
+	bool multi;                    /* fd is a uprobe_multi link */
+};
+
 struct collector_markers {
 	struct fastlane *fl;
 	struct jitmap *jm;             /* /tmp/perf-PID.map lines */
@@ -74,8 +85,7 @@ struct collector_markers {
 	size_t nr_files, cap_files;
 	struct pending_map pend[MAX_PENDING];
 	size_t nr_pend;
-	struct bpf_link **links;       /* uprobes, with their perf event fds */
-	int *pfds;
+	struct probe_link *links;      /* uprobes */
 	size_t nr_links, cap_links;
 	struct marker_lib libs[MAX_MARKER_LIBS];   /* files with probes, for messages */
 	size_t nr_libs;
@@ -111,63 +121,20 @@ static bool remember(struct collector_markers *mk, dev_t dev, ino_t ino)
 	return true;
 }
 
-static int read_sysfs_int(const char *path, int *out)
-{
-	FILE *f = fopen(path, "re");
-	int ok;
-
-	if (!f)
-		return -errno;
-	ok = fscanf(f, "%d", out) == 1;
-	fclose(f);
-	return ok ? 0 : -EINVAL;
-}
-
-/*
- * A system-wide uprobe perf event (pid -1), with the semaphore the kernel
- * raises in every process that maps the file when ref_ctr_offset is set.
- * Opened here rather than by libbpf so the collector owns the fd: a pinned
- * collector must be able to close it without detaching.
- */
-static int open_uprobe(const char *path, uint64_t offset, uint64_t ref_ctr_offset)
-{
-	struct perf_event_attr a = { 0 };
-	int type, e;
-
-	e = read_sysfs_int("/sys/bus/event_source/devices/uprobe/type", &type);
-	if (e)
-		return e;
-	a.size = sizeof(a);
-	a.type = type;
-	a.config = ref_ctr_offset << 32;   /* format: ref_ctr_offset = config:32-63 */
-	a.config1 = (uint64_t)(uintptr_t)path;
-	a.config2 = offset;
-	a.sample_period = 1;
-	a.wakeup_events = 1;
-	e = perf_event_open(&a, -1, 0);
-	return e < 0 ? -errno : e;
-}
-
-static int keep_link(struct collector *c, struct bpf_link *l, int pfd)
+static int keep_link(struct collector *c, struct bpf_link *l, int fd, bool multi)
 {
 	struct collector_markers *mk = c->mk;
 
 	if (mk->nr_links == mk->cap_links) {
 		size_t cap = mk->cap_links ? mk->cap_links * 2 : 16;
-		struct bpf_link **nl = realloc(mk->links, cap * sizeof(*nl));
-		int *np;
+		struct probe_link *nl = realloc(mk->links, cap * sizeof(*nl));
 
 		if (!nl)
 			return -ENOMEM;
 		mk->links = nl;
-		np = realloc(mk->pfds, cap * sizeof(*np));
-		if (!np)
-			return -ENOMEM;
-		mk->pfds = np;
 		mk->cap_links = cap;
 	}
-	mk->links[mk->nr_links] = l;
-	mk->pfds[mk->nr_links++] = pfd;
+	mk->links[mk->nr_links++] = (struct probe_link){ .l = l, .fd = fd, .multi = multi };
 	/* a collection already pinned keeps this probe through a restart too */
 	for (size_t i = 0; i < c->nr_pin_dirs; i++)
 		collector_markers_pin_one(c, c->pin_dirs[i], mk->nr_links - 1);
@@ -182,7 +149,7 @@ static int attach_probe(struct collector *c, const char *path, const struct usdt
 	struct bpf_link *l = NULL;
 	int fd, e;
 
-	fd = open_uprobe(path, p->pc_offset, sema ? p->sema_offset : 0);
+	fd = collector_uprobe_open(path, p->pc_offset, sema ? p->sema_offset : 0);
 	if (fd < 0)
 		return fd;
 	if (prog) {
@@ -193,13 +160,57 @@ static int attach_probe(struct collector *c, const char *path, const struct usdt
 			return e ? e : -EINVAL;
 		}
 	}
-	e = keep_link(c, l, fd);
+	e = keep_link(c, l, fd, false);
 	if (e) {
 		if (l)
 			bpf_link__destroy(l);
 		else
 			close(fd);
 	}
+	return e;
+}
+
+/* the sites of one file, for one uprobe_multi link */
+struct site_list {
+	uint64_t off[MAX_PROBES], ref[MAX_PROBES], ck[MAX_PROBES];
+	uint32_t n;
+};
+
+/* site p, of kind k (enum pm_probe_kind): on the file's list, or on a link of its own */
+static int add_site(struct collector *c, struct site_list *sl, const char *path,
+		    const struct usdt_probe *p, enum pm_probe_kind k, bool sema, uint16_t site)
+{
+	struct bpf_program *progs[] = {
+		[PM_PROBE_REGISTER] = c->skel->progs.on_register,
+		[PM_PROBE_TRAP] = c->skel->progs.on_trap,
+		[PM_PROBE_MARKER] = c->skel->progs.on_marker,
+		[PM_PROBE_NONE] = NULL,
+	};
+
+	if (!c->umulti)
+		return attach_probe(c, path, p, progs[k], sema, site);
+	if (sl->n == MAX_PROBES)
+		return -E2BIG;
+	sl->off[sl->n] = p->pc_offset;
+	sl->ref[sl->n] = sema ? p->sema_offset : 0;
+	sl->ck[sl->n++] = (uint64_t)k << PM_PROBE_KIND_SHIFT | site;
+	return 0;
+}
+
+/* the file's sites on one link, if any */
+static int link_sites(struct collector *c, const char *path, const struct site_list *sl)
+{
+	int fd, e;
+
+	if (!sl->n)
+		return 0;
+	fd = collector_umulti_link(bpf_program__fd(c->skel->progs.on_probe), path, sl->off, sl->ref,
+				   sl->ck, sl->n);
+	if (fd < 0)
+		return fd;
+	e = keep_link(c, NULL, fd, true);
+	if (e)
+		close(fd);
 	return e;
 }
 
@@ -223,10 +234,12 @@ static int collect_probe(void *ctx, const struct usdt_probe *p)
 /*
  * One copy's register sled (register0..2 then trapall, as perfmark.c lays
  * them out from p[0]): a site of our own for the register program, or
- * trapall raised when none is free.  Returns probes attached, or -errno.
+ * trapall raised when none is free.  The file's lock is taken (*locked)
+ * and held until its probes are on (the caller unlocks).  Returns probes
+ * attached, or -errno.
  */
 static int attach_sled(struct collector *c, int rfd, const char *path, const struct usdt_probe *p,
-		       const char *name)
+		       const char *name, struct site_list *sl, bool *locked)
 {
 	uint64_t sema[FASTLANE_SITES];
 	int site, e;
@@ -234,17 +247,16 @@ static int attach_sled(struct collector *c, int rfd, const char *path, const str
 	for (int k = 0; k < FASTLANE_SITES; k++)
 		sema[k] = p[k].sema_offset;
 	e = collector_site_lock(rfd);
+	*locked = *locked || !e;
 	site = e ? e : collector_site_free(rfd, sema, FASTLANE_SITES);
 	if (site >= 0) {
-		e = attach_probe(c, path, &p[site], c->skel->progs.on_register, true, (uint64_t)site);
+		e = add_site(c, sl, path, &p[site], PM_PROBE_REGISTER, true, (uint16_t)site);
 	} else {
 		collector_notice(c, "%s: %s: its markers take the trap lane for every recorder", name,
 				 site == -1 ? "every register site is taken by other recorders"
 					    : "cannot take a register site");
-		e = attach_probe(c, path, &p[FASTLANE_SITES], NULL, true, 0);
+		e = add_site(c, sl, path, &p[FASTLANE_SITES], PM_PROBE_NONE, true, 0);
 	}
-	if (!e || site != -EAGAIN)
-		collector_site_unlock(rfd);
 	return e ? e : 1;
 }
 
@@ -277,6 +289,8 @@ static int attach_file(struct collector *c, int fd, const char *name)
 {
 	struct collector_markers *mk = c->mk;
 	struct probe_list pl = { .n = 0 };
+	struct site_list sl = { .n = 0 };
+	bool locked = false;
 	char path[64];
 	struct stat sb;
 	int rfd, n = 0, e = 0;
@@ -296,7 +310,7 @@ static int attach_file(struct collector *c, int fd, const char *name)
 		const struct usdt_probe *p = &pl.p[i];
 
 		if (is_sled(&pl, i)) {
-			e = attach_sled(c, rfd, path, p, name);
+			e = attach_sled(c, rfd, path, p, name, &sl, &locked);
 			i += FASTLANE_SITES;
 			if (e > 0) {
 				n += e;
@@ -304,7 +318,7 @@ static int attach_file(struct collector *c, int fd, const char *name)
 			}
 			continue;
 		} else if (!strcmp(p->name, "trap")) {
-			e = attach_probe(c, path, p, c->skel->progs.on_trap, false, 0);
+			e = add_site(c, &sl, path, p, PM_PROBE_TRAP, false, 0);
 		} else if (!strcmp(p->name, "uevent") && !pl.traps) {
 			if (!legacy_site_ok(rfd, p)) {
 				collector_notice(c, "%s: a libperfmark whose probe site the kernel would turn "
@@ -312,13 +326,17 @@ static int attach_file(struct collector *c, int fd, const char *name)
 						 "(relink with libperfmark 0.2 or later)", name);
 				continue;
 			}
-			e = attach_probe(c, path, p, c->skel->progs.on_marker, true, 0);
+			e = add_site(c, &sl, path, p, PM_PROBE_MARKER, true, 0);
 		} else {
 			continue;
 		}
 		if (!e)
 			n++;
 	}
+	if (!e && (e = link_sites(c, path, &sl)))
+		n = 0;
+	if (locked)
+		collector_site_unlock(rfd);
 	if (n && mk->nr_libs < MAX_MARKER_LIBS) {
 		snprintf(mk->libs[mk->nr_libs].path, sizeof(mk->libs[0].path), "%s", name);
 		mk->libs[mk->nr_libs].dev = sb.st_dev;
@@ -700,25 +718,37 @@ void collector_markers_free(struct collector *c)
 		return;
 	jitmap__free(mk->jm);           /* its last lines may need the fast lane's owners */
 	fastlane__free(mk->fl);
-	for (size_t i = 0; i < mk->nr_links; i++) {
-		if (!mk->links[i]) {
-			close(mk->pfds[i]);     /* a uprobe for its semaphore alone (trapall) */
-		} else if (c->pinned) {
-			/* leave it attached, the pins hold it: close, don't detach */
-			int fd = bpf_link__fd(mk->links[i]);
+	struct bpf_link **detach = calloc(mk->nr_links + 1, sizeof(*detach));
+	int *fds = calloc(mk->nr_links + 1, sizeof(*fds));
+	size_t nr_fds = 0;
 
-			bpf_link__disconnect(mk->links[i]);
-			bpf_link__destroy(mk->links[i]);
+	for (size_t i = 0; i < mk->nr_links; i++) {
+		struct probe_link *pl = &mk->links[i];
+
+		if (pl->l && c->pinned) {
+			/* leave it attached, the pins hold it: close, don't detach */
+			int fd = bpf_link__fd(pl->l);
+
+			bpf_link__disconnect(pl->l);
+			bpf_link__destroy(pl->l);
 			if (fd >= 0)
 				close(fd);
-			close(mk->pfds[i]);
+			close(pl->fd);
+		} else if (pl->l) {
+			if (detach)
+				detach[nr_detach++] = pl->l;   /* closes the perf event fd too */
+			else
+				bpf_link__destroy(pl->l);
+		} else if (pl->multi && !c->pinned && fds) {
+			fds[nr_fds++] = pl->fd;
 		} else {
-			mk->links[nr_detach++] = mk->links[i];   /* closes the perf event fd too */
+			close(pl->fd);   /* trapall's bare uprobe, or a link the pins hold */
 		}
 	}
-	collector_detach_links(mk->links, nr_detach);
+	collector_detach_links(detach, nr_detach, fds, nr_fds);
+	free(detach);
+	free(fds);
 	free(mk->links);
-	free(mk->pfds);
 	free(mk->files);
 	free(mk);
 	c->mk = NULL;
@@ -729,10 +759,12 @@ int collector_markers_pin_one(struct collector *c, const char *dir, size_t idx)
 {
 	char name[32];
 
-	if (!c->mk->links[idx])
+	const struct probe_link *pl = &c->mk->links[idx];
+
+	if (!pl->l && !pl->multi)
 		return 0;               /* a bare uprobe cannot be pinned: trapall ends with us */
 	snprintf(name, sizeof(name), "marker%zu", idx);
-	return collector_pin_fd(bpf_link__fd(c->mk->links[idx]), dir, name);
+	return collector_pin_fd(pl->multi ? pl->fd : bpf_link__fd(pl->l), dir, name);
 }
 
 int collector_markers_pin(struct collector *c, const char *dir)
