@@ -10,13 +10,8 @@
 . "$(dirname "$0")/http-lib.sh"
 need_http
 test_users pm23x
-PMD_ARGS="--http 127.0.0.1:0" daemon_start_shared
-for i in $(seq 100); do
-	HTTP_PORT=$(sed -n 's/.*http: serving .* port \([0-9]*\) .*/\1/p' "$T/pmd.log" | tail -n 1)
-	[ -n "$HTTP_PORT" ] && break
-	sleep 0.1
-done
-[ -n "$HTTP_PORT" ] || die "perfmarkd --http did not say its port" -- "$T/pmd.log"
+http_daemon
+chmod 0666 "$PERFMARK_SOCKET"   # members reach it (daemon_start_shared)
 U=$HTTP:$HTTP_PORT
 P=$U/debug/pprof/profile
 

@@ -12,7 +12,7 @@ need_daemon
 command -v python3 >/dev/null || skip "python3 missing"
 daemon_start
 
-pm session create off1 -a --off-cpu=250us --call-graph ehframe -F 99 --ring 16M \
+pm session create off1 -a --no-markers --off-cpu=250us --call-graph ehframe -F 99 --ring 16M \
 	2>"$T/create.err" || die "session create --off-cpu failed" -- "$T/create.err" "$T/pmd.log"
 pm session show off1 --json >"$T/show.json" || die "session show failed"
 python3 - "$T/show.json" <<'PY' || die "session show does not say off_cpu" -- "$T/show.json"
@@ -64,11 +64,16 @@ daemon_kill9
 w2=$(awk '/^tid/ { print $2 }' "$T/w2.out")
 daemon_start
 grep -q "adopted" "$T/pmd.log" || die "the restarted daemon did not adopt the pins" -- "$T/pmd.log"
-sleep 0.3
-pm session snapshot off1 -o "$T/s2.data" || die "snapshot after restart failed" -- "$T/pmd.log"
-perf script -i "$T/s2.data" -F tid,event,period 2>/dev/null >"$T/s2.txt"
-n=$(awk -v t="$w2" '$1 == t && $3 == "offcpu-time:"' "$T/s2.txt" | wc -l)
-[ "$n" -ge 10 ] || die "$n offcpu-time samples of the workload that ran while no daemon did" -- "$T/pmd.log"
+# the adopted ring drains on the daemon's loop: snapshot until the workload is in it
+n=0
+adopted_in_snapshot() {
+	pm session snapshot off1 -o "$T/s2.data" || return 1
+	perf script -i "$T/s2.data" -F tid,event,period 2>/dev/null >"$T/s2.txt"
+	n=$(awk -v t="$w2" '$1 == t && $3 == "offcpu-time:"' "$T/s2.txt" | wc -l)
+	[ "$n" -ge 10 ]
+}
+wait_until 60 adopted_in_snapshot ||
+	die "$n offcpu-time samples of the workload that ran while no daemon did" -- "$T/pmd.log"
 pm session show off1 --json >"$T/show2.json"
 python3 - "$T/show2.json" <<'PY' || die "no sums after adoption" -- "$T/show2.json"
 import json, sys

@@ -18,20 +18,19 @@ daemon_start_shared
 mkdir -m 0777 "$T/u"
 mkfifo -m 0666 "$T/u/fifo"
 
-as_member "$PERFMARK" session create mo -a --off-cpu -g -F 99 --ring 16M ||
+as_member "$PERFMARK" session create mo -a --no-markers --off-cpu -g -F 99 --ring 16M ||
 	die "member: create --off-cpu failed" -- "$T/pmd.log"
-pm session create ro -a --off-cpu -g -F 99 --ring 16M || die "root: create --off-cpu failed" -- "$T/pmd.log"
+pm session create ro -a --no-markers --off-cpu -g -F 99 --ring 16M || die "root: create --off-cpu failed" -- "$T/pmd.log"
 
 # the member's reader blocks in open and read until root's writer comes, 0.3 s later
 as_member sh -c 'echo $$ >'"$T/u/reader.pid"'; exec cat '"$T/u/fifo"' >'"$T/u/got" &
 rd=$!
 wait_lines "$T/u/reader.pid" || die "the member's reader did not start"
-sleep 0.3
+sleep 0.3   # the workload: the reader's blocked interval the sessions measure
 sh -c 'echo $$ >'"$T/writer.pid"'; sleep 0.05; echo hello >'"$T/u/fifo"
 wait "$rd"
 grep -q hello "$T/u/got" || die "the member's reader did not read"
 rpid=$(cat "$T/u/reader.pid") wpid=$(cat "$T/writer.pid")
-sleep 0.3
 as_member "$PERFMARK" session snapshot mo -o "$T/u/mo.data" || die "member: snapshot failed"
 pm session snapshot ro -o "$T/ro.data" || die "root: snapshot failed"
 cp "$T/u/mo.data" "$T/mo.data"
