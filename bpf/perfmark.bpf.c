@@ -153,6 +153,25 @@ static __always_inline __u64 ustack_room(__u64 nk)
 	return room < PM_MAX_STACK ? room : PM_MAX_STACK;
 }
 
+/*
+ * The user's frames into frames, room at most: n as the ehframe walk left
+ * it (its frames; below 0: none, then the frame pointers').  How many.
+ */
+static __always_inline __u64 ustack_take(void *ctx, __u64 *frames, __u64 room, long n)
+{
+	__u64 nu = 0;
+
+	if (n < 0) {
+		n = bpf_get_stack(ctx, frames, room * sizeof(__u64), BPF_F_USER_STACK);
+		n = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	if (n > 0)
+		nu = n;
+	if (nu > room)
+		nu = room;
+	return nu;
+}
+
 /* perf buffers of the sideband (dummy) events, filled by libbpf */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
@@ -399,15 +418,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				no_room = true;
 			}
 		}
-		if (n < 0) {
-			n = bpf_get_stack(ctx, &s->stack[nk], room * sizeof(__u64),
-					  BPF_F_USER_STACK);
-			n = n > 0 ? n / sizeof(__u64) : 0;
-		}
-		if (n > 0)
-			nu = n;
-		if (nu > room)
-			nu = room;
+		nu = ustack_take(ctx, &s->stack[nk], room, n);
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;

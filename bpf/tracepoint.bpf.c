@@ -411,15 +411,7 @@ int on_tracepoint(void *ctx)
 			if (n == -1 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wakeup_bytes / 2)
 				return tp_copy_sample(ctx, tc, sc->raw, size, id, uid, now);
 		}
-		if (n < 0) {
-			n = bpf_get_stack(ctx, &s->stack[nk], room * sizeof(__u64),
-					  BPF_F_USER_STACK);
-			n = n > 0 ? n / sizeof(__u64) : 0;
-		}
-		if (n > 0)
-			nu = n;
-		if (nu > room)
-			nu = room;
+		nu = ustack_take(ctx, &s->stack[nk], room, n);
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
