@@ -190,16 +190,13 @@ bool evspec_same(const struct evspec *a, const struct evspec *b)
 
 void evspec_attr(const struct evspec *e, struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = e->type;
-	a->config = e->config;
-	a->config1 = e->config1;
-	a->config2 = e->config2;
-	/* :u / :k; the kernel drops what the excluded side does before anything runs */
-	a->exclude_user = e->exclude_user;
-	a->exclude_kernel = e->exclude_kernel;
-	a->exclude_hv = e->exclude_hv;
+	*a = (struct perf_event_attr){
+		.size = sizeof(*a), .type = e->type,
+		.config = e->config, .config1 = e->config1, .config2 = e->config2,
+		/* :u / :k; the kernel drops what the excluded side does before anything runs */
+		.exclude_user = e->exclude_user, .exclude_kernel = e->exclude_kernel,
+		.exclude_hv = e->exclude_hv,
+	};
 }
 
 int evspec_rebase(struct evspec *e, const char *base)
