@@ -573,6 +573,19 @@ static int do_snapshot(int argc, char **argv)
 	return ret < 0 ? 0 : ret;     /* -1: --help */
 }
 
+void session_let_go_out(struct outfile *o)
+{
+	int dn;
+
+	if (o->fd > 1) {
+		close(o->fd);
+	} else if (o->fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+		dup2(dn, 1);
+		close(dn);
+	}
+	o->fd = -1;
+}
+
 /*
  * Stay until the daemon ends the stream: its last message says why (the
  * session ended: 0; the output failed: its error, 1).  Nothing else writes
@@ -582,14 +595,9 @@ static int do_attach(int argc, char **argv)
 {
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
-	int sock, ret = session_start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep), dn;
+	int sock, ret = session_start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep);
 
-	if (o.fd > 1) {
-		close(o.fd);
-	} else if (o.fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
-		dup2(dn, 1);
-		close(dn);
-	}
+	session_let_go_out(&o);
 	json_object_put(rep);
 	if (ret) {
 		if (sock >= 0)

@@ -182,7 +182,7 @@ int session_do_take(int argc, char **argv)
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
 	sigset_t mask;
-	int sock, ret, sfd, dn;
+	int sock, ret, sfd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -191,13 +191,7 @@ int session_do_take(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	ret = session_start_out(&session_take_cmd, argc, argv, "take", &o, &sock, &rep);
-	/* the daemon has its own copy: this end closes, so a pipe's reader sees the end */
-	if (o.fd > 1) {
-		close(o.fd);
-	} else if (o.fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
-		dup2(dn, 1);
-		close(dn);
-	}
+	session_let_go_out(&o);
 	json_object_put(rep);
 	if (!ret) {
 		client_untimed(sock);

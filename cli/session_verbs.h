@@ -62,6 +62,13 @@ struct json_object *session_send(struct json_object *req, int dfd);
 int session_start_out(const struct opts_cmd *c, int argc, char **argv, const char *cmd,
 		      struct outfile *o, int *sock, struct json_object **rep);
 
+/*
+ * After session_start_out: the daemon has its own copy of the output, so
+ * this end lets go of ours (stdout: pointed at /dev/null), and a pipe's
+ * reader sees the end when the daemon's copy closes.
+ */
+void session_let_go_out(struct outfile *o);
+
 struct sessdef;
 /* --counters EVENTS into sd (as stat -e, at most SESSDEF_MAX_COUNT): 0, or 1 after the error */
 int session_parse_count(const char *list, struct sessdef *sd);
