@@ -42,6 +42,17 @@ no_sanitizer_report() {
 		die "$1: a sanitizer's report" -- "$T/pmd.log"
 }
 
+# SIGTERM (sessions stay pinned): perfmarkd exits 0, with no sanitizer's report; $1 says when
+daemon_term_clean() {
+	local rc
+	kill -TERM "$PMD_PID"
+	wait "$PMD_PID"
+	rc=$?
+	PMD_PID=
+	[ "$rc" -eq 0 ] || die "perfmarkd exited $rc on SIGTERM: $1" -- "$T/pmd.log"
+	no_sanitizer_report "$1"
+}
+
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
 daemon_start
@@ -74,20 +85,10 @@ pm session list >/dev/null || die "the daemon is gone after a delete while build
 pm session create big -a -F 1000 --call-graph ehframe --no-markers --ring 16M ||
 	die "create big failed" -- "$T/pmd.log"
 wait_building big
-kill -TERM "$PMD_PID"
-wait "$PMD_PID"
-rc=$?
-PMD_PID=
-[ "$rc" -eq 0 ] || die "perfmarkd exited $rc on SIGTERM while building" -- "$T/pmd.log"
-no_sanitizer_report "SIGTERM while building"
+daemon_term_clean "SIGTERM while building"
 daemon_start
 pm session show big >/dev/null || die "big not restored" -- "$T/pmd.log"
 wait_building big
 pm session delete big || die "delete big failed" -- "$T/pmd.log"
-kill -TERM "$PMD_PID"
-wait "$PMD_PID"
-rc=$?
-PMD_PID=
-[ "$rc" -eq 0 ] || die "perfmarkd exited $rc" -- "$T/pmd.log"
-no_sanitizer_report "a session deleted while building"
+daemon_term_clean "a session deleted while building"
 ok "sessions deleted and a daemon restarted while tables were being built: clean"
