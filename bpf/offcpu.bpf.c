@@ -132,7 +132,6 @@ static __always_inline bool off_in_irq(void)
 static __always_inline void off_take_copy(struct task_struct *t)
 {
 	struct off_copy *c = bpf_task_storage_get(&off_copy, t, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	__u64 want = ustack_size < PM_OFF_USTACK ? ustack_size : PM_OFF_USTACK, len, sp, copied, i;
 
 	if (!c)
 		return;
@@ -141,26 +140,7 @@ static __always_inline void off_take_copy(struct task_struct *t)
 	if (!user_regs(c->u.regs))
 		return;
 	c->u.abi = PM_UREGS_ABI_64;
-	sp = c->u.regs[UREG_SP];
-	/* all at once; where the stack ends sooner, page by page up to its last one */
-	barrier_var(want);
-	if (want > PM_OFF_USTACK)
-		want = PM_OFF_USTACK;
-	if (!bpf_probe_read_user(c->data, want, (void *)sp)) {
-		c->u.size = want & ~7ull;
-		return;
-	}
-	len = 4096 - (sp & 4095);
-	if (len > want)
-		len = want;
-	copied = bpf_probe_read_user(c->data, len, (void *)sp) ? 0 : len;
-	for (i = 0; copied && i < PM_OFF_USTACK / 4096; i++) {
-		if (want < 4096 || copied > want - 4096 || copied > PM_OFF_USTACK - 4096 ||
-		    bpf_probe_read_user(c->data + copied, 4096, (void *)(sp + copied)))
-			break;
-		copied += 4096;
-	}
-	c->u.size = copied & ~7ull;
+	c->u.size = ustack_copy(c->data, c->u.regs[UREG_SP], ustack_size, PM_OFF_USTACK);
 }
 
 /* prev goes off the CPU: note when, why and where in user code */

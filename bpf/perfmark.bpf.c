@@ -13,6 +13,7 @@
 #include "perfmark_wire.h"
 #include "unwind_wire.h"
 #include "uregs.bpf.h"
+#include "ustack.bpf.h"
 #include "aggregate_wire.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -130,12 +131,45 @@ static __always_inline __u64 kstack_max(void)
 	return max_stack < PM_MAX_STACK ? max_stack : PM_MAX_STACK;
 }
 
+/* the kernel's frames of the sample into stack: how many, kstack_max() at most */
+static __always_inline __u64 kstack_take(void *ctx, __u64 *stack)
+{
+	long n = bpf_get_stack(ctx, stack, kstack_max() * sizeof(__u64), 0);
+	__u64 nk = 0;
+
+	if (n > 0)
+		nk = (__u64)n / sizeof(__u64);
+	barrier_var(nk);
+	if (nk > PM_MAX_STACK)
+		nk = PM_MAX_STACK;
+	return nk;
+}
+
 static __always_inline __u64 ustack_room(__u64 nk)
 {
 	__u64 room = nk < kstack_max() ? kstack_max() - nk : 0;
 
 	barrier_var(room);
 	return room < PM_MAX_STACK ? room : PM_MAX_STACK;
+}
+
+/*
+ * The user's frames into frames, room at most: n as the ehframe walk left
+ * it (its frames; below 0: none, then the frame pointers').  How many.
+ */
+static __always_inline __u64 ustack_take(void *ctx, __u64 *frames, __u64 room, long n)
+{
+	__u64 nu = 0;
+
+	if (n < 0) {
+		n = bpf_get_stack(ctx, frames, room * sizeof(__u64), BPF_F_USER_STACK);
+		n = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	if (n > 0)
+		nu = n;
+	if (nu > room)
+		nu = room;
+	return nu;
 }
 
 /* perf buffers of the sideband (dummy) events, filled by libbpf */
@@ -322,9 +356,8 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, __u64 id
 {
 	struct pm_sample *s;
 	struct pm_uregs *u;
-	__u64 nk = 0, sp, copied, len, i;
+	__u64 nk;
 	__u8 *data;
-	long n;
 
 	s = bpf_ringbuf_reserve(&rb, PM_COPY_REC, 0);
 	if (!s) {
@@ -332,35 +365,14 @@ static __always_inline int copy_sample(struct bpf_perf_event_data *ctx, __u64 id
 		return 0;
 	}
 	sample_head(s, ctx, id, uid);
-	n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
-	if (n > 0)
-		nk = (__u64)n / sizeof(__u64);
-	barrier_var(nk);
-	if (nk > PM_MAX_STACK)
-		nk = PM_MAX_STACK;
+	nk = kstack_take(ctx, s->stack);
 	s->nr_kstack = nk;
 	u = (struct pm_uregs *)&s->stack[nk];
 	if (!user_regs(u->regs))
 		goto out;
 	u->abi = PM_UREGS_ABI_64;
 	data = (__u8 *)(u + 1);
-	sp = u->regs[UREG_SP];
-	/* all at once; where the stack ends sooner, up to its last page */
-	if (!bpf_probe_read_user(data, ustack_size, (void *)sp)) {
-		copied = ustack_size;
-	} else {
-		len = 4096 - (sp & 4095);
-		if (len > ustack_size)
-			len = ustack_size;
-		copied = bpf_probe_read_user(data, len, (void *)sp) ? 0 : len;
-		for (i = 0; copied && i < PM_MAX_USTACK / 4096; i++) {
-			if (ustack_size < 4096 || copied > ustack_size - 4096 ||
-			    bpf_probe_read_user(data + copied, 4096, (void *)(sp + copied)))
-				break;
-			copied += 4096;
-		}
-	}
-	u->size = copied & ~7ull;
+	u->size = ustack_copy(data, u->regs[UREG_SP], ustack_size, PM_MAX_USTACK);
 	s->flags = PM_SF_UREGS;
 out:
 	bpf_ringbuf_submit(s, rb_flags(s->time));
@@ -388,11 +400,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	sample_head(s, ctx, id, uid);
 	if (want_callchain) {
-		n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
-		if (n > 0)
-			nk = (__u64)n / sizeof(__u64);
-		if (nk > PM_MAX_STACK)
-			nk = PM_MAX_STACK;
+		nk = kstack_take(ctx, s->stack);
 		room = ustack_room(nk);
 		n = room ? -2 : 0;
 		if (room && ustack_mode == PM_US_EHFRAME) {
@@ -410,15 +418,7 @@ int on_sample(struct bpf_perf_event_data *ctx)
 				no_room = true;
 			}
 		}
-		if (n < 0) {
-			n = bpf_get_stack(ctx, &s->stack[nk], room * sizeof(__u64),
-					  BPF_F_USER_STACK);
-			n = n > 0 ? n / sizeof(__u64) : 0;
-		}
-		if (n > 0)
-			nu = n;
-		if (nu > room)
-			nu = room;
+		nu = ustack_take(ctx, &s->stack[nk], room, n);
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;

@@ -326,9 +326,8 @@ static __always_inline int tp_copy_sample(void *ctx, const struct pm_tp_cfg *tc,
 	struct pm_sample *s;
 	struct pm_uregs *u;
 	struct pm_raw *r;
-	__u64 nk = 0, sp, copied = 0, len, i;
+	__u64 nk, copied = 0;
 	__u8 *data;
-	long n;
 
 	s = bpf_ringbuf_reserve(&rb, TP_COPY_REC, 0);
 	if (!s) {
@@ -336,12 +335,7 @@ static __always_inline int tp_copy_sample(void *ctx, const struct pm_tp_cfg *tc,
 		return 0;
 	}
 	tp_head(s, ctx, tc, id, uid, now);
-	n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
-	if (n > 0)
-		nk = (__u64)n / sizeof(__u64);
-	barrier_var(nk);
-	if (nk > PM_MAX_STACK)
-		nk = PM_MAX_STACK;
+	nk = kstack_take(ctx, s->stack);
 	s->nr_kstack = nk;
 	s->ip = nk ? s->stack[0] : tp_ip(ctx);
 	u = (struct pm_uregs *)&s->stack[nk];
@@ -349,22 +343,7 @@ static __always_inline int tp_copy_sample(void *ctx, const struct pm_tp_cfg *tc,
 	if (user_regs(u->regs)) {
 		u->abi = PM_UREGS_ABI_64;
 		data = (__u8 *)(u + 1);
-		sp = u->regs[UREG_SP];
-		if (!bpf_probe_read_user(data, ustack_size, (void *)sp)) {
-			copied = ustack_size;
-		} else {
-			len = 4096 - (sp & 4095);
-			if (len > ustack_size)
-				len = ustack_size;
-			copied = bpf_probe_read_user(data, len, (void *)sp) ? 0 : len;
-			for (i = 0; copied && i < PM_MAX_USTACK / 4096; i++) {
-				if (ustack_size < 4096 || copied > ustack_size - 4096 ||
-				    bpf_probe_read_user(data + copied, 4096, (void *)(sp + copied)))
-					break;
-				copied += 4096;
-			}
-		}
-		copied &= ~7ull;
+		copied = ustack_copy(data, u->regs[UREG_SP], ustack_size, PM_MAX_USTACK);
 		s->flags |= PM_SF_UREGS;
 	} else {
 		u->abi = 0;
@@ -422,11 +401,7 @@ int on_tracepoint(void *ctx)
 	s = (struct pm_sample *)sc->rec;
 	tp_head(s, ctx, tc, id, uid, now);
 	if (want_callchain) {
-		n = bpf_get_stack(ctx, s->stack, kstack_max() * sizeof(__u64), 0);
-		if (n > 0)
-			nk = (__u64)n / sizeof(__u64);
-		if (nk > PM_MAX_STACK)
-			nk = PM_MAX_STACK;
+		nk = kstack_take(ctx, s->stack);
 		room = ustack_room(nk);
 		n = room ? -2 : 0;
 		if (room && ustack_mode == PM_US_EHFRAME) {
@@ -436,15 +411,7 @@ int on_tracepoint(void *ctx)
 			if (n == -1 && bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA) <= wakeup_bytes / 2)
 				return tp_copy_sample(ctx, tc, sc->raw, size, id, uid, now);
 		}
-		if (n < 0) {
-			n = bpf_get_stack(ctx, &s->stack[nk], room * sizeof(__u64),
-					  BPF_F_USER_STACK);
-			n = n > 0 ? n / sizeof(__u64) : 0;
-		}
-		if (n > 0)
-			nu = n;
-		if (nu > room)
-			nu = room;
+		nu = ustack_take(ctx, &s->stack[nk], room, n);
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;

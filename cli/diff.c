@@ -34,6 +34,7 @@
 #include "analysis.h"
 #include "commands.h"
 #include "opts.h"
+#include "report.h"
 #include "escape.h"
 #include "grow.h"
 #include "symbolize.h"
@@ -383,15 +384,7 @@ static struct json_object *json_stat(const struct rangestat *r)
 	if (!r)
 		return NULL;
 	o = json_object_new_object();
-#define U(k, v) json_object_object_add(o, k, json_object_new_uint64(v))
-	U("count", r->count);
-	U("open", r->open);
-	U("mean_ns", r->mean_ns);
-	U("p50_ns", r->p50_ns);
-	U("p99_ns", r->p99_ns);
-	U("max_ns", r->max_ns);
-	U("total_samples", r->total_samples);
-#undef U
+	report_json_rangestat(o, r);
 	return o;
 }
 

@@ -358,6 +358,22 @@ static void text_counters(const struct profile *p)
 	}
 }
 
+void report_json_rangestat(struct json_object *o, const struct rangestat *r)
+{
+#define U(k, v) json_object_object_add(o, k, json_object_new_uint64(v))
+	U("count", r->count);
+	U("open", r->open);
+	U("total_ns", r->total_ns);
+	U("mean_ns", r->mean_ns);
+	U("min_ns", r->min_ns);
+	U("p50_ns", r->p50_ns);
+	U("p99_ns", r->p99_ns);
+	U("max_ns", r->max_ns);
+	U("self_samples", r->self_samples);
+	U("total_samples", r->total_samples);
+#undef U
+}
+
 static struct json_object *json_ranges(const struct profile *p, const struct rangestats *rs,
 				       const char *only)
 {
@@ -372,18 +388,7 @@ static struct json_object *json_ranges(const struct profile *p, const struct ran
 		o = json_object_new_object();
 		fns = json_object_new_array();
 		json_object_object_add(o, "name", jstr(profile__str(p, r->name)));
-#define U(k, v) json_object_object_add(o, k, json_object_new_uint64(v))
-		U("count", r->count);
-		U("open", r->open);
-		U("total_ns", r->total_ns);
-		U("mean_ns", r->mean_ns);
-		U("min_ns", r->min_ns);
-		U("p50_ns", r->p50_ns);
-		U("p99_ns", r->p99_ns);
-		U("max_ns", r->max_ns);
-		U("self_samples", r->self_samples);
-		U("total_samples", r->total_samples);
-#undef U
+		report_json_rangestat(o, r);
 		for (size_t i = 0; i < r->nfns; i++) {
 			struct json_object *f = json_object_new_object();
 

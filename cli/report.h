@@ -61,6 +61,11 @@ struct json_object *report_jpct(double v);
 void report_text_offcpu(const struct profile *p, const struct rangestats *rs, const char *only);
 void report_json_offcpu(const struct profile *p, const struct rangestats *rs,
 			const struct rangestat *r, struct json_object *o);
+/*
+ * A range's counts and times into o, under the names --by-marker's JSON
+ * gives them (report and diff print the same fields the same way)
+ */
+void report_json_rangestat(struct json_object *o, const struct rangestat *r);
 /* The short name of a frame's file ("libc.so.6"), "[unknown]" when none */
 const char *report_frame_dso(const struct profile *p, uint32_t frame);
 /* The line saying what the filters hid, when they hid something */

@@ -156,22 +156,19 @@ static int do_create(int argc, char **argv)
 	struct recopts ro;
 	void *ctx[] = { &ro, &co };
 	struct sessdef sd;
-	int e, sock, dfd = -1;
+	int e, dfd = -1;
 	const char *name;
 	char dir[PATH_MAX];
-	struct json_object *def, *req, *rep;
+	struct json_object *req, *rep;
 
 	recopts_init(&ro);
 	e = opts_parse(&create_cmd, ctx, argc, argv);
 	if (e)
 		return e == OPTS_HELP ? 0 : 1;
-	if (optind >= argc)
-		return pm_err("a session NAME is needed (try 'perfmark session create --help')");
-	name = argv[optind];
 	if (optind + 1 < argc)
 		return pm_err("unexpected argument '%s' (sessions take -a or -p, not a command)",
 			      argv[optind + 1]);
-	if (!session_name_ok(name))
+	if (session_args(&create_cmd, argc, argv, &name))
 		return 1;
 	if (recopts_check(&ro))
 		return 1;
@@ -179,23 +176,14 @@ static int do_create(int argc, char **argv)
 		return pm_err("give only one of --ring and --output");
 	if ((co.rsize || co.rsecs || co.keep) && !co.out)
 		return pm_err("--rotate and --keep need --output DIR");
-	if (co.out) {
-		dfd = open(co.out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			return pm_err("%s: %s", co.out, strerror(errno));
-		if (!realpath(co.out, dir)) {
-			close(dfd);
-			return pm_err("%s: %s", co.out, strerror(errno));
-		}
-	}
 	sessdef_init(&sd);
 	sd.spec = ro.spec;
-	if (co.count && session_parse_count(co.count, &sd)) {
-		if (dfd >= 0)
-			close(dfd);
+	if (co.count && session_parse_count(co.count, &sd))
 		return 1;
-	}
 	if (co.out) {
+		dfd = session_out_dir(co.out, dir);
+		if (dfd < 0)
+			return 1;
 		sd.sink = SESSDEF_SINK_FILE;
 		snprintf(sd.dir, sizeof(sd.dir), "%s", dir);
 		sd.rotate_size = co.rsize;
@@ -204,20 +192,9 @@ static int do_create(int argc, char **argv)
 	} else if (co.ring) {
 		sd.ring_size = co.ring;
 	}
-	def = sessdef_to_json(&sd, false);
-	sock = session_connect();
-	if (sock < 0) {
-		json_object_put(def);
-		if (dfd >= 0)
-			close(dfd);
-		return 1;
-	}
 	req = client_request("create", name);
-	json_object_object_add(req, "def", def);
-	rep = session_call(sock, req, &dfd, dfd >= 0 ? 1 : 0);
-	if (dfd >= 0)
-		close(dfd);
-	close(sock);
+	json_object_object_add(req, "def", sessdef_to_json(&sd, false));
+	rep = session_send(req, dfd);
 	if (!rep)
 		return 1;
 	json_object_put(rep);
@@ -299,13 +276,16 @@ int session_verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, c
 	void *ctx[] = { v };
 	int e = opts_parse(c, ctx, argc, argv);
 
-	if (e)
-		return e;
+	return e ? e : session_args(c, argc, argv, &v->name);
+}
+
+int session_args(const struct opts_cmd *c, int argc, char **argv, const char **name)
+{
 	if (c->args) {
 		if (optind >= argc)
 			return pm_err("a session NAME is needed (try 'perfmark %s --help')", c->name);
-		v->name = argv[optind++];
-		if (!session_name_ok(v->name))
+		*name = argv[optind++];
+		if (!session_name_ok(*name))
 			return 1;
 	}
 	if (optind < argc)
@@ -314,17 +294,41 @@ int session_verb_args(const struct opts_cmd *c, struct verb_opts *v, int argc, c
 	return 0;
 }
 
+int session_out_dir(const char *out, char dir[PATH_MAX])
+{
+	int dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (dfd < 0 || !realpath(out, dir)) {
+		pm_err("%s: %s", out, strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
+		return -1;
+	}
+	return dfd;
+}
+
+struct json_object *session_send(struct json_object *req, int dfd)
+{
+	struct json_object *rep = NULL;
+	int sock = session_connect();
+
+	if (sock >= 0) {
+		rep = session_call(sock, req, &dfd, dfd >= 0 ? 1 : 0);
+		close(sock);
+	} else {
+		json_object_put(req);
+	}
+	if (dfd >= 0)
+		close(dfd);
+	return rep;
+}
+
 /* one request naming v's session: the reply into *out (or dropped); 0 or 1 */
 static int simple(const char *cmd, const struct verb_opts *v, struct json_object **out)
 {
 	struct json_object *rep;
-	int sock;
 
-	sock = session_connect();
-	if (sock < 0)
-		return 1;
-	rep = session_call(sock, client_request(cmd, v->name), NULL, 0);
-	close(sock);
+	rep = session_send(client_request(cmd, v->name), -1);
 	if (!rep)
 		return 1;
 	if (out)
@@ -353,15 +357,11 @@ static int do_list(int argc, char **argv)
 	struct verb_opts v = { 0 };
 	struct json_object *rep, *arr, *s;
 	size_t i;
-	int sock, e = session_verb_args(&list_cmd, &v, argc, argv);
+	int e = session_verb_args(&list_cmd, &v, argc, argv);
 
 	if (e)
 		return e == OPTS_HELP ? 0 : 1;
-	sock = session_connect();
-	if (sock < 0)
-		return 1;
-	rep = session_call(sock, client_request("list", NULL), NULL, 0);
-	close(sock);
+	rep = session_send(client_request("list", NULL), -1);
 	if (!rep)
 		return 1;
 	json_object_object_get_ex(rep, "sessions", &arr);
@@ -573,6 +573,19 @@ static int do_snapshot(int argc, char **argv)
 	return ret < 0 ? 0 : ret;     /* -1: --help */
 }
 
+void session_let_go_out(struct outfile *o)
+{
+	int dn;
+
+	if (o->fd > 1) {
+		close(o->fd);
+	} else if (o->fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+		dup2(dn, 1);
+		close(dn);
+	}
+	o->fd = -1;
+}
+
 /*
  * Stay until the daemon ends the stream: its last message says why (the
  * session ended: 0; the output failed: its error, 1).  Nothing else writes
@@ -582,14 +595,9 @@ static int do_attach(int argc, char **argv)
 {
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
-	int sock, ret = session_start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep), dn;
+	int sock, ret = session_start_out(&attach_cmd, argc, argv, "attach", &o, &sock, &rep);
 
-	if (o.fd > 1) {
-		close(o.fd);
-	} else if (o.fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
-		dup2(dn, 1);
-		close(dn);
-	}
+	session_let_go_out(&o);
 	json_object_put(rep);
 	if (ret) {
 		if (sock >= 0)

@@ -90,37 +90,21 @@ int session_do_keep(int argc, char **argv)
 	struct json_object *req, *rep;
 	char dir[PATH_MAX];
 	const char *name;
-	int e, sock, dfd = -1;
+	int e, dfd = -1;
 
 	e = opts_parse(&session_keep_cmd, ctx, argc, argv);
 	if (e)
 		return e == OPTS_HELP ? 0 : 1;
-	if (optind >= argc)
-		return pm_err("a session NAME is needed (try 'perfmark session keep --help')");
-	name = argv[optind];
-	if (optind + 1 < argc)
-		return pm_err("unexpected argument '%s' (try 'perfmark session keep --help')",
-			      argv[optind + 1]);
-	if (!session_name_ok(name))
+	if (session_args(&session_keep_cmd, argc, argv, &name))
 		return 1;
 	if (!k.from)
 		return pm_err("--from PID is needed: the 'perfmark record' process to keep");
 	if (k.ring && k.out)
 		return pm_err("give only one of --ring and --output");
 	if (k.out) {
-		dfd = open(k.out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		dfd = session_out_dir(k.out, dir);
 		if (dfd < 0)
-			return pm_err("%s: %s", k.out, strerror(errno));
-		if (!realpath(k.out, dir)) {
-			close(dfd);
-			return pm_err("%s: %s", k.out, strerror(errno));
-		}
-	}
-	sock = session_connect();
-	if (sock < 0) {
-		if (dfd >= 0)
-			close(dfd);
-		return 1;
+			return 1;
 	}
 	req = client_request("keep", name);
 	json_object_object_add(req, "from", json_object_new_int((int)k.from));
@@ -128,10 +112,7 @@ int session_do_keep(int argc, char **argv)
 		json_object_object_add(req, "ring", json_object_new_int64((int64_t)k.ring));
 	if (k.out)
 		json_object_object_add(req, "dir", json_object_new_string(dir));
-	rep = session_call(sock, req, &dfd, dfd >= 0 ? 1 : 0);
-	if (dfd >= 0)
-		close(dfd);
-	close(sock);
+	rep = session_send(req, dfd);
 	if (!rep)
 		return 1;
 	printf("session %s: kept from the recording of process %ld, whose file ends here\n", name,
@@ -201,7 +182,7 @@ int session_do_take(int argc, char **argv)
 	struct json_object *rep;
 	struct outfile o = { .fd = -1 };
 	sigset_t mask;
-	int sock, ret, sfd, dn;
+	int sock, ret, sfd;
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
@@ -210,13 +191,7 @@ int session_do_take(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	ret = session_start_out(&session_take_cmd, argc, argv, "take", &o, &sock, &rep);
-	/* the daemon has its own copy: this end closes, so a pipe's reader sees the end */
-	if (o.fd > 1) {
-		close(o.fd);
-	} else if (o.fd == 1 && (dn = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
-		dup2(dn, 1);
-		close(dn);
-	}
+	session_let_go_out(&o);
 	json_object_put(rep);
 	if (!ret) {
 		client_untimed(sock);

@@ -50,7 +50,7 @@
 #include <linux/futex.h>
 
 #include "perfmark.h"
-#include "fastlane_wire.h"
+#include "prog-fastlane.h"
 
 #define TYPE_CHILD (PERFMARK_TYPE_APP_FIRST + 300)
 #define MAGIC      0xc41dc41du
@@ -70,25 +70,6 @@ static void emit_kind(int kind, long n)
 
 		perfmark_emit(TYPE_CHILD + kind, v, sizeof(v));
 	}
-}
-
-/* this process's fast-lane area, found in its own maps (NULL: none) */
-static const struct pm_fl_hdr *own_area(void)
-{
-	char line[512];
-	void *found = NULL;
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long start;
-
-		if (strstr(line, "/memfd:perfmark") && sscanf(line, "%lx-", &start) == 1)
-			found = (void *)start;
-	}
-	fclose(f);
-	return found;
 }
 
 static int fast_attached(void)

@@ -19,29 +19,10 @@
 #include <time.h>
 
 #include "perfmark.h"
-#include "fastlane_wire.h"
+#include "prog-fastlane.h"
 
 #define TYPE_FIRST (PERFMARK_TYPE_APP_FIRST + 400)
 #define MAGIC 0x46495253u
-
-/* this process's fast-lane area, found in its own maps (NULL: none) */
-static const struct pm_fl_hdr *own_area(void)
-{
-	char line[512];
-	void *found = NULL;
-	FILE *f = fopen("/proc/self/maps", "re");
-
-	if (!f)
-		return NULL;
-	while (!found && fgets(line, sizeof(line), f)) {
-		unsigned long start;
-
-		if (strstr(line, "/memfd:perfmark") && sscanf(line, "%lx-", &start) == 1)
-			found = (void *)start;
-	}
-	fclose(f);
-	return found;
-}
 
 /* the register sites recorders hold (bit k: site k), from their USDT semaphores */
 extern volatile unsigned short perfmark_register0_semaphore, perfmark_register1_semaphore,

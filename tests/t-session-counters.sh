@@ -9,15 +9,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 . "$(dirname "$0")/users-lib.sh"
+. "$(dirname "$0")/stat-lib.sh"
 need_daemon
 need_perfmark
+need_counts_workload
 test_users pm20c
 daemon_start_shared
 
-W=$PROGS/prog-counts
 EV=task-clock,context-switches,page-faults,syscalls:sys_enter_write
 WRITES=1000 PAGES=16384 SLEEPS=500
-near() { fcmp "($1 - $2) <= $3 * $2 / 100 && ($2 - $1) <= $3 * $2 / 100"; }
 # a counter of session show --json: FIELD of EVENT
 cval() {
 	python3 -c '
@@ -28,10 +28,6 @@ for c in s["counts"]["counters"]:
         print(c[sys.argv[3]])
 ' "$1" "$2" "$3"
 }
-val() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['value'])" "$1" "$2"; }
-nr_perf_fds() { ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'; }
-has_perf_fds() { kill -0 "$1" 2>/dev/null && [ "$(nr_perf_fds "$1")" -ge "$2" ]; }
-wait_perf_fds() { wait_until 60 has_perf_fds "$1" "$2"; }
 
 # --- one run, counted by the session and by perf stat -p ------------------------
 mkfifo "$T/gate"

@@ -5,19 +5,10 @@
 # process's writes, the workload's among them); -a stops on SIGINT and
 # still prints, and its per-CPU clocks show every CPU.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stat-lib.sh"
 need_root
 [ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-W=$PROGS/prog-counts
-[ -x "$W" ] || skip "no test program $W"
-[ -r /sys/kernel/tracing/events/syscalls/sys_enter_write/id ] ||
-	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-[ -r /sys/kernel/tracing/events/syscalls/sys_enter_write/id ] ||
-	skip "no syscalls:sys_enter_write tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)"
-PARSE="python3 $PERFMARK_SRC/tests/stat_parse.py"
-val() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['value'])" "$1" "$2"; }
-nr_perf_fds() { ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'; }
-has_perf_fds() { kill -0 "$1" 2>/dev/null && [ "$(nr_perf_fds "$1")" -ge "$2" ]; }
-wait_perf_fds() { wait_until 60 has_perf_fds "$1" "$2"; }
+need_counts_workload
 # a gated workload: WL_PID, its gate on fd 3 (a byte starts it)
 start_workload() {
 	rm -f "$T/gate"

@@ -8,27 +8,13 @@
 # gate).  Then text, -x and --json alike (each parsed by python's csv/json),
 # -I intervals that add up to the workload's writes, and CMD's exit status.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/stat-lib.sh"
 need_root; need_perf
 [ -x "$PERFMARK" ] || skip "no perfmark binary at $PERFMARK"
-W=$PROGS/prog-counts
-[ -x "$W" ] || skip "no test program $W"
-[ -r /sys/kernel/tracing/events/syscalls/sys_enter_write/id ] ||
-	mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
-[ -r /sys/kernel/tracing/events/syscalls/sys_enter_write/id ] ||
-	skip "no syscalls:sys_enter_write tracepoint (kernel without CONFIG_FTRACE_SYSCALLS)"
-PARSE="python3 $PERFMARK_SRC/tests/stat_parse.py"
+need_counts_workload
 EV=task-clock,context-switches,page-faults,syscalls:sys_enter_write
 WRITES=1000 PAGES=16384 SLEEPS=500
 WL="$W $WRITES $PAGES $SLEEPS 20 150"
-
-# within PCT % of each other
-near() { fcmp "($1 - $2) <= $3 * $2 / 100 && ($2 - $1) <= $3 * $2 / 100"; }
-val() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]]['value'])" "$1" "$2"; }
-# perf events PID holds open
-nr_perf_fds() { ls -l /proc/"$1"/fd 2>/dev/null | grep -c 'anon_inode:\[perf_event\]'; }
-# wait until PID holds N perf event fds, 60 s at most
-has_perf_fds() { kill -0 "$1" 2>/dev/null && [ "$(nr_perf_fds "$1")" -ge "$2" ]; }
-wait_perf_fds() { wait_until 60 has_perf_fds "$1" "$2"; }
 
 # --- one run, counted by perfmark stat -- CMD and perf stat -p ------------
 mkfifo "$T/gate"

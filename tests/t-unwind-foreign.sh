@@ -21,26 +21,7 @@ need_root; need_perf; need_perfmark; need_bpffs
 command -v xz >/dev/null || die "xz not installed (xz-utils)"
 command -v gcc >/dev/null || die "gcc not installed"
 RUNS=${RUNS:-10}
-LIB=liblzma
-MAIN=__libc_start_call_main
-
-head -c 700000 /dev/urandom | base64 >"$T/in.txt"
-XZ="xz -6 -T1 -c $T/in.txt >/dev/null"
-shapes=("sh -c" "bash -c &")
-
-shell_cmd() {
-	case $1 in
-	"sh -c") SHCMD=(sh -c "$XZ");;
-	"bash -c &") SHCMD=(bash -c "$XZ & wait");;
-	esac
-}
-
-check_run() {
-	local what=$1 pid=$2 m=$3 n=$4
-	[ "$n" -ge 100 ] || die "$what: xz pid $pid has only $n samples in $LIB"
-	fcmp "$m / $n >= 0.95" || die "$what: $m of $n $LIB samples of xz pid $pid reach $MAIN"
-	echo "  $what: xz $pid: $m of $n"
-}
+xz_shells_init
 
 # unwind.FIELD of session ${2:-load}'s figures
 show_field() {
@@ -61,6 +42,17 @@ no_sanitizer_report() {
 		die "$1: a sanitizer's report" -- "$T/pmd.log"
 }
 
+# SIGTERM (sessions stay pinned): perfmarkd exits 0, with no sanitizer's report; $1 says when
+daemon_term_clean() {
+	local rc
+	kill -TERM "$PMD_PID"
+	wait "$PMD_PID"
+	rc=$?
+	PMD_PID=
+	[ "$rc" -eq 0 ] || die "perfmarkd exited $rc on SIGTERM: $1" -- "$T/pmd.log"
+	no_sanitizer_report "$1"
+}
+
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
 daemon_start
@@ -79,31 +71,10 @@ load_built() { [ -s "$T/load/rounds" ] && [ "$(show_field built)" -ge $((built0 
 wait_until 120 load_built || die "the foreign load built no table in 120 s" -- "$T/show.json"
 rounds0=$(wc -l <"$T/load/rounds")
 
-declare -A shell_of
-found=0
-for shape in "${shapes[@]}"; do
-	shell_cmd "$shape"
-	for i in $(seq "$RUNS"); do
-		"${SHCMD[@]}" &
-		sh_pid=$!
-		wait "$sh_pid" || die "$shape run $i failed"
-		shell_of[$sh_pid]="$shape run $i"
-	done
-	# every xz has exited: a snapshot has all it did (the daemon reads up to the request)
-	pm session snapshot load -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
-	pm session show load >"$T/show.txt" 2>&1
-	grep unwind: "$T/show.txt"
-	pid_chains_in "$T/snap" xz "$LIB" "$MAIN" >"$T/runs"
-	while read -r pid ppid m n; do
-		[[ "${shell_of[$ppid]:-}" == "$shape "* ]] || continue     # somebody else's xz
-		check_run "session, ${shell_of[$ppid]}" "$pid" "$m" "$n"
-		found=$((found + 1))
-	done <"$T/runs"
-done
+session_xz_runs load
 rounds=$(($(wc -l <"$T/load/rounds") - rounds0))
 [ "$rounds" -ge 2 ] || die "the foreign load ran $rounds rounds while xz ran"
-[ "$found" -eq $((2 * RUNS)) ] || die "session: xz of $found shells of $((2 * RUNS)) in the snapshot" -- "$T/runs"
-ok "session -a --call-graph ehframe with $rounds rounds of foreign load (new cc1 tables) and a CPU hog per CPU: every one of $found xz runs has >= 95 % of its $LIB samples reaching $MAIN"
+ok "session -a --call-graph ehframe with $rounds rounds of foreign load (new cc1 tables) and a CPU hog per CPU: every one of $((2 * RUNS)) xz runs has >= 95 % of its $LIB samples reaching $MAIN"
 
 # Stopped while a table is being built: the last ehframe session goes (its
 # builders are stopped and joined), the daemon goes on; then a daemon
@@ -114,20 +85,10 @@ pm session list >/dev/null || die "the daemon is gone after a delete while build
 pm session create big -a -F 1000 --call-graph ehframe --no-markers --ring 16M ||
 	die "create big failed" -- "$T/pmd.log"
 wait_building big
-kill -TERM "$PMD_PID"
-wait "$PMD_PID"
-rc=$?
-PMD_PID=
-[ "$rc" -eq 0 ] || die "perfmarkd exited $rc on SIGTERM while building" -- "$T/pmd.log"
-no_sanitizer_report "SIGTERM while building"
+daemon_term_clean "SIGTERM while building"
 daemon_start
 pm session show big >/dev/null || die "big not restored" -- "$T/pmd.log"
 wait_building big
 pm session delete big || die "delete big failed" -- "$T/pmd.log"
-kill -TERM "$PMD_PID"
-wait "$PMD_PID"
-rc=$?
-PMD_PID=
-[ "$rc" -eq 0 ] || die "perfmarkd exited $rc" -- "$T/pmd.log"
-no_sanitizer_report "a session deleted while building"
+daemon_term_clean "a session deleted while building"
 ok "sessions deleted and a daemon restarted while tables were being built: clean"

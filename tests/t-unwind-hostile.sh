@@ -151,20 +151,7 @@ done
 # --- --call-graph dwarf: the analysis unwinds with libdwfl, given only vetted CFI -----
 # pm_chains FILE COMM SYM THROUGH: chains_with, from perfmark's own script
 pm_chains() {
-	"$PERFMARK" script -i "$1" 2>/dev/null | awk -v c="$2" -v s="$3" -v t="$4" '
-		BEGIN { RS = "" }
-		{
-			n_l = split($0, l, "\n"); split(l[1], h, " ")
-			if (h[1] != c) next
-			hs = 0; ht = 0
-			for (i = 2; i <= n_l; i++) {
-				split(l[i], f, " ")
-				if (f[2] == s) hs = 1
-				if (f[2] == t) ht = 1
-			}
-			if (ht) { n++; m += hs }
-		}
-		END { print m + 0, n + 0 }'
+	"$PERFMARK" script -i "$1" 2>/dev/null | count_chains "$2" "$3" "$4"
 }
 # KIND: record it with --call-graph dwarf, then time perfmark report on it
 report_kind() {

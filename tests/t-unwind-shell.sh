@@ -23,29 +23,7 @@
 need_root; need_perf; need_perfmark; need_bpffs
 command -v xz >/dev/null || die "xz not installed (xz-utils)"
 RUNS=${RUNS:-10}
-LIB=liblzma
-MAIN=__libc_start_call_main
-
-# a few hundred ms of xz a run
-head -c 700000 /dev/urandom | base64 >"$T/in.txt"
-XZ="xz -6 -T1 -c $T/in.txt >/dev/null"
-shapes=("sh -c" "bash -c &")
-
-# shell_cmd SHAPE: SHCMD, xz through a shell of that shape
-shell_cmd() {
-	case $1 in
-	"sh -c") SHCMD=(sh -c "$XZ");;
-	"bash -c &") SHCMD=(bash -c "$XZ & wait");;
-	esac
-}
-
-# check_run WHAT PID M N: one xz run's liblzma samples
-check_run() {
-	local what=$1 pid=$2 m=$3 n=$4
-	[ "$n" -ge 100 ] || die "$what: xz pid $pid has only $n samples in $LIB"
-	fcmp "$m / $n >= 0.95" || die "$what: $m of $n $LIB samples of xz pid $pid reach $MAIN"
-	echo "  $what: xz $pid: $m of $n"
-}
+xz_shells_init
 
 mode=ehframe
 [ "$PM_RECORDER" = perf ] && mode=dwarf     # ehframe is perfmark's own
@@ -82,28 +60,6 @@ has_stacks() {
 sys.exit(not json.load(open(sys.argv[1])).get("unwind", {}).get("stacks"))' "$T/show.json"
 }
 wait_until 60 has_stacks || die "the session unwound no stack in 60 s" -- "$T/show.json"
-declare -A shell_of
-found=0
-for shape in "${shapes[@]}"; do
-	shell_cmd "$shape"
-	for i in $(seq "$RUNS"); do
-		"${SHCMD[@]}" &
-		sh_pid=$!
-		wait "$sh_pid" || die "$shape run $i failed"
-		shell_of[$sh_pid]="$shape run $i"
-	done
-	# every xz of this shape has exited: a snapshot has all it did (the
-	# daemon reads up to the request).  One per shape: on a loaded machine
-	# (STRESS=1) the other processes' stacks turn the ring over within the
-	# twenty runs, and the first ones' samples were gone from a single one.
-	pm session snapshot shells -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
-	pid_chains_in "$T/snap" xz "$LIB" "$MAIN" >"$T/runs"
-	while read -r pid ppid m n; do
-		[[ "${shell_of[$ppid]:-}" == "$shape "* ]] || continue     # somebody else's xz
-		check_run "session, ${shell_of[$ppid]}" "$pid" "$m" "$n"
-		found=$((found + 1))
-	done <"$T/runs"
-done
-[ "$found" -eq $((2 * RUNS)) ] || die "session: xz of $found shells of $((2 * RUNS)) in the snapshots" -- "$T/runs"
-ok "session -a --call-graph ehframe: every one of $found xz runs started by a shell has >= 95 % of its $LIB samples reaching $MAIN"
+session_xz_runs shells
+ok "session -a --call-graph ehframe: every one of $((2 * RUNS)) xz runs started by a shell has >= 95 % of its $LIB samples reaching $MAIN"
 pm session delete shells >/dev/null 2>&1

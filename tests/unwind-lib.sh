@@ -1,11 +1,12 @@
 # Helpers of the unwinding tests t-unwind-*.sh (source after lib.sh).
 
-# Stacks of COMM's samples in FILE, as stock perf script shows them: prints
-# "M N": N samples (those with a frame named THROUGH, when given), M of them
-# with a frame named SYM (the first word of the symbol, so
+# Stacks of COMM's samples in perf script's text on stdin (comm first on
+# a sample's line, then a frame a line: ip, symbol): prints "M N": N
+# samples (those with a frame named THROUGH, when given), M of them with a
+# frame named SYM (the first word of the symbol, so
 # "__libc_start_main_impl (inlined)" is __libc_start_main_impl).
-chains_with() {
-	perf script -i "$1" -F comm,tid,ip,sym 2>/dev/null | awk -v c="$2" -v s="$3" -v t="${4:-}" '
+count_chains() {
+	awk -v c="$1" -v s="$2" -v t="${3:-}" '
 		BEGIN { RS = "" }
 		{
 			n_l = split($0, l, "\n"); split(l[1], h, " ")
@@ -19,6 +20,11 @@ chains_with() {
 			if (ht) { n++; m += hs }
 		}
 		END { print m + 0, n + 0 }'
+}
+
+# chains_with FILE COMM SYM [THROUGH]: count_chains of FILE as stock perf script shows it
+chains_with() {
+	perf script -i "$1" -F comm,tid,ip,sym 2>/dev/null | count_chains "$2" "$3" "${4:-}"
 }
 
 # The same for the samples whose leaf frame is in [LO, HI) (hex, 0x...).
@@ -82,6 +88,66 @@ pid_chains_in() {
 		}
 		{ flush() }
 		END { flush(); for (p in n) print p, par[p] + 0, m[p] + 0, n[p] }'
+}
+
+# Debian's xz started through shells (issue 18 case 13), for
+# t-unwind-shell.sh and t-unwind-foreign.sh.  xz_shells_init: a few
+# hundred ms of input for xz, LIB and MAIN (what its samples in LIB must
+# reach) and the shapes of shell.
+xz_shells_init() {
+	LIB=liblzma
+	MAIN=__libc_start_call_main
+	head -c 700000 /dev/urandom | base64 >"$T/in.txt"
+	XZ="xz -6 -T1 -c $T/in.txt >/dev/null"
+	shapes=("sh -c" "bash -c &")
+}
+
+# shell_cmd SHAPE: SHCMD, xz through a shell of that shape
+shell_cmd() {
+	case $1 in
+	"sh -c") SHCMD=(sh -c "$XZ");;
+	"bash -c &") SHCMD=(bash -c "$XZ & wait");;
+	esac
+}
+
+# check_run WHAT PID M N: one xz run's liblzma samples
+check_run() {
+	local what=$1 pid=$2 m=$3 n=$4
+	[ "$n" -ge 100 ] || die "$what: xz pid $pid has only $n samples in $LIB"
+	fcmp "$m / $n >= 0.95" || die "$what: $m of $n $LIB samples of xz pid $pid reach $MAIN"
+	echo "  $what: xz $pid: $m of $n"
+}
+
+# session_xz_runs SESSION: RUNS runs of xz through each shape while the
+# system-wide SESSION records; after each shape (every xz of it has exited)
+# a snapshot, in which each xz the test's shells started passes check_run.
+# Dies unless all 2 x RUNS are found.  One snapshot per shape: on a loaded
+# machine the other processes' stacks turn the ring over within the twenty
+# runs, and the first ones' samples were gone from a single one.
+session_xz_runs() {
+	local sess=$1 shape i sh_pid pid ppid m n found=0
+	local -A shell_of
+
+	for shape in "${shapes[@]}"; do
+		shell_cmd "$shape"
+		for i in $(seq "$RUNS"); do
+			"${SHCMD[@]}" &
+			sh_pid=$!
+			wait "$sh_pid" || die "$shape run $i failed"
+			shell_of[$sh_pid]="$shape run $i"
+		done
+		# the daemon reads up to the request: the snapshot has all they did
+		pm session snapshot "$sess" -o "$T/snap" || die "snapshot failed" -- "$T/pmd.log"
+		pm session show "$sess" 2>&1 | grep unwind:
+		pid_chains_in "$T/snap" xz "$LIB" "$MAIN" >"$T/runs"
+		while read -r pid ppid m n; do
+			[[ "${shell_of[$ppid]:-}" == "$shape "* ]] || continue     # somebody else's xz
+			check_run "session, ${shell_of[$ppid]}" "$pid" "$m" "$n"
+			found=$((found + 1))
+		done <"$T/runs"
+	done
+	[ "$found" -eq $((2 * RUNS)) ] ||
+		die "session: xz of $found shells of $((2 * RUNS)) in the snapshots" -- "$T/runs"
 }
 
 # Foreign load for a system-wide ehframe session (started with bg, killed at

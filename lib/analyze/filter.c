@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* perf's sample filters, one predicate for every command: see filter.h. */
 #include "filter.h"
+#include "errline.h"
 #include "symbolize.h"
 #include "table.h"
 
@@ -34,21 +35,6 @@ static const char *const key_opt[FILTER_NR_KEYS] = {
 	[FILTER_DSO] = "--dso", [FILTER_SYM] = "--sym", [FILTER_CPU] = "--cpu",
 	[FILTER_TIME] = "--time",
 };
-
-static int bad(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int bad(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 int filter__new(struct filter **out)
 {
@@ -123,8 +109,8 @@ static int add_range(struct filter *f, struct time_range r, const char *arg,
 		     char *err, size_t errlen)
 {
 	if (f->ntimes == FILTER_MAX_RANGES)
-		return bad(err, errlen, -E2BIG, "--time '%s': more than %d ranges", arg,
-			   FILTER_MAX_RANGES);
+		return errline_code(err, errlen, -E2BIG, "--time '%s': more than %d ranges", arg,
+				    FILTER_MAX_RANGES);
 	f->times[f->ntimes++] = r;
 	return 0;
 }
@@ -142,16 +128,16 @@ static int add_pct(struct filter *f, const char *s, size_t len, const char *arg,
 		if (!parse_pct(s, (size_t)(slash - s), &p) || p <= 0.0 ||
 		    !parse_uint(slash + 1, len - (size_t)(slash - s) - 1, 1000000, &nth) || !nth ||
 		    (double)(nth - 1) * p >= 1.0)
-			return bad(err, errlen, -EINVAL, "bad --time '%s' (P%%/N: the Nth slice of "
-				   "P%% of the recording)", arg);
+			return errline(err, errlen, "bad --time '%s' (P%%/N: the Nth slice of "
+				       "P%% of the recording)", arg);
 		r.from = (double)(nth - 1) * p;
 		r.to = (double)nth * p;
 	} else if (dash && dash > s) {
 		if (!parse_pct(s, (size_t)(dash - s), &r.from) ||
 		    !parse_pct(dash + 1, len - (size_t)(dash - s) - 1, &r.to) || r.from >= r.to)
-			return bad(err, errlen, -EINVAL, "bad --time '%s' (A%%-B%%, A below B)", arg);
+			return errline(err, errlen, "bad --time '%s' (A%%-B%%, A below B)", arg);
 	} else {
-		return bad(err, errlen, -EINVAL, "bad --time '%s' (P%%/N or A%%-B%%)", arg);
+		return errline(err, errlen, "bad --time '%s' (P%%/N or A%%-B%%)", arg);
 	}
 	return add_range(f, r, arg, err, errlen);
 }
@@ -167,8 +153,8 @@ static int add_abs(struct filter *f, const char *s, size_t len, const char *arg,
 	if (!comma || (l1 && !parse_seconds(s, l1, &r.start)) ||
 	    (len - l1 - 1 && !parse_seconds(comma + 1, len - l1 - 1, &r.end)) ||
 	    (r.end && r.start > r.end))
-		return bad(err, errlen, -EINVAL, "bad --time '%s' (START,END in seconds as perf "
-			   "script prints them, either may be left out; or P%%/N, A%%-B%%)", arg);
+		return errline(err, errlen, "bad --time '%s' (START,END in seconds as perf "
+			       "script prints them, either may be left out; or P%%/N, A%%-B%%)", arg);
 	return add_range(f, r, arg, err, errlen);
 }
 
@@ -180,7 +166,7 @@ static int add_time(struct filter *f, const char *arg, char *err, size_t errlen)
 	int r;
 
 	if (!*arg)
-		return bad(err, errlen, -EINVAL, "empty --time");
+		return errline(err, errlen, "empty --time");
 	while (*s) {
 		size_t len = strcspn(s, sep);
 
@@ -193,7 +179,7 @@ static int add_time(struct filter *f, const char *arg, char *err, size_t errlen)
 		s += *s != '\0';
 	}
 	if (!f->ntimes)
-		return bad(err, errlen, -EINVAL, "empty --time");
+		return errline(err, errlen, "empty --time");
 	return 0;
 }
 
@@ -210,13 +196,13 @@ static int add_cpus(struct filter *f, const char *arg, char *err, size_t errlen)
 		if (dash ? !parse_uint(s, (size_t)(dash - s), FILTER_MAX_CPU - 1, &lo) ||
 			   !parse_uint(dash + 1, len - (size_t)(dash - s) - 1, FILTER_MAX_CPU - 1, &hi)
 			 : !parse_uint(s, len, FILTER_MAX_CPU - 1, &lo))
-			return bad(err, errlen, -EINVAL, "bad --cpu '%s' (a list like 0-2,5; CPUs below %d)",
-				   arg, FILTER_MAX_CPU);
+			return errline(err, errlen, "bad --cpu '%s' (a list like 0-2,5; CPUs below %d)",
+				       arg, FILTER_MAX_CPU);
 		if (!dash)
 			hi = lo;
 		if (lo > hi)
-			return bad(err, errlen, -EINVAL, "bad --cpu '%s' (%llu-%llu goes down)", arg,
-				   (unsigned long long)lo, (unsigned long long)hi);
+			return errline(err, errlen, "bad --cpu '%s' (%llu-%llu goes down)", arg,
+				       (unsigned long long)lo, (unsigned long long)hi);
 		for (uint64_t c = lo; c <= hi; c++)
 			f->cpus[c / 64] |= 1ULL << (c % 64);
 		s += len;
@@ -237,13 +223,13 @@ static int add_list(struct filter *f, enum filter_key key, const char *arg, char
 		uint64_t v;
 
 		if (!len || (numeric && !parse_uint(s, len, UINT32_MAX, &v)))
-			return bad(err, errlen, -EINVAL, "bad %s '%s' (a list like %s)", key_opt[key], arg,
-				   numeric ? "1234,5678" : "a,b");
+			return errline(err, errlen, "bad %s '%s' (a list like %s)", key_opt[key], arg,
+				       numeric ? "1234,5678" : "a,b");
 		if (f->count[key] == FILTER_MAX_VALUES)
-			return bad(err, errlen, -E2BIG, "%s: more than %d values", key_opt[key],
-				   FILTER_MAX_VALUES);
+			return errline_code(err, errlen, -E2BIG, "%s: more than %d values",
+					    key_opt[key], FILTER_MAX_VALUES);
 		if (numeric ? idmap__put(m, v, 1) < 0 : strtab__intern(t, s, len) == TABLE_NONE)
-			return bad(err, errlen, -ENOMEM, "out of memory");
+			return errline_code(err, errlen, -ENOMEM, "out of memory");
 		f->count[key]++;
 		s += len;
 	} while (*s++ == ',');
@@ -255,7 +241,7 @@ int filter__add(struct filter *f, enum filter_key key, const char *arg, char *er
 	int r;
 
 	if (!f || key >= FILTER_NR_KEYS || !arg)
-		return bad(err, errlen, -EINVAL, "bad filter");
+		return errline(err, errlen, "bad filter");
 	switch (key) {
 	case FILTER_CPU:
 		r = add_cpus(f, arg, err, errlen);
@@ -283,8 +269,8 @@ int filter__set_span(struct filter *f, bool known, uint64_t first, uint64_t last
 		if (!r->pct)
 			continue;
 		if (!known)
-			return bad(err, errlen, -EINVAL, "--time in percent needs the recording's first "
-				   "and last sample times, which a pipe does not give: use START,END");
+			return errline(err, errlen, "--time in percent needs the recording's first "
+				       "and last sample times, which a pipe does not give: use START,END");
 		/* the Nth slice ends a nanosecond before the next begins; the last at the end */
 		r->start = first + (uint64_t)(r->from * (double)span);
 		r->end = r->to >= 1.0 ? last : first + (uint64_t)(r->to * (double)span) - 1;

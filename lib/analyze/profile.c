@@ -10,27 +10,13 @@
 #include "perfread.h"
 #include "symbolize.h"
 #include "grow.h"
+#include "errline.h"
 
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return code;
-}
 
 /* ---- threads ------------------------------------------------------------------ */
 
@@ -127,8 +113,10 @@ static int no_such_event(struct profile *p, char *err, size_t errlen)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 					p->seen_n[i].name);
 	if (!p->nr_seen)
-		return fail(err, errlen, -ENOENT, "no samples of '%s' (no samples at all)", p->o.event);
-	return fail(err, errlen, -ENOENT, "no samples of '%s' (sampled: %s)", p->o.event, list);
+		return errline_code(err, errlen, -ENOENT, "no samples of '%s' (no samples at all)",
+				    p->o.event);
+	return errline_code(err, errlen, -ENOENT, "no samples of '%s' (sampled: %s)", p->o.event,
+			    list);
 }
 
 /* ---- samples ------------------------------------------------------------------- */
@@ -427,24 +415,24 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 
 	p->unknown = profile_intern(p, "[unknown]", strlen("[unknown]"));
 	if (!root || p->unknown == TABLE_NONE)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errline_code(err, errlen, -ENOMEM, "out of memory");
 	*root = (struct profile_node){ .parent = TABLE_NONE, .frame = TABLE_NONE };
 	if (p->o.keep_addrs) {
 		struct profile_anode *aroot = VEC_PUSH(p->anodes, struct profile_anode);
 
 		if (!aroot)
-			return fail(err, errlen, -ENOMEM, "out of memory");
+			return errline_code(err, errlen, -ENOMEM, "out of memory");
 		*aroot = (struct profile_anode){ .parent = TABLE_NONE, .loc = TABLE_NONE };
 	}
 	r = replay__open(&p->rp, fd, NULL);
 	if (r < 0)
-		return fail(err, errlen, r, "%s", replay__error(p->rp));
+		return errline_code(err, errlen, r, "%s", replay__error(p->rp));
 	p->sym = replay__symbolizer(p->rp);
 	if (p->o.filter && (r = replay__set_filter(p->rp, p->o.filter)) < 0)
-		return fail(err, errlen, r, "%s", replay__error(p->rp));
+		return errline_code(err, errlen, r, "%s", replay__error(p->rp));
 	r = replay__run(p->rp, &ops, p);
 	if (r < 0)
-		return fail(err, errlen, r, "%s", replay__error(p->rp));
+		return errline_code(err, errlen, r, "%s", replay__error(p->rp));
 	close_open_ranges(p);
 	if (p->o.event && !p->sample_event)
 		return no_such_event(p, err, errlen);
@@ -461,7 +449,7 @@ int profile__load(struct profile **out, int fd, const struct profile_opts *opts,
 	if (err && errlen)
 		err[0] = '\0';
 	if (!p)
-		return fail(err, errlen, -ENOMEM, "out of memory");
+		return errline_code(err, errlen, -ENOMEM, "out of memory");
 	if (opts)
 		p->o = *opts;
 	r = load(p, fd, err, errlen);

@@ -36,16 +36,8 @@ void collector__sampling_attr(const struct collector *c, size_t idx, struct perf
 {
 	const struct evspec *e = &c->ev[idx];
 
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = e->type;
-	a->config = e->config;
-	a->config1 = e->config1;
-	a->config2 = e->config2;
 	/* :u / :k; the kernel drops the samples of the excluded side before the sampler runs */
-	a->exclude_user = e->exclude_user;
-	a->exclude_kernel = e->exclude_kernel;
-	a->exclude_hv = e->exclude_hv;
+	evspec_attr(e, a);
 	if (e->tracepoint) {
 		a->sample_period = 1;      /* every hit, as perf records them */
 	} else if (c->spec.period) {

@@ -128,15 +128,7 @@ static int fd_room(size_t n, char *err, size_t errlen)
 
 static void attr_of(const struct evspec *e, enum counting_target t, struct perf_event_attr *a)
 {
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = e->type;
-	a->config = e->config;
-	a->config1 = e->config1;
-	a->config2 = e->config2;
-	a->exclude_user = e->exclude_user;
-	a->exclude_kernel = e->exclude_kernel;
-	a->exclude_hv = e->exclude_hv;
+	evspec_attr(e, a);
 	a->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
 	a->disabled = 1;
 	a->inherit = t != COUNTING_CPUS;       /* the command's children, new threads */

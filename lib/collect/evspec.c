@@ -188,6 +188,17 @@ bool evspec_same(const struct evspec *a, const struct evspec *b)
 	       a->exclude_kernel == b->exclude_kernel && a->exclude_hv == b->exclude_hv;
 }
 
+void evspec_attr(const struct evspec *e, struct perf_event_attr *a)
+{
+	*a = (struct perf_event_attr){
+		.size = sizeof(*a), .type = e->type,
+		.config = e->config, .config1 = e->config1, .config2 = e->config2,
+		/* :u / :k; the kernel drops what the excluded side does before anything runs */
+		.exclude_user = e->exclude_user, .exclude_kernel = e->exclude_kernel,
+		.exclude_hv = e->exclude_hv,
+	};
+}
+
 int evspec_rebase(struct evspec *e, const char *base)
 {
 	const struct evname *d = evname_find(base, strlen(base));

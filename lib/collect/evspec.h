@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct perf_event_attr;
+
 /*
  * Events in one list once globs are expanded: room for every syscall
  * tracepoint ("syscalls:*" is about 720), refused past it by name.
@@ -56,6 +58,11 @@ int evspec_lookup(const char *name, struct evspec *out);
 int evspec_lookup_for(const char *name, int use, struct evspec *out);
 /* a and b open the same perf event */
 bool evspec_same(const struct evspec *a, const struct evspec *b);
+/*
+ * The attr that opens e as it is spelled (type, config, :u/:k/:h), all
+ * else zero: what sampling and counting add their own fields to.
+ */
+void evspec_attr(const struct evspec *e, struct perf_event_attr *a);
 /* e becomes the named event base (cycles -> cpu-clock), keeping its modifiers; 0 or -EINVAL */
 int evspec_rebase(struct evspec *e, const char *base);
 /*

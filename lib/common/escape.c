@@ -72,38 +72,74 @@ static void put_printbuf(void *to, const char *s, size_t n)
 	printbuf_memappend(to, s, (int)n);
 }
 
-/* ---- JSON ------------------------------------------------------------------------ */
+/*
+ * What one character becomes in an output kind: NULL, itself; else the text
+ * to write instead (esc: 16 bytes of room for one made up).  p holds l bytes,
+ * a valid UTF-8 sequence, or l is 0 for a byte that starts none.
+ */
+typedef const char *subst_fn(const uint8_t *p, size_t l, unsigned flags, char *esc);
 
-static void json_write(put_fn *put, void *to, const char *s, size_t n, bool html)
+/*
+ * The one loop of every escaper: s through put (to NULL: nothing written),
+ * unchanged runs at once, each character subst replaces as it says.  The
+ * columns it takes on a terminal: one a kept character, one a byte of a
+ * replacement.
+ */
+static inline size_t escape_write(put_fn *put, void *to, const char *s, size_t n, subst_fn *subst,
+				  unsigned flags)
 {
 	const uint8_t *p = (const uint8_t *)s;
-	size_t i = 0, run = 0;
+	size_t i = 0, run = 0, cols = 0;
 	char esc[16];
 
-	put(to, "\"", 1);
 	while (i < n) {
 		size_t l = escape_utf8_len(p + i, n - i);
-		uint8_t c = p[i];
-		const char *e = NULL;
+		const char *e = subst(p + i, l, flags, esc);
 
-		if (!l)
-			e = "\\ufffd";
-		else if (c == '"')
-			e = "\\\"";
-		else if (c == '\\')
-			e = "\\\\";
-		else if (l == 1 && (c < 0x20 || c == 0x7f || (html && (c == '<' || c == '>' || c == '&'))))
-			e = esc, snprintf(esc, sizeof(esc), "\\u%04x", c);
 		if (!e) {
 			i += l;
+			cols++;
 			continue;
 		}
-		put(to, s + run, i - run);
-		put(to, e, strlen(e));
+		if (to) {
+			put(to, s + run, i - run);
+			put(to, e, strlen(e));
+		}
+		cols += strlen(e);
 		i += l ? l : 1;
 		run = i;
 	}
-	put(to, s + run, n - run);
+	if (to)
+		put(to, s + run, n - run);
+	return cols;
+}
+
+/* ---- JSON ------------------------------------------------------------------------ */
+
+#define JSON_HTML 1u    /* also <, > and & as \u escapes, for JSON inside HTML */
+
+static const char *json_subst(const uint8_t *p, size_t l, unsigned flags, char *esc)
+{
+	uint8_t c = p[0];
+
+	if (!l)
+		return "\\ufffd";
+	if (c == '"')
+		return "\\\"";
+	if (c == '\\')
+		return "\\\\";
+	if (l == 1 && (c < 0x20 || c == 0x7f ||
+		       ((flags & JSON_HTML) && (c == '<' || c == '>' || c == '&')))) {
+		snprintf(esc, 16, "\\u%04x", c);
+		return esc;
+	}
+	return NULL;
+}
+
+static void json_write(put_fn *put, void *to, const char *s, size_t n, bool html)
+{
+	put(to, "\"", 1);
+	escape_write(put, to, s, n, json_subst, html ? JSON_HTML : 0);
 	put(to, "\"", 1);
 }
 
@@ -138,40 +174,33 @@ struct json_object *escape_json_object(const char *s, size_t n)
 
 /* ---- XML ------------------------------------------------------------------------- */
 
+static const char *xml_subst(const uint8_t *p, size_t l, unsigned flags, char *esc)
+{
+	uint32_t cp = l ? code_point(p, l) : 0xfffd;
+
+	(void)flags, (void)esc;
+	/* XML 1.0 has no way to write most controls, U+FFFE and U+FFFF */
+	if (!l || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7f ||
+	    cp == 0xfffe || cp == 0xffff)
+		return "\xef\xbf\xbd";
+	switch (cp) {
+	case '<':
+		return "&lt;";
+	case '>':
+		return "&gt;";
+	case '&':
+		return "&amp;";
+	case '"':
+		return "&quot;";
+	case '\'':
+		return "&#39;";
+	}
+	return NULL;
+}
+
 void escape_xml(FILE *f, const char *s, size_t n)
 {
-	const uint8_t *p = (const uint8_t *)s;
-	size_t i = 0, run = 0;
-
-	while (i < n) {
-		size_t l = escape_utf8_len(p + i, n - i);
-		uint32_t cp = l ? code_point(p + i, l) : 0xfffd;
-		const char *e = NULL;
-
-		/* XML 1.0 has no way to write most controls, U+FFFE and U+FFFF */
-		if (!l || (cp < 0x20 && cp != '\t' && cp != '\n' && cp != '\r') || cp == 0x7f ||
-		    cp == 0xfffe || cp == 0xffff)
-			e = "\xef\xbf\xbd";
-		else if (cp == '<')
-			e = "&lt;";
-		else if (cp == '>')
-			e = "&gt;";
-		else if (cp == '&')
-			e = "&amp;";
-		else if (cp == '"')
-			e = "&quot;";
-		else if (cp == '\'')
-			e = "&#39;";
-		if (!e) {
-			i += l;
-			continue;
-		}
-		fwrite(s + run, 1, i - run, f);
-		fputs(e, f);
-		i += l ? l : 1;
-		run = i;
-	}
-	fwrite(s + run, 1, n - run, f);
+	escape_write(put_file, f, s, n, xml_subst, 0);
 }
 
 /* ---- Prometheus text exposition -------------------------------------------------- */
@@ -180,33 +209,23 @@ void escape_xml(FILE *f, const char *s, size_t n)
  * A label value: the format allows any UTF-8 and escapes exactly three
  * characters, \\ \" and \n; a NUL or an invalid byte becomes U+FFFD.
  */
+static const char *prom_subst(const uint8_t *p, size_t l, unsigned flags, char *esc)
+{
+	(void)flags, (void)esc;
+	if (!l || p[0] == 0)
+		return "\xef\xbf\xbd";
+	if (p[0] == '\\')
+		return "\\\\";
+	if (p[0] == '"')
+		return "\\\"";
+	if (p[0] == '\n')
+		return "\\n";
+	return NULL;
+}
+
 void escape_prom(FILE *f, const char *s, size_t n)
 {
-	const uint8_t *p = (const uint8_t *)s;
-	size_t i = 0, run = 0;
-
-	while (i < n) {
-		size_t l = escape_utf8_len(p + i, n - i);
-		const char *e = NULL;
-
-		if (!l || p[i] == 0)
-			e = "\xef\xbf\xbd";
-		else if (p[i] == '\\')
-			e = "\\\\";
-		else if (p[i] == '"')
-			e = "\\\"";
-		else if (p[i] == '\n')
-			e = "\\n";
-		if (!e) {
-			i += l;
-			continue;
-		}
-		fwrite(s + run, 1, i - run, f);
-		fputs(e, f);
-		i += l ? l : 1;
-		run = i;
-	}
-	fwrite(s + run, 1, n - run, f);
+	escape_write(put_file, f, s, n, prom_subst, 0);
 }
 
 /* ---- terminal -------------------------------------------------------------------- */
@@ -225,55 +244,41 @@ static inline bool term_plain(uint8_t c, unsigned flags)
 	       !((flags & ESC_TERM_QUOTED) && (c == '"' || c == '\\'));
 }
 
+/* escape_term's rule for one character */
+static const char *term_subst(const uint8_t *p, size_t l, unsigned flags, char *esc)
+{
+	uint32_t cp;
+
+	if (l == 1 && term_plain(p[0], flags))
+		return NULL;
+	if (!l) {
+		snprintf(esc, 16, "\\x%02x", p[0]);
+		return esc;
+	}
+	cp = code_point(p, l);
+	if (cp == '\n')
+		return "\\n";
+	if (cp == '\t')
+		return "\\t";
+	if (cp == '\r')
+		return "\\r";
+	if (cp < 0x20 || cp == 0x7f || ((flags & ESC_TERM_FOLDED) && cp == ';')) {
+		snprintf(esc, 16, "\\x%02x", cp);
+		return esc;
+	}
+	if ((flags & ESC_TERM_QUOTED) && (cp == '"' || cp == '\\'))
+		return cp == '"' ? "\\\"" : "\\\\";
+	if (term_control(cp)) {
+		snprintf(esc, 16, "\\u%04x", cp);
+		return esc;
+	}
+	return NULL;
+}
+
 /* escape_term's rule, written through put (to NULL: only counted) */
 static size_t term_write(put_fn *put, void *to, const char *s, size_t n, unsigned flags)
 {
-	const uint8_t *p = (const uint8_t *)s;
-	size_t i = 0, run = 0, cols = 0;
-	char esc[16];
-
-	while (i < n) {
-		size_t l;
-		uint32_t cp;
-		const char *e = NULL;
-
-		if (term_plain(p[i], flags)) {
-			i++;
-			cols++;
-			continue;
-		}
-		l = escape_utf8_len(p + i, n - i);
-		cp = l ? code_point(p + i, l) : 0;
-		if (!l)
-			e = esc, snprintf(esc, sizeof(esc), "\\x%02x", p[i]);
-		else if (cp == '\n')
-			e = "\\n";
-		else if (cp == '\t')
-			e = "\\t";
-		else if (cp == '\r')
-			e = "\\r";
-		else if (cp < 0x20 || cp == 0x7f || ((flags & ESC_TERM_FOLDED) && cp == ';'))
-			e = esc, snprintf(esc, sizeof(esc), "\\x%02x", cp);
-		else if ((flags & ESC_TERM_QUOTED) && (cp == '"' || cp == '\\'))
-			e = cp == '"' ? "\\\"" : "\\\\";
-		else if (term_control(cp))
-			e = esc, snprintf(esc, sizeof(esc), "\\u%04x", cp);
-		if (!e) {
-			i += l;
-			cols++;
-			continue;
-		}
-		if (to) {
-			put(to, s + run, i - run);
-			put(to, e, strlen(e));
-		}
-		cols += strlen(e);
-		i += l ? l : 1;
-		run = i;
-	}
-	if (to)
-		put(to, s + run, n - run);
-	return cols;
+	return escape_write(put, to, s, n, term_subst, flags);
 }
 
 size_t escape_term(FILE *f, const char *s, size_t n, unsigned flags)

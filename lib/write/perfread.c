@@ -9,6 +9,7 @@
  * left data.size 0), read() for a pipe stream.
  */
 #include "perfread.h"
+#include "perfread-int.h"
 #include "evlist.h"
 #include "pdbuf.h"
 #include "perffeat.h"
@@ -29,56 +30,10 @@
 #define MAX_DECOMP (64u << 20)     /* bound on one record's decompressed bytes */
 #define SRC_BUF (256u * 1024)
 
-struct file_section {
-	uint64_t offset, size;
-};
-
-struct file_header {
-	uint64_t magic, size, attr_size;
-	struct file_section attrs, data, event_types;
-	uint64_t adds_features[4];
-};
-
-struct perfread {
-	int fd;
-	bool pipe;              /* pipe format (header size 16) */
-	bool stream;            /* input read with read(), else pread() */
-	char err[160];
-
-	struct evlist *evlist;
-	struct perfdata_env env;    /* what the header features said */
-
-	/* source */
-	uint8_t *sbuf;
-	size_t shead, stail;        /* valid bytes [shead, stail) */
-	uint64_t spos;              /* input offset of sbuf[shead] */
-	uint64_t send;              /* file mode: end of data */
-	bool lenient_end;           /* data.size was 0: partial tail ends reading */
-	bool src_eof;
-
-	/* the current raw record (copied when not contiguous / aligned) */
-	uint8_t *rec;
-	size_t rec_cap;
-
-	/* decompression */
-	ZSTD_DStream *ds;
-	uint8_t *dbuf;
-	size_t dhead, dtail, dcap;
-	uint64_t comp_off;          /* offset of the last COMPRESSED record */
-	uint64_t comp_in, comp_out; /* compressed bytes read, bytes they expanded to */
-	uint64_t expand_floor;
-	uint32_t expand_ratio;
-
-	bool pending;               /* r->rec holds a data record not yet returned */
-};
-
 static int header_record(struct perfread *r, const uint8_t *rec, uint64_t off);
 static int decompress(struct perfread *r, const uint8_t *rec, uint64_t off);
 
-static int fail(struct perfread *r, int err, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int fail(struct perfread *r, int err, const char *fmt, ...)
+int perfread_fail(struct perfread *r, int err, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -135,7 +90,7 @@ static ssize_t src_fill(struct perfread *r, size_t n)
 		if (got < 0) {
 			if (errno == EINTR)
 				continue;
-			return fail(r, -errno, "read error: %s", strerror(errno));
+			return perfread_fail(r, -errno, "read error: %s", strerror(errno));
 		}
 		if (got == 0)
 			r->src_eof = true;
@@ -145,7 +100,7 @@ static ssize_t src_fill(struct perfread *r, size_t n)
 }
 
 /* Read exactly n bytes into dst (pipe header parsing).  0, or -EIO short. */
-static int src_read(struct perfread *r, void *dst, size_t n)
+int perfread_src_read(struct perfread *r, void *dst, size_t n)
 {
 	ssize_t got = src_fill(r, n);
 
@@ -205,15 +160,15 @@ static int src_record(struct perfread *r, const uint8_t **out, uint64_t *off)
 	if ((size_t)got < sizeof(h)) {
 		if (r->lenient_end)
 			return 0;
-		return fail(r, -EIO, "truncated record at offset %llu",
-			    (unsigned long long)r->spos);
+		return perfread_fail(r, -EIO, "truncated record at offset %llu",
+				     (unsigned long long)r->spos);
 	}
 	memcpy(&h, r->sbuf + r->shead, sizeof(h));
 	if (h.size < sizeof(h)) {
 		if (r->lenient_end)
 			return 0;
-		return fail(r, -EINVAL, "bad record size %u at offset %llu",
-			    h.size, (unsigned long long)r->spos);
+		return perfread_fail(r, -EINVAL, "bad record size %u at offset %llu",
+				     h.size, (unsigned long long)r->spos);
 	}
 	got = src_fill(r, h.size);
 	if (got < 0)
@@ -221,11 +176,11 @@ static int src_record(struct perfread *r, const uint8_t **out, uint64_t *off)
 	if ((size_t)got < h.size) {
 		if (r->lenient_end)
 			return 0;
-		return fail(r, -EIO, "truncated record at offset %llu",
-			    (unsigned long long)r->spos);
+		return perfread_fail(r, -EIO, "truncated record at offset %llu",
+				     (unsigned long long)r->spos);
 	}
 	if (rec_reserve(r, h.size))
-		return fail(r, -ENOMEM, "out of memory");
+		return perfread_fail(r, -ENOMEM, "out of memory");
 	memcpy(r->rec, r->sbuf + r->shead, h.size);
 	r->shead += h.size;
 	r->spos += h.size;
@@ -235,20 +190,20 @@ static int src_record(struct perfread *r, const uint8_t **out, uint64_t *off)
 
 /* ---- events and features ------------------------------------------------ */
 
-static int add_event(struct perfread *r, const uint8_t *attr, size_t asz,
-		     const uint8_t *ids, uint32_t n)
+int perfread_add_event(struct perfread *r, const uint8_t *attr, size_t asz,
+		       const uint8_t *ids, uint32_t n)
 {
 	int err = evlist__add(r->evlist, attr, asz, NULL, ids, n);
 
 	if (err == -E2BIG)
-		return fail(r, err, "too many events (more than %d)", EVLIST_MAX_EVENTS);
+		return perfread_fail(r, err, "too many events (more than %d)", EVLIST_MAX_EVENTS);
 	if (err)
-		return fail(r, err, "out of memory");
+		return perfread_fail(r, err, "out of memory");
 	return 0;
 }
 
 /* One feature body: processed by its table entry; unknown ones are skipped. */
-static int parse_feature(struct perfread *r, uint64_t feat, const uint8_t *p, size_t len)
+int perfread_parse_feature(struct perfread *r, uint64_t feat, const uint8_t *p, size_t len)
 {
 	const struct perfdata_feature *f = perfdata_feature(feat);
 	struct pdcursor c = { p, len, 0 };
@@ -261,133 +216,10 @@ static int parse_feature(struct perfread *r, uint64_t feat, const uint8_t *p, si
 		return 0;
 	err = f->process(&r->env, &c, f->id);
 	if (err == -ENOMEM)
-		return fail(r, err, "out of memory");
+		return perfread_fail(r, err, "out of memory");
 	if (err)
-		return fail(r, err, "corrupt %s feature", f->name);
+		return perfread_fail(r, err, "corrupt %s feature", f->name);
 	return 0;
-}
-
-/* ---- opening ------------------------------------------------------------ */
-
-/*
- * A file's features: one section per bit set, after the data.  Only those
- * the table knows are read, each at most the file's size.
- */
-static int read_features(struct perfread *r, const struct file_header *h, uint64_t fsize)
-{
-	uint64_t feat_off = r->send;
-	int err;
-
-	for (int f = 1; f < PERFDATA_FEAT_BITS; f++) {
-		struct file_section s;
-		uint8_t *body;
-
-		if (!(h->adds_features[f / 64] & (1ULL << (f % 64))))
-			continue;
-		if (pread(r->fd, &s, sizeof(s), (off_t)feat_off) != (ssize_t)sizeof(s))
-			return fail(r, -EIO, "truncated feature table at offset %llu",
-				    (unsigned long long)feat_off);
-		feat_off += sizeof(s);
-		if (s.offset > fsize || s.size > fsize - s.offset)
-			return fail(r, -EIO, "truncated feature section %d", f);
-		if (!perfdata_feature((uint64_t)f)) {
-			r->env.has[f] = true;
-			continue;
-		}
-		body = malloc(s.size ? (size_t)s.size : 1);
-		if (!body)
-			return fail(r, -ENOMEM, "out of memory");
-		if (pread(r->fd, body, (size_t)s.size, (off_t)s.offset) != (ssize_t)s.size) {
-			free(body);
-			return fail(r, -EIO, "truncated feature section %d", f);
-		}
-		err = parse_feature(r, (uint64_t)f, body, (size_t)s.size);
-		free(body);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-static int open_file(struct perfread *r, const uint8_t *first16)
-{
-	struct file_header h;
-	struct stat st;
-	uint64_t fsize, nattr, id_bytes = 0;
-	int err;
-
-	if (fstat(r->fd, &st) < 0)
-		return fail(r, -errno, "cannot stat input: %s", strerror(errno));
-	if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
-		return fail(r, -EINVAL, "file-mode perf.data cannot be read from a pipe");
-	fsize = (uint64_t)st.st_size;
-	memcpy(&h, first16, 16);
-	err = src_read(r, (uint8_t *)&h + 16, sizeof(h) - 16);
-	if (err == -EIO)
-		return fail(r, -EIO, "truncated header at offset %llu",
-			    (unsigned long long)r->spos);
-	if (err)
-		return err;
-	if (h.attr_size < PERF_ATTR_SIZE_VER0 + sizeof(struct file_section) ||
-	    h.attr_size > 4096)
-		return fail(r, -EINVAL, "bad attr size %llu in header",
-			    (unsigned long long)h.attr_size);
-	if (h.attrs.size % h.attr_size || h.attrs.offset > fsize ||
-	    h.attrs.size > fsize - h.attrs.offset)
-		return fail(r, -EIO, "truncated or bad attr section");
-	nattr = h.attrs.size / h.attr_size;
-	if (nattr > EVLIST_MAX_EVENTS)
-		return fail(r, -E2BIG, "too many events (%llu)", (unsigned long long)nattr);
-	for (uint64_t i = 0; i < nattr; i++) {
-		uint8_t a[4096];
-		struct file_section ids;
-		uint8_t *idbuf;
-		size_t asz = (size_t)h.attr_size - sizeof(ids);
-		ssize_t n = pread(r->fd, a, (size_t)h.attr_size,
-				  (off_t)(h.attrs.offset + i * h.attr_size));
-
-		if (n != (ssize_t)h.attr_size)
-			return fail(r, -EIO, "truncated attr at offset %llu",
-				    (unsigned long long)(h.attrs.offset + i * h.attr_size));
-		memcpy(&ids, a + asz, sizeof(ids));
-		if (ids.size % 8 || ids.offset > fsize || ids.size > fsize - ids.offset)
-			return fail(r, -EIO, "bad id section for attr %llu", (unsigned long long)i);
-		/*
-		 * RULE: memory follows the input.  perf writes each id once, so
-		 * the id sections together fit in the file; sections that
-		 * overlap to claim more (4096 attrs x one 8 MB array) are refused.
-		 */
-		id_bytes += ids.size;
-		if (id_bytes > fsize)
-			return fail(r, -E2BIG, "id sections claim more bytes than the file holds "
-				    "(overlapping sections at attr %llu)", (unsigned long long)i);
-		idbuf = malloc(ids.size ? (size_t)ids.size : 1);
-		if (!idbuf)
-			return fail(r, -ENOMEM, "out of memory");
-		n = pread(r->fd, idbuf, (size_t)ids.size, (off_t)ids.offset);
-		if (n != (ssize_t)ids.size) {
-			free(idbuf);
-			return fail(r, -EIO, "truncated id section");
-		}
-		err = add_event(r, a, asz, idbuf, (uint32_t)(ids.size / 8));
-		free(idbuf);
-		if (err)
-			return err;
-	}
-
-	if (h.data.offset > fsize)
-		return fail(r, -EIO, "truncated file: data section beyond end");
-	r->spos = h.data.offset;
-	if (h.data.size == 0) {
-		/* a recorder that died before its first header update: read to EOF */
-		r->send = fsize;
-		r->lenient_end = true;
-		return 0;
-	}
-	if (h.data.size > UINT64_MAX - h.data.offset)
-		return fail(r, -EINVAL, "bad data section size");
-	r->send = h.data.offset + h.data.size;
-	return read_features(r, &h, fsize);
 }
 
 /* Pipe mode: consume HEADER_ATTR/HEADER_FEATURE/... up to FINISHED_INIT
@@ -402,8 +234,8 @@ static int read_pipe_header(struct perfread *r)
 
 		/* a stream cut in its header is not an empty recording */
 		if (ret == 0)
-			return fail(r, -EIO, "truncated stream: it ends at offset %llu, "
-				    "inside its header", (unsigned long long)r->spos);
+			return perfread_fail(r, -EIO, "truncated stream: it ends at offset %llu, "
+					     "inside its header", (unsigned long long)r->spos);
 		if (ret < 0)
 			return ret;
 		memcpy(&h, p, sizeof(h));
@@ -458,7 +290,7 @@ int perfread__open_opts(struct perfread **out, int fd, const struct perfread_opt
 		struct stat st;
 
 		if (fstat(fd, &st) < 0)
-			return fail(r, -errno, "cannot stat input: %s", strerror(errno));
+			return perfread_fail(r, -errno, "cannot stat input: %s", strerror(errno));
 		r->stream = !S_ISREG(st.st_mode);
 	}
 	r->pipe = true;
@@ -467,16 +299,16 @@ int perfread__open_opts(struct perfread **out, int fd, const struct perfread_opt
 	if (got < 0)
 		return (int)got;
 	if (got == 0)
-		return fail(r, -ENODATA, "empty file, nothing to read");
+		return perfread_fail(r, -ENODATA, "empty file, nothing to read");
 	if (got < 8)
-		return fail(r, -EIO, "truncated header at offset 0");
+		return perfread_fail(r, -EIO, "truncated header at offset 0");
 	magic = pd_get_u64(r->sbuf);
 	if (magic == PERF_MAGIC2_SWAPPED)
-		return fail(r, -ENOTSUP, "big-endian perf.data is not supported");
+		return perfread_fail(r, -ENOTSUP, "big-endian perf.data is not supported");
 	if (magic != PERF_MAGIC2)
-		return fail(r, -EINVAL, "not a perf.data file (bad magic)");
+		return perfread_fail(r, -EINVAL, "not a perf.data file (bad magic)");
 	if (got < 16)
-		return fail(r, -EIO, "truncated header at offset 8");
+		return perfread_fail(r, -EIO, "truncated header at offset 8");
 	memcpy(first, r->sbuf, 16);
 	size = pd_get_u64(first + 8);
 	r->shead = 16;
@@ -487,16 +319,16 @@ int perfread__open_opts(struct perfread **out, int fd, const struct perfread_opt
 		return read_pipe_header(r);
 	}
 	if (size != sizeof(struct file_header))
-		return fail(r, -EINVAL, "unsupported perf.data header size %llu",
-			    (unsigned long long)size);
+		return perfread_fail(r, -EINVAL, "unsupported perf.data header size %llu",
+				     (unsigned long long)size);
 	if (r->stream)
-		return fail(r, -EINVAL, "file-mode perf.data cannot be read from a pipe");
+		return perfread_fail(r, -EINVAL, "file-mode perf.data cannot be read from a pipe");
 	r->pipe = false;
 	r->shead = r->stail = 0;
 	r->src_eof = false;
 	r->send = UINT64_MAX;
 	r->spos = 16;
-	err = open_file(r, first);
+	err = perfread_open_file(r, first);
 	if (err)
 		return err;
 	/* reset the source to the data section */
@@ -579,20 +411,20 @@ static int header_record(struct perfread *r, const uint8_t *rec, uint64_t off)
 		size_t idb;
 
 		if (h.size < 8 + PERF_ATTR_SIZE_VER0)
-			return fail(r, -EINVAL, "bad HEADER_ATTR record at offset %llu",
-				    (unsigned long long)off);
+			return perfread_fail(r, -EINVAL, "bad HEADER_ATTR record at offset %llu",
+					     (unsigned long long)off);
 		asz = pd_get_u32(rec + 8 + 4);      /* attr.size: after u32 type */
 		if (asz < PERF_ATTR_SIZE_VER0 || asz > (size_t)h.size - 8)
-			return fail(r, -EINVAL, "bad HEADER_ATTR record at offset %llu",
-				    (unsigned long long)off);
+			return perfread_fail(r, -EINVAL, "bad HEADER_ATTR record at offset %llu",
+					     (unsigned long long)off);
 		idb = (size_t)h.size - 8 - asz;
-		return add_event(r, rec + 8, asz, rec + 8 + asz, (uint32_t)(idb / 8)) ?: 1;
+		return perfread_add_event(r, rec + 8, asz, rec + 8 + asz, (uint32_t)(idb / 8)) ?: 1;
 	}
 	case PERFDATA_RECORD_HEADER_FEATURE:
 		if (h.size < 16)
-			return fail(r, -EINVAL, "bad HEADER_FEATURE record at offset %llu",
-				    (unsigned long long)off);
-		return parse_feature(r, pd_get_u64(rec + 8), rec + 16, (size_t)h.size - 16) ?: 1;
+			return perfread_fail(r, -EINVAL, "bad HEADER_FEATURE record at offset %llu",
+					     (unsigned long long)off);
+		return perfread_parse_feature(r, pd_get_u64(rec + 8), rec + 16, (size_t)h.size - 16) ?: 1;
 	case PERFDATA_RECORD_HEADER_TRACING_DATA: {
 		/* the tracing data follows the record, outside header.size: kept for decoders */
 		struct pdbuf b = { 0 };
@@ -600,17 +432,17 @@ static int header_record(struct perfread *r, const uint8_t *rec, uint64_t off)
 		int e;
 
 		if (h.size < 16)
-			return fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
-				    (unsigned long long)off);
+			return perfread_fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
+					     (unsigned long long)off);
 		n = pd_get_u32(rec + 8);
 		if (n > TRACEDATA_MAX || r->env.tracing)
-			return fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
-				    (unsigned long long)off);
+			return perfread_fail(r, -EINVAL, "bad TRACING_DATA record at offset %llu",
+					     (unsigned long long)off);
 		e = src_take(r, n, &b);
 		if (e) {
 			pdbuf_free(&b);
-			return e == -ENOMEM ? fail(r, e, "out of memory") :
-			       fail(r, -EIO, "truncated record at offset %llu", (unsigned long long)off);
+			return e == -ENOMEM ? perfread_fail(r, e, "out of memory") :
+			       perfread_fail(r, -EIO, "truncated record at offset %llu", (unsigned long long)off);
 		}
 		r->env.tracing = b.p;
 		r->env.tracing_len = b.len;
@@ -638,7 +470,7 @@ static int decompress(struct perfread *r, const uint8_t *rec, uint64_t off)
 	if (!r->ds) {
 		r->ds = ZSTD_createDStream();
 		if (!r->ds || ZSTD_isError(ZSTD_initDStream(r->ds)))
-			return fail(r, -ENOMEM, "out of memory");
+			return perfread_fail(r, -ENOMEM, "out of memory");
 	}
 	if (r->dhead) {
 		memmove(r->dbuf, r->dbuf + r->dhead, left);
@@ -655,20 +487,20 @@ static int decompress(struct perfread *r, const uint8_t *rec, uint64_t off)
 			uint8_t *p;
 
 			if (cap > MAX_DECOMP)
-				return fail(r, -EINVAL,
-					    "corrupt compressed record at offset %llu (too large)",
-					    (unsigned long long)off);
+				return perfread_fail(r, -EINVAL,
+						     "corrupt compressed record at offset %llu (too large)",
+						     (unsigned long long)off);
 			p = realloc(r->dbuf, cap);
 			if (!p)
-				return fail(r, -ENOMEM, "out of memory");
+				return perfread_fail(r, -ENOMEM, "out of memory");
 			r->dbuf = p;
 			r->dcap = cap;
 		}
 		o = (ZSTD_outBuffer){ r->dbuf + r->dtail, r->dcap - r->dtail, 0 };
 		ret = ZSTD_decompressStream(r->ds, &o, &in);
 		if (ZSTD_isError(ret))
-			return fail(r, -EINVAL, "corrupt compressed record at offset %llu: %s",
-				    (unsigned long long)off, ZSTD_getErrorName(ret));
+			return perfread_fail(r, -EINVAL, "corrupt compressed record at offset %llu: %s",
+					     (unsigned long long)off, ZSTD_getErrorName(ret));
 		r->dtail += o.pos;
 		/*
 		 * RULE: what the input expands to is bounded by the input.
@@ -676,9 +508,9 @@ static int decompress(struct perfread *r, const uint8_t *rec, uint64_t off)
 		 */
 		r->comp_out += o.pos;
 		if (r->comp_out > r->expand_floor + (uint64_t)r->expand_ratio * r->comp_in)
-			return fail(r, -E2BIG, "compressed data at offset %llu expands more than "
-				    "%u times its size: refused (a decompression bomb?)",
-				    (unsigned long long)off, r->expand_ratio);
+			return perfread_fail(r, -E2BIG, "compressed data at offset %llu expands more than "
+					     "%u times its size: refused (a decompression bomb?)",
+					     (unsigned long long)off, r->expand_ratio);
 		if (!o.pos && !ret)
 			break;      /* frame ended: ignore trailing input */
 	}
@@ -697,14 +529,14 @@ static int decomp_record(struct perfread *r, const uint8_t **out)
 	p = r->dbuf + r->dhead;          /* dbuf is NULL until something was decompressed */
 	memcpy(&h, p, sizeof(h));
 	if (h.size < sizeof(h) || h.type == PERFDATA_RECORD_COMPRESSED)
-		return fail(r, -EINVAL, "corrupt compressed record at offset %llu",
-			    (unsigned long long)r->comp_off);
+		return perfread_fail(r, -EINVAL, "corrupt compressed record at offset %llu",
+				     (unsigned long long)r->comp_off);
 	if (left < h.size)
 		return 0;
 	r->dhead += h.size;
 	if ((uintptr_t)p % 8) {
 		if (rec_reserve(r, h.size))
-			return fail(r, -ENOMEM, "out of memory");
+			return perfread_fail(r, -ENOMEM, "out of memory");
 		memcpy(r->rec, p, h.size);
 		p = r->rec;
 	}
@@ -745,8 +577,8 @@ int perfread__next(struct perfread *r, const struct perf_event_header **rec)
 			return ret;
 		if (ret == 0) {
 			if (r->dtail != r->dhead)
-				return fail(r, -EIO, "truncated compressed data at offset %llu",
-					    (unsigned long long)r->comp_off);
+				return perfread_fail(r, -EIO, "truncated compressed data at offset %llu",
+						     (unsigned long long)r->comp_off);
 			return 0;
 		}
 		if (((const struct perf_event_header *)p)->type == PERFDATA_RECORD_COMPRESSED) {
@@ -756,8 +588,8 @@ int perfread__next(struct perfread *r, const struct perf_event_header **rec)
 			continue;
 		}
 		if (r->dtail != r->dhead)
-			return fail(r, -EINVAL, "corrupt compressed record at offset %llu",
-				    (unsigned long long)r->comp_off);
+			return perfread_fail(r, -EINVAL, "corrupt compressed record at offset %llu",
+					     (unsigned long long)r->comp_off);
 		ret = header_record(r, p, off);
 		if (ret < 0)
 			return ret;
