@@ -10,9 +10,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <zstd.h>
 
 #include "perffeat.h"
+
+#define SRC_BUF (256u * 1024)     /* the source's buffer */
+
+struct pdbuf;
 
 struct file_section {
 	uint64_t offset, size;
@@ -62,6 +67,14 @@ int perfread_fail(struct perfread *r, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* exactly n bytes from the source: 0, -EIO at its end, or another error */
 int perfread_src_read(struct perfread *r, void *dst, size_t n);
+/* the source's next bytes buffered (at least n unless it ends): how many there are */
+ssize_t perfread_src_fill(struct perfread *r, size_t n);
+/* the next n bytes of the source into b */
+int perfread_src_take(struct perfread *r, uint64_t n, struct pdbuf *b);
+/* the next raw record: 1 with *out and its offset, 0 at a clean end, else -errno */
+int perfread_src_record(struct perfread *r, const uint8_t **out, uint64_t *off);
+/* r->rec holds at least size bytes: 0 or -ENOMEM */
+int perfread_rec_reserve(struct perfread *r, size_t size);
 /* one attr with the n ids of its events into the evlist: 0, or the error after its line */
 int perfread_add_event(struct perfread *r, const uint8_t *attr, size_t asz,
 		       const uint8_t *ids, uint32_t n);
