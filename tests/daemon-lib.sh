@@ -86,6 +86,16 @@ trap daemon_cleanup EXIT
 
 pm() { "$PERFMARK" "$@"; }
 
+# register_sites LIB: the register sites of libperfmark file LIB that
+# recorders hold, one bit each (their USDT semaphores, which the kernel
+# raises in this python as it maps LIB)
+register_sites() {
+	python3 -c '
+import ctypes, sys
+l = ctypes.CDLL(sys.argv[1])
+print(sum(1 << k for k in range(3) if ctypes.c_uint16.in_dll(l, "perfmark_register%d_semaphore" % k).value))' "$1"
+}
+
 # markers in a perf.data: count of "BPF string" lines, optionally matching $2
 markers_in() {
 	perf script -i "$1" 2>/dev/null | grep 'BPF string' | grep -c -- "${2:-.}"

@@ -28,14 +28,7 @@ LIBD=$T/lib
 mkdir -p "$LIBD"
 cp -L "$PERFMARK_BUILD/libperfmark.so.0" "$LIBD/" || die "cannot copy libperfmark"
 export LD_LIBRARY_PATH=$LIBD
-# sites: the register sites of the copy recorders hold, one bit each (its semaphores)
-sites() {
-	python3 -c '
-import ctypes, sys
-l = ctypes.CDLL(sys.argv[1])
-print(sum(1 << k for k in range(3) if ctypes.c_uint16.in_dll(l, "perfmark_register%d_semaphore" % k).value))' \
-		"$LIBD/libperfmark.so.0"
-}
+sites() { register_sites "$LIBD/libperfmark.so.0"; }
 
 # a pid that has gone (its number is not taken again while the test runs: pids wrap slowly)
 dead=$(bash -c 'echo $$')
