@@ -87,7 +87,7 @@ enum pm_trap_why {
 	PM_TRAP_NO_AREA,         /* the first marker: it offers the area (or none could be made) */
 	PM_TRAP_NOT_JOINED,      /* an area, not yet joined by every recorder */
 	PM_TRAP_RING_FULL,       /* the thread's ring was full */
-	PM_TRAP_SILENT,          /* every reader had gone silent (a recorder died) */
+	PM_TRAP_SILENT,          /* a reader had gone silent (a recorder died) */
 	PM_TRAP_NO_SLOT,         /* a vfork() child: no ring of its own */
 	PM_TRAP_TRAPALL,         /* a recorder without a site of its own listens */
 	PM_TRAP_OFF,             /* PERFMARK_FASTLANE=0 */

@@ -86,6 +86,55 @@ trap daemon_cleanup EXIT
 
 pm() { "$PERFMARK" "$@"; }
 
+# A session that records this test's processes only: -p "$LAUNCHER", whose
+# new children are targets too (also while no daemon runs: the pinned
+# programs follow forks).  A system-wide session's ring on a loaded machine
+# fills with other processes' markers (another test's burst, CI's
+# neighbours): ours lapped out of it, its takeover walking millions of
+# foreign records.  launcher_start starts it; launch OUT [VAR=VALUE...] ARGS...
+# runs prog-emit ARGS as its child (stdin: $LAUNCH_IN, else /dev/null),
+# stdout in OUT and OUT.done created once it has exited; emit VAR ARGS...
+# runs one to its end and sets VAR to its pid.
+LAUNCHER=
+launcher_start() {
+	mkfifo "$T/launch"
+	bash -c 'while read -r out ins envs args; do
+		# shellcheck disable=SC2086  # envs, args: split as words (no blanks inside)
+		(env ${envs//,/ } "$1" $args <"$ins" >"$out"; touch "$out.done") &
+	done' launcher "$PROGS/prog-emit" <"$T/launch" &
+	LAUNCHER=$!
+	_bg_pids+=("$LAUNCHER")
+	exec 9>"$T/launch"
+}
+launch() {
+	local out=$1 envs=
+	shift
+	while [[ ${1:-} == *=* ]]; do envs+=${envs:+,}$1; shift; done
+	rm -f "$out" "$out.done"
+	echo "$out ${LAUNCH_IN:-/dev/null} ${envs:-X=} $*" >&9
+}
+_emit_n=0
+emit() {
+	local var=$1 out
+	shift
+	_emit_n=$((_emit_n + 1))
+	out=$T/emit.$_emit_n
+	launch "$out" "$@"
+	wait_until 600 test -e "$out.done" || die "prog-emit $* did not end"
+	printf -v "$var" %s "$(awk '/^pid/ { print $2 }' "$out")"
+	[ -n "${!var}" ] || die "prog-emit $* said no pid" -- "$out"
+}
+
+# register_sites LIB: the register sites of libperfmark file LIB that
+# recorders hold, one bit each (their USDT semaphores, which the kernel
+# raises in this python as it maps LIB)
+register_sites() {
+	python3 -c '
+import ctypes, sys
+l = ctypes.CDLL(sys.argv[1])
+print(sum(1 << k for k in range(3) if ctypes.c_uint16.in_dll(l, "perfmark_register%d_semaphore" % k).value))' "$1"
+}
+
 # markers in a perf.data: count of "BPF string" lines, optionally matching $2
 markers_in() {
 	perf script -i "$1" 2>/dev/null | grep 'BPF string' | grep -c -- "${2:-.}"

@@ -73,6 +73,10 @@ need_perfmark() {
 need_bpffs() {
 	mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
 }
+# sweep_dead_test_pins (pins-lib.sh): what dead tests' daemons left pinned
+# ends before a test starts, whoever runs it (run.sh does too)
+. "$(dirname "${BASH_SOURCE[0]}")/pins-lib.sh"
+sweep_dead_test_pins
 
 # Start a command in the background; its pid is in $BG_PID and it is killed
 # at exit if still alive.

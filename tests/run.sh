@@ -41,6 +41,11 @@ if [ "${STRESS:-0}" = 1 ]; then
 	echo "STRESS=1: a CPU hog pinned on each of $(nproc) CPUs (pids ${hogs[*]})"
 fi
 
+# pins of test daemons whose test died (an earlier run's timeout): gone
+# before anything records (pins-lib.sh); each script sweeps again as it starts
+. "$here/pins-lib.sh"
+sweep_dead_test_pins
+
 # the cases of a cmocka program that said "skipped: REASON", one "CASE: REASON" a line
 unit_skips() {
 	awk '/^\[ RUN      \] / { name = $4 } /^skipped: / { sub(/^skipped: /, ""); print name ": " $0 }' "$1"

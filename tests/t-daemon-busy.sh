@@ -10,6 +10,9 @@
 # deadline turns a daemon that does not answer into a failure, not a hang).
 # A snapshot held while its ring is lapped still holds what the ring held
 # when it was asked for (before: what the writer evicted meanwhile was lost).
+# The sessions record this test's processes only (LAUNCHER, daemon-lib.sh):
+# a system-wide session's 4 MiB ring is lapped by any burst of markers of
+# another process on a loaded machine.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
@@ -18,12 +21,13 @@ export PERFMARK_TEST_HOLD=$T/hold
 N=300000
 daemon_start
 
-pm session create big -a -F 99 --ring 256M || die "create big failed" -- "$T/pmd.log"
-pm session create small -a -F 99 --ring 4M || die "create small failed" -- "$T/pmd.log"
+launcher_start
+pm session create big -p "$LAUNCHER" -F 99 --ring 256M || die "create big failed" -- "$T/pmd.log"
+pm session create small -p "$LAUNCHER" -F 99 --ring 4M || die "create small failed" -- "$T/pmd.log"
 count() {   # file pid tag
 	marker_lines "$1" | grep -c "^$2 .*\"$3 seq="
 }
-pb=$("$PROGS/prog-emit" "$N" big | awk '/^pid/ { print $2 }')
+emit pb "$N" big
 # a clean stop: the running sessions stay pinned, everything read is in the ring
 kill "$PMD_PID"; wait "$PMD_PID"; PMD_PID=
 used=$(stat -c %s "$T/rings/big.ring")
@@ -33,7 +37,7 @@ used=$(stat -c %s "$T/rings/big.ring")
 touch "$T/hold.big"
 daemon_launch    # it answered `session list`: not blocked by the takeover
 [ "$(session_field big state)" = starting ] || die "big is not 'starting' while its ring is taken over: $(session_field big state)"
-ps=$("$PROGS/prog-emit" 200 small | awk '/^pid/ { print $2 }')
+emit ps 200 small
 timeout 60 "$PERFMARK" session snapshot small -o "$T/s1" ||
 	die "snapshot of small not answered while big's ring was taken over" -- "$T/pmd.log"
 [ "$(count "$T/s1" "$ps" small)" -eq 200 ] || die "small's snapshot lacks markers: $(count "$T/s1" "$ps" small) of 200"
@@ -58,7 +62,7 @@ touch "$T/hold.big"
 timeout 120 "$PERFMARK" session snapshot big -o "$T/b2" 2>"$T/b2.err" &
 sb=$!
 wait_until 60 session_at_least big snapshots_running 1 || die "the snapshot of big is not under way" -- "$T/pmd.log"
-ps2=$("$PROGS/prog-emit" 200 small2 | awk '/^pid/ { print $2 }')
+emit ps2 200 small2
 timeout 60 "$PERFMARK" session snapshot small -o "$T/s2" ||
 	die "snapshot of small not answered while big's snapshot was written" -- "$T/pmd.log"
 [ "$(count "$T/s2" "$ps2" small2)" -eq 200 ] || die "small's second snapshot lacks markers"
@@ -91,7 +95,7 @@ touch "$T/hold.small"
 timeout 120 "$PERFMARK" session snapshot small -o "$T/s3" 2>"$T/s3.err" &
 ss=$!
 wait_until 60 session_at_least small snapshots_running 1 || die "the snapshot of small is not under way" -- "$T/pmd.log"
-pf=$("$PROGS/prog-emit" 300000 flood | awk '/^pid/ { print $2 }')
+emit pf 300000 flood
 # every frame the ring held at the request is evicted: 4 MiB of frames of 24 bytes at least
 wait_until 120 evicted_at_least $((e0 + (4 << 20) / 24)) ||
 	die "small's ring was not lapped: $(($(sink_evicted) - e0)) frames evicted" -- "$T/pmd.log"

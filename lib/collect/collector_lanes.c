@@ -20,7 +20,7 @@ static const struct {
 	[PM_TRAP_NO_AREA] = { "first", "the first marker: it offers the area" },
 	[PM_TRAP_NOT_JOINED] = { "not_joined", "before the recorders joined" },
 	[PM_TRAP_RING_FULL] = { "ring_full", "ring full" },
-	[PM_TRAP_SILENT] = { "silent", "every reader silent" },
+	[PM_TRAP_SILENT] = { "silent", "a reader silent" },
 	[PM_TRAP_NO_SLOT] = { "vfork", "vfork child" },
 	[PM_TRAP_TRAPALL] = { "trapall", "a recorder without a site" },
 	[PM_TRAP_OFF] = { "off", "PERFMARK_FASTLANE=0" },

@@ -38,7 +38,7 @@
  *    is counted.  So the first markers of a process are not lost while the
  *    recorders attach, no recorder misses what a ring takes, and a full
  *    ring slows the program down instead of losing its markers.  So do
- *    markers written while every reader is silent (readers_silent: a dead
+ *    markers written while a reader is silent (reader_silent: a dead
  *    perfmarkd), into the pinned ring that outlives it.
  *  - Payloads from the application are copied only where the copy cannot
  *    fault: the caller's stack, the executable's segments, a hardware
@@ -98,7 +98,7 @@ struct pm_proc {
 static struct pm_proc *proc;
 
 /*
- * key: gen << 16 | slot; tid: gettid() cached at the claim; silent: every
+ * key: gen << 16 | slot; tid: gettid() cached at the claim; silent: a
  * reader was silent when this thread last looked, at checked_ns
  */
 static __thread struct {
@@ -591,18 +591,22 @@ static __attribute__((noinline)) bool room(struct pm_proc *p, struct pm_fl_slot 
 }
 
 /*
- * Has every reader stopped reading?  A recorder's pump stamps its heartbeat
- * at least every few milliseconds; one silent for SILENT_READER_NS has died
+ * Has a reader stopped reading?  A recorder's pump stamps its heartbeat at
+ * least every few milliseconds; one silent for SILENT_READER_NS has died
  * (perfmarkd killed, say) or hangs.  Markers then take the trap lane: its
  * BPF ring is pinned with the session and outlives the recorder, whereas
- * what this ring holds is lost if the process exits before a recorder comes
- * back.  The ring is kept as it is: a recorder that comes back (perfmarkd
- * restarted) reads on from its tails and the markers return to the ring.
- * So what a dead recorder leaves unread is at most what was written in the
- * SILENT_READER_NS before the process noticed.
+ * what this ring holds is lost to the silent one if the process exits
+ * before a recorder comes back.  One silent reader is enough: the others
+ * may live on (another session's recorder, system-wide) and keep reading
+ * the ring, but what they read is theirs only, never the dead one's; the
+ * trap lane reaches every recorder, the live ones too.  The ring is kept
+ * as it is: a recorder that comes back (perfmarkd restarted) reads on from
+ * its tails and the markers return to the ring.  So what a dead recorder
+ * leaves unread is at most what was written in the SILENT_READER_NS before
+ * the process noticed.
  */
-static __attribute__((noinline)) bool readers_silent(const struct pm_fl_hdr *a, uint32_t readers,
-						     uint64_t now)
+static __attribute__((noinline)) bool reader_silent(const struct pm_fl_hdr *a, uint32_t readers,
+						    uint64_t now)
 {
 	for (int c = 0; c < PM_NR_SITES; c++) {
 		uint64_t hb;
@@ -610,10 +614,10 @@ static __attribute__((noinline)) bool readers_silent(const struct pm_fl_hdr *a, 
 		if (!(readers & (1u << c)))
 			continue;
 		hb = __atomic_load_n(&a->consumer[c].heartbeat_ns, __ATOMIC_RELAXED);
-		if (hb >= now || now - hb <= SILENT_READER_NS)
-			return false;
+		if (hb < now && now - hb > SILENT_READER_NS)
+			return true;
 	}
-	return true;
+	return false;
 }
 
 static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in *m, uint32_t readers)
@@ -627,7 +631,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 
 	if (unlikely(now - tls.checked_ns > SILENT_CHECK_NS)) {
 		tls.checked_ns = now;
-		tls.silent = readers_silent(p->area, readers, now);
+		tls.silent = reader_silent(p->area, readers, now);
 	}
 	if (unlikely(tls.silent))
 		return PM_TRAP_SILENT;
