@@ -88,12 +88,9 @@ echo "  perf: $(perf version)   perfmark: $PERFMARK"
 echo "  load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 "$W/loop" 1000000 /dev/null   # warm the caches
 set -f
-nk=$(echo $kinds | wc -w)
 for r in $(seq "$rounds"); do
-	# rotate the order each round so drift hits every kind alike
-	order=$(echo $kinds | tr ' ' '\n' | awk -v s=$((r % nk)) -v n="$nk" \
-		'{ k[NR - 1] = $0 } END { for (i = 0; i < n; i++) printf "%s ", k[(i + s) % n] }')
-	for k in $order; do one_run "$k"; done
+	# shellcheck disable=SC2086  # kinds: words
+	for k in $(rotated "$r" $kinds); do one_run "$k"; done
 	printf '  round %d/%d done\n' "$r" "$rounds"
 done
 set +f

@@ -85,11 +85,9 @@ echo "  load average before: $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) CPUs"
 # warm-up: the page cache, and perfmarkd's first recording (it loads and verifies)
 for k in $kinds; do one_run "$k"; rm -f "$W/$k.res"; done
 set -f
-nk=$(echo $kinds | wc -w)
 for r in $(seq "$rounds"); do
-	order=$(echo $kinds | tr ' ' '\n' | awk -v s=$((r % nk)) -v n="$nk" \
-		'{ k[NR - 1] = $0 } END { for (i = 0; i < n; i++) printf "%s ", k[(i + s) % n] }')
-	for k in $order; do one_run "$k"; done
+	# shellcheck disable=SC2086  # kinds: words
+	for k in $(rotated "$r" $kinds); do one_run "$k"; done
 done
 set +f
 echo "  load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

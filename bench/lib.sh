@@ -61,6 +61,11 @@ build_loop() {
 # median of the numbers on stdin, one a line ("nan" when there are none)
 median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) { print "nan"; exit }
 	print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# rotated R KIND...: the kinds in round R's order (started R places on), so
+# that drift over a run hits every kind alike
+rotated() { local r=$1; shift; local n=$#
+	printf '%s\n' "$@" | awk -v s=$((r % n)) -v n="$n" \
+		'{ k[NR - 1] = $0 } END { for (i = 0; i < n; i++) printf "%s ", k[(i + s) % n] }'; }
 # calc EXPR: EXPR (awk syntax) evaluated and printed
 calc() { awk "BEGIN { print ($1) }"; }
 # Runs of KIND append one line of space-separated columns to $W/KIND.res,
