@@ -42,6 +42,10 @@
 #define PF_EXITING     0x00000004
 #define PF_KTHREAD     0x00200000
 #define OFF_IRQ_MASK   0x00ff0100   /* preempt count: NMI, hard irq, serving a softirq */
+#define OFF_ENOSYS     38           /* pt_regs->ax while a system call has not returned */
+#define OFF_USER_CS    0x33         /* __USER_CS: a 64-bit task (compat numbers differ) */
+#define OFF_NR_EXECVE  59           /* a successful exec returns to other user registers */
+#define OFF_NR_EXECVEAT 322
 
 const volatile __u64 offcpu_min_ns = 0;
 /*
@@ -57,13 +61,23 @@ __u64 offcpu_samples = 0;
 __u64 offcpu_merged = 0;
 __u64 offcpu_lost = 0;
 
-/* a thread off the CPU: the record's header, the system call, the user frames */
+/*
+ * a thread off the CPU: the record's header, the system call, the user
+ * frames; lazy: its user frames are not taken yet (it waits in a system
+ * call), pc is where it entered it; pending: it ran again after MIN_NS or
+ * more, its kernel frames are in kfr, and its record goes out when it
+ * leaves the system call (or leaves a CPU again first)
+ */
 struct off_task {
 	struct pm_offcpu h;
 	__s64 sysno;                    /* orig_ax: the system call it left in, or < 0 */
 	__u64 woken;                    /* when sched_waking woke it (0: not yet) */
+	__u64 pc;                       /* lazy: the user pc it entered the system call at */
+	__u32 lazy, pending;
+	__u32 nr_kfr, pad;
 	__u64 ufr[PM_MAX_STACK];
 	__u64 wfr[PM_OFF_WSTACK];       /* the waker's kernel, then user frames */
+	__u64 kfr[PM_MAX_STACK];        /* pending: the kernel frames it left with */
 };
 
 struct {
@@ -143,29 +157,99 @@ static __always_inline void off_take_copy(struct task_struct *t)
 	c->u.size = ustack_copy(c->data, c->u.regs[UREG_SP], ustack_size, PM_OFF_USTACK);
 }
 
+/*
+ * The user frames of the thread running (current), as the recording's
+ * --call-graph takes them (fp, or ehframe where its tables are), into
+ * ot->ufr: how many, --max-stack at most.
+ */
+static __always_inline __u32 off_ustack(void *ctx, struct off_task *ot, __u32 pid)
+{
+	long n = -2;
+	__u64 nu = 0;
+
+	/* the unwinder reads no context: any memory of the size will do */
+	if (ustack_mode == PM_US_EHFRAME)
+		n = pm_unwind_user((struct bpf_perf_event_data *)ot, pid, (struct pm_uframes *)ot->ufr,
+				   kstack_max());
+	if (n < 0) {   /* fp, or no tables for this process yet */
+		n = bpf_get_stack(ctx, ot->ufr, sizeof(ot->ufr), BPF_F_USER_STACK);
+		n = n > 0 ? n / sizeof(__u64) : 0;
+	}
+	if (n > 0)
+		nu = n;
+	/* --max-stack: the kernel's frames, taken when it comes back, go first */
+	if (nu > kstack_max())
+		nu = kstack_max();
+	return nu;
+}
+
+/*
+ * Is the thread waiting inside a system call that will return to the
+ * registers it entered with?  On x86-64 the entry saves the number in
+ * orig_ax and -ENOSYS in ax until the call returns (an exception saves
+ * its error code in orig_ax, but not -ENOSYS in ax, unless the user had
+ * it there); not for exec (it returns elsewhere) nor a 32-bit task.  Then
+ * its user stack does not change until it leaves the call: it is taken
+ * there (off_sys_exit), and only for an interval written on its own.
+ */
+static __always_inline bool off_in_syscall(struct pt_regs *regs, __s64 sysno)
+{
+	return sysno >= 0 && sysno < 1024 && sysno != OFF_NR_EXECVE && sysno != OFF_NR_EXECVEAT &&
+	       (__s64)BPF_CORE_READ(regs, ax) == -OFF_ENOSYS && BPF_CORE_READ(regs, cs) == OFF_USER_CS;
+}
+
+static void off_finish(void *ctx, struct off_task *ot, struct task_struct *t, __u64 now, bool ustack);
+
+/*
+ * Is this a thread of the recording's own process (perfmarkd, or the
+ * perfmark record running the command)?  Its waits are the drain timer's
+ * by design, and each one noted would be a record its next drain writes:
+ * the recorder measuring itself, most of what an idle machine switches.
+ */
+static __always_inline bool off_self(__u32 tgid)
+{
+	__u32 zero = 0;
+	struct pm_cfg *c = bpf_map_lookup_elem(&cfg, &zero);
+
+	return c && c->self_pid && c->self_pid == tgid;
+}
+
 /* prev goes off the CPU: note when, why and where in user code */
 static __always_inline void off_out(void *ctx, struct task_struct *prev, bool preempt,
 				    __u32 prev_state, __u64 now)
 {
 	struct off_task *ot;
 	struct pt_regs *regs;
-	__u64 id, nu = 0;
+	__u64 id;
 	__u32 uid;
-	long n;
 
-	if (prev->flags & (PF_KTHREAD | PF_EXITING))
+	if (prev->flags & PF_KTHREAD)
 		return;
+	if (prev->flags & PF_EXITING) {
+		/* it leaves for good: a record still waiting for its user frames goes without */
+		ot = bpf_task_storage_get(&off_task, prev, NULL, 0);
+		if (ot && ot->pending)
+			off_finish(ctx, ot, prev, now, false);
+		return;
+	}
 	/* prev is current here: the filter and helpers the samples use apply */
 	if (!current_ids(&id, false))
 		return;
 	uid = task_owner_uid();
-	if (!wanted(id >> 32, uid))
+	if (!wanted(id >> 32, uid) || off_self(id >> 32))
 		return;
 	ot = bpf_task_storage_get(&off_task, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ot) {
 		__sync_fetch_and_add(&offcpu_lost, 1);
 		return;
 	}
+	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	/*
+	 * Its last interval ran again but has not left the system call: it is
+	 * in it still, so its user frames are the same for both.
+	 */
+	if (ot->pending)
+		off_finish(ctx, ot, prev, now, true);
 	ot->h.rec_type = PM_REC_OFFCPU;
 	ot->h.pid = id >> 32;
 	ot->h.tid = (__u32)id;
@@ -183,28 +267,20 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 	ot->h.count = 1;
 	ot->h.flags = 0;
 	ot->h.nr_kstack = 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+	ot->lazy = 0;
 	ot->sysno = regs ? (__s64)BPF_CORE_READ(regs, orig_ax) : -1;
 	if (ustack_mode == PM_US_DWARF) {
 		off_take_copy(prev);
 		ot->h.flags = PM_SF_UREGS;
+		ot->h.nr_ustack = 0;
+	} else if (regs && off_in_syscall(regs, ot->sysno)) {
+		/* the stack waits: most intervals end up summed, which need only the pc */
+		ot->lazy = 1;
+		ot->pc = BPF_CORE_READ(regs, ip);
+		ot->h.nr_ustack = 0;
 	} else {
-		n = -2;
-		/* the unwinder reads no context: any memory of the size will do */
-		if (ustack_mode == PM_US_EHFRAME)
-			n = pm_unwind_user((struct bpf_perf_event_data *)ot, id >> 32,
-					   (struct pm_uframes *)ot->ufr, kstack_max());
-		if (n < 0) {   /* fp, or no tables for this process yet */
-			n = bpf_get_stack(ctx, ot->ufr, sizeof(ot->ufr), BPF_F_USER_STACK);
-			n = n > 0 ? n / sizeof(__u64) : 0;
-		}
-		if (n > 0)
-			nu = n;
-		/* --max-stack: the kernel's frames, taken when it comes back, go first */
-		if (nu > kstack_max())
-			nu = kstack_max();
+		ot->h.nr_ustack = off_ustack(ctx, ot, id >> 32);
 	}
-	ot->h.nr_ustack = nu;
 	ot->h.time = now;   /* last: the thread is noted */
 }
 
@@ -213,7 +289,8 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
  * header, its kernel stack as it left (it has not run since), its user
  * frames.  dwarf: no user frames; the copy follows when it is written.
  */
-static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struct task_struct *t)
+static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struct task_struct *t,
+						     bool walk)
 {
 	__u32 zero = 0;
 	struct off_slot *b = bpf_map_lookup_elem(&off_build, &zero);
@@ -223,9 +300,18 @@ static __always_inline struct off_slot *off_build_rec(struct off_task *ot, struc
 	if (!b)
 		return NULL;
 	b->h = ot->h;
-	n = bpf_get_task_stack(t, b->frames, kstack_max() * sizeof(__u64), 0);
-	if (n > 0)
-		nk = (__u64)n / sizeof(__u64);
+	if (walk) {
+		n = bpf_get_task_stack(t, b->frames, kstack_max() * sizeof(__u64), 0);
+		if (n > 0)
+			nk = (__u64)n / sizeof(__u64);
+	} else {   /* pending: walked as it came back */
+		nk = ot->nr_kfr;
+		barrier_var(nk);
+		if (nk > PM_MAX_STACK)
+			nk = PM_MAX_STACK;
+		if (nk && bpf_probe_read_kernel(b->frames, nk * sizeof(__u64), ot->kfr))
+			nk = 0;
+	}
 	if (nk > PM_MAX_STACK)
 		nk = PM_MAX_STACK;
 	b->h.nr_kstack = nk;
@@ -300,7 +386,11 @@ static __always_inline bool off_emit(struct off_slot *b, struct task_struct *t, 
 	return true;
 }
 
-/* a short interval's key: thread, state, system call, user stack (dwarf: user pc and sp) */
+/*
+ * a short interval's key: thread, state, system call, user stack (dwarf:
+ * user pc and sp; lazy: the pc it entered the system call at, told from a
+ * stack by nr_ustack PM_MAX_STACK + 1)
+ */
 static __always_inline void off_key(struct pm_off_key *k, struct off_task *ot, struct task_struct *t)
 {
 	__u64 h = 0xcbf29ce484222325ull ^ (__u64)ot->sysno;
@@ -313,6 +403,11 @@ static __always_inline void off_key(struct pm_off_key *k, struct off_task *ot, s
 	k->task_state = ot->h.task_state;
 	k->nr_kstack = 0;
 	k->nr_ustack = nu;
+	if (ot->lazy) {
+		k->nr_ustack = PM_MAX_STACK + 1;
+		k->hash = h ^ ot->pc * 0x9e3779b97f4a7c15ull;
+		return;
+	}
 	if (ot->h.flags & PM_SF_UREGS) {
 		c = bpf_task_storage_get(&off_copy, t, NULL, 0);
 		if (c && c->u.abi)
@@ -332,7 +427,7 @@ static __always_inline void off_key(struct pm_off_key *k, struct off_task *ot, s
  * built whole (its kernel stack walked once); dwarf keeps no copy for a
  * sum: its user part is the pc the thread left at.
  */
-static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t, __u64 now)
+static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t, bool walk)
 {
 	struct pm_off_key key;
 	struct off_slot *v, *b;
@@ -345,13 +440,18 @@ static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t
 		__sync_fetch_and_add(&v->h.period, ot->h.period);
 		__sync_fetch_and_add(&v->h.runq, ot->h.runq);
 		__sync_fetch_and_add(&v->h.count, 1);
-		v->h.end = now;
+		v->h.end = ot->h.end;
 		v->h.cpu = ot->h.cpu;
 		return true;
 	}
-	b = off_build_rec(ot, t);
+	b = off_build_rec(ot, t, walk);
 	if (!b)
 		return false;
+	nk = b->h.nr_kstack;
+	if (ot->lazy && nk < PM_MAX_STACK && kstack_max() > nk) {
+		b->frames[nk] = ot->pc;   /* a sum of waits in a system call: where it was entered */
+		b->h.nr_ustack = 1;
+	}
 	b->h.nr_wkstack = 0;   /* a sum names its first waker, not where it woke it */
 	b->h.nr_wustack = 0;
 	if (b->h.flags & PM_SF_UREGS) {
@@ -366,6 +466,40 @@ static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t
 	return !bpf_map_update_elem(&off_agg, &key, b, BPF_NOEXIST);
 }
 
+/*
+ * A pending interval goes out, its user frames taken now (ustack: t is
+ * current and has not left the system call it waited in), or none (it
+ * exits).  A full ring: summed instead.
+ */
+static __noinline void off_finish(void *ctx, struct off_task *ot, struct task_struct *t, __u64 now,
+				  bool ustack)
+{
+	struct off_slot *b;
+
+	ot->h.nr_ustack = ustack ? off_ustack(ctx, ot, ot->h.pid) : 0;
+	ot->lazy = 0;
+	if ((b = off_build_rec(ot, t, false)) && off_emit(b, t, now))
+		__sync_fetch_and_add(&offcpu_samples, 1);
+	else if (off_merge(ot, t, false))
+		__sync_fetch_and_add(&offcpu_merged, 1);
+	else
+		__sync_fetch_and_add(&offcpu_lost, 1);
+	ot->pending = 0;
+	ot->h.time = 0;
+}
+
+/*
+ * A lazy interval MIN_NS or longer: its kernel frames now (it has not run
+ * since it left), its user frames when it leaves the system call.
+ */
+static __always_inline void off_pend(struct off_task *ot, struct task_struct *t)
+{
+	long n = bpf_get_task_stack(t, ot->kfr, kstack_max() * sizeof(__u64), 0);
+
+	ot->nr_kfr = n > 0 ? (__u64)n / sizeof(__u64) : 0;
+	ot->pending = 1;
+}
+
 /* next runs again: its interval, if noted, goes out */
 static __always_inline void off_in(struct task_struct *next, __u64 now)
 {
@@ -373,7 +507,7 @@ static __always_inline void off_in(struct task_struct *next, __u64 now)
 	struct off_slot *b;
 	__u64 d;
 
-	if (!ot || !ot->h.time)
+	if (!ot || !ot->h.time || ot->pending)
 		return;
 	d = now - ot->h.time;
 	ot->h.end = now;
@@ -387,11 +521,14 @@ static __always_inline void off_in(struct task_struct *next, __u64 now)
 		ot->h.runq = 0;
 	ot->h.count = 1;
 	ot->h.cpu = bpf_get_smp_processor_id();
-	if (d < offcpu_min_ns && off_merge(ot, next, now)) {
+	if (d < offcpu_min_ns && off_merge(ot, next, true)) {
 		__sync_fetch_and_add(&offcpu_merged, 1);
-	} else if ((b = off_build_rec(ot, next)) && off_emit(b, next, now)) {
+	} else if (ot->lazy) {
+		off_pend(ot, next);
+		return;   /* still noted: off_sys_exit writes it */
+	} else if ((b = off_build_rec(ot, next, true)) && off_emit(b, next, now)) {
 		__sync_fetch_and_add(&offcpu_samples, 1);
-	} else if (d >= offcpu_min_ns && off_merge(ot, next, now)) {
+	} else if (d >= offcpu_min_ns && off_merge(ot, next, true)) {
 		/* the ring is full: summed, not lost */
 		__sync_fetch_and_add(&offcpu_merged, 1);
 	} else {
@@ -418,7 +555,7 @@ int BPF_PROG(off_waking, struct task_struct *p)
 	__u64 id, nk, nu;
 	long n;
 
-	if (!ot || !ot->h.time || ot->h.waker_flags)
+	if (!ot || !ot->h.time || ot->pending || ot->h.waker_flags)
 		return 0;
 	ot->woken = bpf_ktime_get_ns();
 	if (off_in_irq()) {
@@ -447,5 +584,17 @@ int BPF_PROG(off_waking, struct task_struct *p)
 	if (nu > PM_OFF_WSTACK / 2)
 		nu = PM_OFF_WSTACK / 2;
 	ot->h.nr_wustack = nu;
+	return 0;
+}
+
+/* a thread leaves a system call: the interval that waited in it, if pending, goes out */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(off_sys_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct off_task *ot = bpf_task_storage_get(&off_task, t, NULL, 0);
+
+	if (ot && ot->pending)
+		off_finish(ctx, ot, t, bpf_ktime_get_ns(), true);
 	return 0;
 }

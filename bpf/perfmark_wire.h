@@ -157,6 +157,8 @@ struct pm_cfg {
 	__u32 nr_uids;      /* entries in `uids` (its lookup is skipped when 0) */
 	__u32 gap;          /* pinned: write the gap sideband (pm_task, pm_mmap) */
 	__u32 tp_on;        /* tracepoint hits are recorded (their programs run always) */
+	__u32 self_pid;     /* the recorder's own process (its pid namespace): no off-CPU time */
+	__u32 pad;
 };
 
 /*

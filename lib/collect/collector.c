@@ -150,7 +150,7 @@ static void write_cfg(struct collector *c)
 {
 	/* pinned: collection may go on with no daemon, the gap sideband with it */
 	struct pm_cfg cfg = { .all = c->nr_all, .nr_uids = c->nr_uids, .gap = c->pinned,
-			      .tp_on = c->pinned || c->nr_active };
+			      .tp_on = c->pinned || c->nr_active, .self_pid = getpid() };
 	uint32_t zero = 0;
 
 	bpf_map_update_elem(c->cfg_fd, &zero, &cfg, BPF_ANY);

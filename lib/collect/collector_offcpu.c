@@ -18,6 +18,7 @@
 #include "perfmark.skel.h"
 #include "perfmark_wire.h"
 #include "offcpu_wire.h"
+#include "unwind_wire.h"
 #include "collector_int.h"
 #include "unwind.h"
 
@@ -54,6 +55,12 @@ static int64_t preempt_count_from_rq(void)
 	return pc >= 0 && rq >= 0 ? pc - rq : 0;
 }
 
+/* dwarf: the user stack is copied as a thread leaves; otherwise taken as it leaves its system call */
+static bool offcpu_dwarf(const struct collector *c)
+{
+	return collector_ustack_mode(&c->spec) == PM_US_DWARF;
+}
+
 int collector_offcpu_setup(struct collector *c)
 {
 	bool on = c->spec.off_cpu;
@@ -64,6 +71,8 @@ int collector_offcpu_setup(struct collector *c)
 	/* not asked for: not even verified */
 	bpf_program__set_autoload(c->skel->progs.off_switch, on);
 	bpf_program__set_autoload(c->skel->progs.off_waking, on);
+	/* dwarf copies the stack at the switch: no user frames to wait for */
+	bpf_program__set_autoload(c->skel->progs.off_sys_exit, on && !offcpu_dwarf(c));
 	return 0;
 }
 
@@ -83,13 +92,16 @@ int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t er
 
 int collector_offcpu_attach(struct collector *c, char *err, size_t errlen)
 {
-	struct bpf_program *progs[] = { c->skel->progs.off_switch, c->skel->progs.off_waking };
+	struct bpf_program *progs[] = { c->skel->progs.off_switch, c->skel->progs.off_waking,
+					c->skel->progs.off_sys_exit };
 	size_t i;
 	int e;
 
 	if (!c->spec.off_cpu)
 		return 0;
 	for (i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		if (progs[i] == c->skel->progs.off_sys_exit && offcpu_dwarf(c))
+			continue;
 		struct bpf_link *l = bpf_program__attach(progs[i]);
 
 		if (!l) {
