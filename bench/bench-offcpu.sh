@@ -22,6 +22,12 @@
 #    programs (kernel.bpf_stats_enabled, on for the measure only), as a
 #    share of the machine's CPU time (goal <= 0.05 %).  Run it on an idle
 #    machine: what others run is recorded too.
+# 3. The floor, on the same idle machine: perfmarkd with the same session
+#    without --off-cpu (BENCH_IDLE_SECS), and bench/floor's programs on
+#    sched_switch (BENCH_IDLE_SECS / 2 each): an empty one, and one that
+#    takes the user and kernel stack of every user thread leaving a CPU and
+#    nothing else (what any design writing each interval with its stacks
+#    pays), as shares of the machine's CPU.
 . "$(dirname "$0")/lib.sh"
 bench_setup bench-offcpu "$@"
 trips=${BENCH_TRIPS:-100000}
@@ -169,4 +175,38 @@ if switches / secs > 2000:
 print(f"  {'PASS' if share <= 0.05 else 'FAIL'} goal: the always-on session costs <= 0.05 % CPU ({share:.4f} %)")
 print(f"  off-CPU samples {show.get('offcpu', 0)}, of them sums {show.get('offcpu_sums', 0)} "
       f"of {show.get('offcpu_summed', 0)} intervals; file bytes {show.get('bytes', 0)}")
+PY
+
+# --- 3. the floor ---------------------------------------------------------------
+FLOOR=$build/bench/floor
+[ -x "$FLOOR" ] || die "no $FLOOR"
+PERFMARK_SOCKET=$sock "$PERFMARK" session create floor-idle -a -F 10 --ring 4M \
+	>/dev/null 2>"$W/create.err" || { cat "$W/create.err" >&2; die "session create failed"; }
+sleep 2
+c0=$(cpu_of "$PMD_PID") t0=$(date +%s.%N)
+sleep "$idle_secs"
+c1=$(cpu_of "$PMD_PID") t1=$(date +%s.%N)
+PERFMARK_SOCKET=$sock "$PERFMARK" session delete floor-idle >/dev/null 2>&1
+fsecs=$(( (idle_secs + 1) / 2 ))
+for m in switch switch-stacks; do
+	x0=$(ctxt)
+	"$FLOOR" "$m" -- sleep "$fsecs" 2>"$W/floor-$m" || die "floor $m failed: $(cat "$W/floor-$m")"
+	echo "$(( $(ctxt) - x0 ))" >>"$W/floor-$m"
+done
+python3 - "$c0" "$c1" "$tck" "$t0" "$t1" "$(nproc)" "$fsecs" "$W/floor-switch" "$W/floor-switch-stacks" <<'PY'
+import sys
+c0, c1, tck = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+secs, ncpu, fsecs = float(sys.argv[5]) - float(sys.argv[4]), int(sys.argv[6]), float(sys.argv[7])
+daemon = (c1 - c0) / tck * 1e9
+print(f"floor (load average {open('/proc/loadavg').read().split()[0]}):")
+print(f"  perfmarkd with the same session without --off-cpu: {daemon / 1e6:.0f} ms in {secs:.0f} s,"
+      f" {100 * daemon / (secs * ncpu * 1e9):.4f} % of the machine")
+for path, what in ((sys.argv[8], "an empty program on sched_switch"),
+                   (sys.argv[9], "user+kernel stacks of each user thread leaving a CPU")):
+    lines = open(path).read().split("\n")
+    f = next(l for l in lines if l.startswith("floor:")).split()
+    runs, ns = int(f[3]), float(f[5])
+    switches = int([l for l in lines if l.strip()][-1])
+    print(f"  {what}: {runs / fsecs:.0f} runs/s x {ns:.0f} ns = "
+          f"{100 * runs * ns / (fsecs * ncpu * 1e9):.4f} % ({switches / fsecs:.0f} switches/s)")
 PY

@@ -4,10 +4,15 @@
  * what a BPF program on the same timer event costs when it does nothing
  * (floor_empty), and when it counts user+kernel stacks in maps, as a
  * continuous profiler (or bpftrace's @[kstack, ustack] = count()) does,
- * writing nothing per sample to any ring (floor_stacks).
+ * writing nothing per sample to any ring (floor_stacks).  And the floor
+ * of off-CPU time (bench/bench-offcpu.sh): a program on sched_switch that
+ * does nothing (floor_switch), and one that takes what any design writing
+ * each interval with its stacks must, the user and kernel stack of each
+ * user thread leaving a CPU, and nothing else (floor_switch_stacks).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -94,5 +99,33 @@ int floor_ringpc(struct bpf_perf_event_data *ctx)
 
 	if (rb)
 		bpf_ringbuf_output(rb, &r, sizeof(r), BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+#define FLOOR_PF_KTHREAD 0x00200000
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64[FLOOR_MAX_STACK]);
+} frames SEC(".maps");
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(floor_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(floor_switch_stacks, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u32 zero = 0;
+	__u64 *f = bpf_map_lookup_elem(&frames, &zero);
+
+	if (!f || (prev->flags & FLOOR_PF_KTHREAD))
+		return 0;
+	bpf_get_stack(ctx, f, FLOOR_MAX_STACK * sizeof(__u64), BPF_F_USER_STACK);
+	bpf_get_task_stack(prev, f, FLOOR_MAX_STACK * sizeof(__u64), 0);
 	return 0;
 }

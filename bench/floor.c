@@ -2,11 +2,13 @@
 /*
  * floor: the floor of sampling, for bench/bench-floor.sh.
  *
- *   floor empty|stacks|none [-F HZ] -- CMD [ARGS...]
+ *   floor empty|stacks|none|switch|switch-stacks [-F HZ] -- CMD [ARGS...]
  *
  * empty, stacks: attaches bench/floor.bpf.c's program of that name to a
  * cpu-clock event at HZ (default 4000) on every online CPU, as perfmark
- * record does, runs CMD, and detaches.  none: attaches nothing.  In every
+ * record does, runs CMD, and detaches.  switch, switch-stacks: attaches
+ * that program to sched_switch instead (the floor of --off-cpu).  none:
+ * attaches nothing.  In every
  * mode the kernel's BPF run-time statistics are on while CMD runs (held
  * by a BPF_ENABLE_STATS fd, so they go back off unless someone else holds
  * them), so the programs a recorder in CMD loads can be measured too.
@@ -33,7 +35,7 @@
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: floor empty|stacks|none [-F HZ] -- CMD [ARGS...]\n");
+	fprintf(stderr, "usage: floor empty|stacks|none|switch|switch-stacks [-F HZ] -- CMD [ARGS...]\n");
 	return 2;
 }
 
@@ -131,6 +133,10 @@ int main(int argc, char **argv)
 			prog = skel->progs.floor_ring;
 		else if (!strcmp(mode, "ringpc"))
 			prog = skel->progs.floor_ringpc;
+		else if (!strcmp(mode, "switch"))
+			prog = skel->progs.floor_switch;
+		else if (!strcmp(mode, "switch-stacks"))
+			prog = skel->progs.floor_switch_stacks;
 		else
 			return usage();
 		if (prog == skel->progs.floor_ring)
@@ -145,6 +151,15 @@ int main(int argc, char **argv)
 				rb = ring_buffer__new(fd, on_rec, &nrec, NULL);
 			else
 				ring_buffer__add(rb, fd, on_rec, &nrec);
+		}
+		if (prog == skel->progs.floor_switch || prog == skel->progs.floor_switch_stacks) {
+			links[nlinks] = bpf_program__attach(prog);
+			if (!links[nlinks]) {
+				fprintf(stderr, "floor: attach %s: %s\n", mode, strerror(errno));
+				return 1;
+			}
+			nlinks++;
+			ncpus = 0;   /* no sampling event */
 		}
 		for (int cpu = 0; cpu < ncpus && cpu < MAX_CPUS; cpu++) {
 			int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
