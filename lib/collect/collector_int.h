@@ -106,6 +106,7 @@ struct collector {
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
 	int off_agg_fd;                /* --off-cpu: the summed intervals (collector_offcpu.c) */
 	void *off_keys, *off_vals;     /* a batch of them as it leaves the map */
+	uint64_t off_drained;          /* offcpu_merged at the last drain */
 	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
 	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
