@@ -3,31 +3,51 @@
  * Off-CPU time (--off-cpu[=MIN_NS]; records: bpf/offcpu_wire.h).
  *
  *   off_switch  sched_switch: the thread going off (prev) gets its time,
- *               state and user stack noted in its own task storage; the
+ *               state and system call noted in its own task storage; the
  *               thread coming on (next), if noted, is written out: one
  *               record, or summed into off_agg when it was off less than
  *               MIN_NS.
+ *   off_sys_exit  sys_exit: a thread that waited MIN_NS or more in a
+ *               system call leaves it: its record goes out, with its user
+ *               stack taken now.
  *   off_waking  sched_waking: who woke a noted thread (a task, or an
  *               interrupt), kept with it until it runs; and where: the
  *               waker's kernel and user stack (frame pointers), when the
  *               interval is MIN_NS long already, so will be written alone,
  *               and 100 us (PM_OFF_WAKER_MIN_NS).
  *
- * User stacks are taken as the thread goes off, as the sample program
- * takes them (the recording's --call-graph mode; frame pointers without
- * one): bpf_get_stack, pm_unwind_user (ehframe) or, for dwarf, a copy of
- * the registers and stack in a second storage.  Kernel stacks are taken as
- * it comes back, with bpf_get_task_stack: it has not run since, so its
- * kernel stack is as it left it, and the walk is made only for an interval
- * written on its own or the first of a sum.  A walk costs about 2 us
- * however few its frames (measured here: bpf_get_stack of 4 frames in the
- * switch, 3.5 us a switch against 1.5 us without), two thirds of a switch
- * noted the other way.  The kernel's walk of a task that is not running
- * leaves out the scheduler's own functions (.sched.text: schedule,
- * do_nanosleep, schedule_timeout, the mutex and rwsem slow paths), as
- * /proc/PID/stack does: a stack starts where the thread chose to wait.  A
- * sum is keyed by thread, state, system call and user stack; its kernel
- * stack is its first interval's.
+ * Where the time goes (bench/bench-offcpu.sh, and a build that timed each
+ * part): the user stack (bpf_get_stack, fp, 5-8 frames) costs 1.5-2 us,
+ * the kernel's walk of a task that is not running (bpf_get_task_stack)
+ * about 2.7 us however few its frames; all the rest of a switch about
+ * 0.3 us.  Most intervals are short (a pipe ping-pong: all of them) and
+ * are summed, so neither stack is taken for them:
+ *
+ * - User stacks: a thread waiting inside a system call (orig_ax its
+ *   number, ax still -ENOSYS; not exec, not a 32-bit task) has the same
+ *   user registers and frames until it leaves the call, so its user stack
+ *   is taken there, in its own context, and only when the interval is
+ *   written alone: at sys_exit, or at its next switch-out if it leaves a
+ *   CPU again first (still in the call).  The kernel gives no user stack
+ *   of another task, so not at the switch-in.  A sum of such waits is
+ *   keyed by thread, state, system call and the user pc it entered the
+ *   call at (its user part: that pc).  Preempted in user code, or waiting
+ *   in an exception (a page fault): the stack is taken at the switch, as
+ *   the sample program takes them (the recording's --call-graph mode;
+ *   frame pointers without one), and a sum is keyed by it.  dwarf: the
+ *   registers and stack are copied at the switch (a sum keeps the pc).
+ * - Kernel stacks are taken as the thread comes back, with
+ *   bpf_get_task_stack: it has not run since, so its kernel stack is as it
+ *   left it, and the walk is made only for an interval written on its own
+ *   or the first of a sum.  The kernel's walk of a task that is not
+ *   running leaves out the scheduler's own functions (.sched.text:
+ *   schedule, do_nanosleep, schedule_timeout, the mutex and rwsem slow
+ *   paths), as /proc/PID/stack does: a stack starts where the thread chose
+ *   to wait.  A sum's kernel stack is its first interval's.
+ * - The recording's own process (pm_cfg.self_pid: perfmarkd, or perfmark
+ *   record) is not noted: its waits are its drain timer's, and each one
+ *   would be a record for its next drain to write.
+ * - Nothing wakes the reader per record (rb_flags: it drains on a timer).
  *
  * The per-thread state lives in task storage: it goes with the thread (no
  * table to fill or clean, no bound on threads but the system's), created

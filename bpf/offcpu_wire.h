@@ -5,9 +5,11 @@
  * Fixed-width fields only.
  *
  * When a target thread leaves a CPU, sched_switch notes in the thread's
- * own storage when, in which state, and its stack (kernel frames, then
- * user frames as the recording's --call-graph takes them).  When it runs
- * again, one struct pm_offcpu goes into the ring: the switch-out time, the
+ * own storage when, in which state, and in which system call.  When it
+ * runs again (for a wait in a system call: when it leaves the call, where
+ * its user stack is taken), one struct pm_offcpu goes into the ring, with
+ * its kernel frames, then user frames as the recording's --call-graph
+ * takes them: the switch-out time, the
  * nanoseconds it was off and how many of them it waited for a CPU after
  * its wakeup, the state and who woke it.  An interval shorter
  * than MIN_NS is summed instead into a map keyed by thread, state and
@@ -61,7 +63,8 @@ struct pm_off_key {
 	__u32 pid, tid;
 	__u32 state, task_state;
 	__u32 nr_kstack, nr_ustack;
-	__u64 hash;         /* of the frames (dwarf: the kernel frames and user ip, sp) */
+	__u64 hash;         /* of the system call and user frames (dwarf: user ip, sp; a wait in a
+			     * system call: the pc it entered it at, nr_ustack PM_MAX_STACK + 1) */
 };
 
 /*
