@@ -156,7 +156,7 @@ static __always_inline bool off_in_irq(void)
 
 	if (!pc_from_rq || !bpf_core_field_exists(struct cfs_rq, rq))
 		return false;
-	rq = BPF_CORE_READ(t, se.cfs_rq, rq);
+	rq = t->se.cfs_rq ? t->se.cfs_rq->rq : NULL;   /* BTF loads, no helper */
 	if (!rq || bpf_probe_read_kernel(&pc, sizeof(pc), (void *)((__u64)rq + pc_from_rq)))
 		return false;
 	return pc & OFF_IRQ_MASK;
@@ -215,7 +215,7 @@ static __always_inline __u32 off_ustack(void *ctx, struct off_task *ot, __u32 pi
 static __always_inline bool off_in_syscall(struct pt_regs *regs, __s64 sysno)
 {
 	return sysno >= 0 && sysno < 1024 && sysno != OFF_NR_EXECVE && sysno != OFF_NR_EXECVEAT &&
-	       (__s64)BPF_CORE_READ(regs, ax) == -OFF_ENOSYS && BPF_CORE_READ(regs, cs) == OFF_USER_CS;
+	       (__s64)regs->ax == -OFF_ENOSYS && regs->cs == OFF_USER_CS;
 }
 
 static void off_finish(void *ctx, struct off_task *ot, struct task_struct *t, __u64 now, bool ustack);
@@ -263,6 +263,7 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 		__sync_fetch_and_add(&offcpu_lost, 1);
 		return;
 	}
+	/* a BTF pointer: plain loads the JIT inlines (a fault reads 0), not a helper call each */
 	regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 	/*
 	 * Its last interval ran again but has not left the system call: it is
@@ -288,7 +289,7 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 	ot->h.flags = 0;
 	ot->h.nr_kstack = 0;
 	ot->lazy = 0;
-	ot->sysno = regs ? (__s64)BPF_CORE_READ(regs, orig_ax) : -1;
+	ot->sysno = regs ? (__s64)regs->orig_ax : -1;
 	if (ustack_mode == PM_US_DWARF) {
 		off_take_copy(prev);
 		ot->h.flags = PM_SF_UREGS;
@@ -296,7 +297,7 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 	} else if (regs && off_in_syscall(regs, ot->sysno)) {
 		/* the stack waits: most intervals end up summed, which need only the pc */
 		ot->lazy = 1;
-		ot->pc = BPF_CORE_READ(regs, ip);
+		ot->pc = regs->ip;
 		ot->h.nr_ustack = 0;
 	} else {
 		ot->h.nr_ustack = off_ustack(ctx, ot, id >> 32);
