@@ -69,6 +69,15 @@
 
 const volatile __u64 offcpu_min_ns = 0;
 /*
+ * User stacks of waits in a system call taken as the thread leaves it
+ * (off_sys_exit attached), or at the switch.  sys_exit runs at every
+ * system call of the machine (110-150 ns with bpf_stats): it pays where
+ * the recorded threads switch often (a recording of a command), not for
+ * -a on an idle machine, where the calls outnumber the switches 20 to 1
+ * (bench-offcpu, collector_offcpu.c).
+ */
+const volatile __u32 offcpu_lazy = 0;
+/*
  * Where this CPU's preempt count is, from its runqueue: both are per-CPU
  * variables, and BTF gives their offsets in the per-CPU section (0: not
  * known).  The kernel here has no CONFIG_KALLSYMS_ALL: a per-CPU ksym
@@ -294,7 +303,7 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 		off_take_copy(prev);
 		ot->h.flags = PM_SF_UREGS;
 		ot->h.nr_ustack = 0;
-	} else if (regs && off_in_syscall(regs, ot->sysno)) {
+	} else if (offcpu_lazy && regs && off_in_syscall(regs, ot->sysno)) {
 		/* the stack waits: most intervals end up summed, which need only the pc */
 		ot->lazy = 1;
 		ot->pc = regs->ip;
