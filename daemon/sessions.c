@@ -564,7 +564,7 @@ static void on_taker_close(struct client_hook *h, struct client *c)
 	d->taker = NULL;
 	logmsg("session '%s': its taker (uid %u, pid %d) went; deleting it", d->def.name,
 	       (unsigned)c->cred.uid, (int)c->cred.pid);
-	if (d->tk || d->busy) {   /* a job reads it: deleted when the job is done */
+	if (d->tk || d->adopting || d->busy) {   /* deleted when it is free */
 		d->delete_pending = true;
 		return;
 	}
@@ -658,6 +658,8 @@ static int restore_def(void *ctx, const struct sessdef *def)
 		return 0;
 	}
 	e = session_build(d, true, err, sizeof(err));
+	if (!e)
+		sessions__adopt(d);     /* its fast lane's areas, a slice a turn from now on */
 	/* a ring file: taken over by a job, the session starts when it is done */
 	if (!e && d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0 &&
 	    !takeover_start(d, TK_RESTORE, NULL))
@@ -703,6 +705,7 @@ void sessions__restore(void)
 {
 	store__load(D.store, restore_def, bad_def, NULL);
 	sweep_pins();
+	sessions__adopt_done_all();   /* none adopts: the fd store's areas nobody took go now */
 }
 
 void sessions__keep_taken(void)

@@ -62,6 +62,19 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
  */
 int collector__adopt(struct collector **out, const struct recspec *spec,
 		     const char *pin_dir, char *err, size_t errlen);
+/*
+ * An adopted collector takes the fast lane's areas back (those kept in the
+ * fd store, those live processes still map) a slice at a time, so that the
+ * caller's loop goes on between slices: collector__adopt_step does up to
+ * budget areas or processes, false once nothing is left.  While adopting,
+ * what is read may be newer than records still to come from the areas not
+ * yet taken back (a caller holds its window: session.c).
+ */
+struct collector_adopt_stats {
+	uint64_t kept, rejoined, procs, steps;
+};
+bool collector__adopt_step(struct collector *c, unsigned budget);
+bool collector__adopting(const struct collector *c, struct collector_adopt_stats *st);
 void collector__put(struct collector *c);
 /*
  * Keep a collector whose last session ended for up to ns (0, the default:

@@ -196,6 +196,22 @@ fail:
 	return e ? e : -EINVAL;
 }
 
+bool session__adopt_step(struct session *s, unsigned budget)
+{
+	return s->c && collector__adopt_step(s->c, budget);
+}
+
+bool session__adopting(const struct session *s, struct session_adopt_stats *st)
+{
+	struct collector_adopt_stats cs = { 0 };
+	bool on = s->c && collector__adopting(s->c, &cs);
+
+	if (st)
+		*st = (struct session_adopt_stats){ .kept = cs.kept, .rejoined = cs.rejoined,
+						    .procs = cs.procs, .steps = cs.steps };
+	return on;
+}
+
 int session__unpin(const char *dir)
 {
 	return collector__unpin(dir);
@@ -346,6 +362,9 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, i
 	/* else the window goes no further than the oldest copy waiting: in order when it comes */
 	if (!force && collector__held_since(s->c) <= cutoff)
 		cutoff = collector__held_since(s->c) - 1;
+	/* fast-lane areas still to be taken back hold older records: nothing goes yet */
+	if (!force && collector__adopting(s->c, NULL))
+		cutoff = 0;
 	e = s->err ? s->err : flush_staged(s, cutoff);
 	if (e)
 		s->err = e;
