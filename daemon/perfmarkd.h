@@ -209,6 +209,7 @@ void runs__update_tick(void);
 struct dsess {
 	struct dsess *next;
 	struct sessdef def;
+	struct sessdef *saved;        /* def as last stored (sessions.c: save_def), or NULL */
 	struct run run;               /* run.s NULL when not collecting */
 	struct sink *sink;            /* kept after stop for ring snapshots */
 	struct defer dead;

@@ -42,12 +42,22 @@ static void on_notice(void *ctx, const char *msg)
 	logmsg("session '%s': %s", d ? d->def.name : "?", msg);
 }
 
+/*
+ * The definition as it changed, stored (fsync'd: seconds under I/O load,
+ * on the loop).  Unchanged since it was loaded or last saved: nothing to
+ * write (a restart restores every session as it was stored).
+ */
 void save_def(struct dsess *d)
 {
-	int e = store__save(D.store, &d->def);
+	int e;
 
+	if (d->saved && !memcmp(d->saved, &d->def, sizeof(d->def)))
+		return;
+	e = store__save(D.store, &d->def);
 	if (e)
 		logmsg("cannot save session '%s' under %s: %s", d->def.name, D.state_dir, strerror(-e));
+	else if (d->saved || (d->saved = malloc(sizeof(*d->saved))))
+		*d->saved = d->def;
 }
 
 /* Open a file sink's directory with the owner's rights (never as root for a user). */
@@ -360,6 +370,7 @@ static void dsess_release(struct defer *p)
 	struct dsess *d = container_of(p, struct dsess, dead);
 
 	rangehist__free(d->ranges);
+	free(d->saved);
 	free(d);
 }
 
@@ -651,6 +662,9 @@ static int restore_def(void *ctx, const struct sessdef *def)
 	if (!d)
 		return -ENOMEM;
 	dsess_link(d);
+	d->saved = malloc(sizeof(*d->saved));   /* as stored: saved again only when it changes */
+	if (d->saved)
+		*d->saved = *def;
 	if (def->stopped || def->error) {
 		session__unpin(d->pin);
 		if (d->def.sink != SESSDEF_SINK_RING || D.ring_dfd < 0 || takeover_start(d, TK_STOPPED, NULL))

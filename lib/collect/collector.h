@@ -111,8 +111,13 @@ int collector__pin(struct collector *c, const char *dir);
  * COLLECTOR_ALL_BATCHES calls in a row take all it held before the first
  * (its spill at most, batch by batch), while a program that goes on
  * writing cannot keep a caller that wants "everything" looping for ever.
+ * A consume reads up to COLLECTOR_RB_BATCH bytes of the BPF ring too (a
+ * ring kept full while no daemon ran, or a flood, once made one consume
+ * a turn of perfmarkd's loop of seconds on a loaded machine: issue 18
+ * case 14); the ring's fd stays readable while more waits.
  */
-#define COLLECTOR_ALL_BATCHES 32
+#define COLLECTOR_RB_BATCH (2u << 20)
+#define COLLECTOR_ALL_BATCHES 640
 bool collector__consume(struct collector *c);
 /*
  * The calling thread takes COLLECTOR_NICE where it may (root,

@@ -26,7 +26,7 @@
 #define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
 #define FL_SEG_SIZE       (4u << 20)                     /* the spill is a queue of these */
 #define FL_SPILL_WAKE     FL_SEG_SIZE                    /* this much copied: wake the drain */
-#define FL_CONSUME_MAX    (16u << 20)                    /* per consume: the BPF ring is read between */
+#define FL_CONSUME_MAX    (2u << 20)                     /* per consume: the BPF ring is read between */
 _Static_assert(FL_SPILL_MAX / FL_CONSUME_MAX < COLLECTOR_ALL_BATCHES, "all batches take the spill");
 #define FL_SPARE_SEGS     16                             /* emptied segments kept for reuse */
 #define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
