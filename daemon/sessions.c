@@ -662,8 +662,8 @@ static int restore_def(void *ctx, const struct sessdef *def)
 	if (!d)
 		return -ENOMEM;
 	dsess_link(d);
-	d->saved = malloc(sizeof(*d->saved));   /* as stored: saved again only when it changes */
-	if (d->saved)
+	/* stored in the current form: saved again only when it changes */
+	if (store__current(D.store, def) && (d->saved = malloc(sizeof(*d->saved))))
 		*d->saved = *def;
 	if (def->stopped || def->error) {
 		session__unpin(d->pin);
