@@ -333,6 +333,13 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, i
 		return s->err;
 	if (!s->started)
 		return 0;
+	/*
+	 * Fast-lane areas still being taken back hold older records: nothing
+	 * is read meanwhile (the rings hold it, as while no daemon ran), so
+	 * it comes in time order and no drain sorts a growing window again.
+	 */
+	if (!force && collector__adopting(s->c, NULL))
+		return 0;
 	/* --aggregate: a forced drain ends the interval (the stop's takes the last counts) */
 	if (force)
 		collector__agg_flush(s->c);
@@ -362,9 +369,6 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, i
 	/* else the window goes no further than the oldest copy waiting: in order when it comes */
 	if (!force && collector__held_since(s->c) <= cutoff)
 		cutoff = collector__held_since(s->c) - 1;
-	/* fast-lane areas still to be taken back hold older records: nothing goes yet */
-	if (!force && collector__adopting(s->c, NULL))
-		cutoff = 0;
 	e = s->err ? s->err : flush_staged(s, cutoff);
 	if (e)
 		s->err = e;

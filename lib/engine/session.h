@@ -167,9 +167,9 @@ int session__adopt(struct session **out, const struct session_opts *opts,
  * An adopted session takes the fast lane's areas back a slice at a time
  * (collector__adopt_step: budget areas or processes a call), so that the
  * daemon's loop answers and pings the watchdog between slices; false once
- * all are in.  Until then a drain stages what it reads and flushes nothing
- * (records still to come from areas not taken back yet are older), a
- * forced flush writes what was read.  adopting: still at it, and how far.
+ * all are in.  Until then a drain reads nothing (records still to come
+ * from areas not taken back yet are older; the rings hold what comes), a
+ * forced flush reads and writes everything as always.  adopting: still at it, and how far.
  */
 struct session_adopt_stats {
 	uint64_t kept, rejoined, procs, steps;
