@@ -47,18 +47,19 @@ sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot enable kernel.bpf_stats_ena
 export PERFMARK_NO_DAEMON=0
 clk=$(getconf CLK_TCK) ncpu=$(nproc)
 
-# the run time (ns) of every BPF program process $PMD holds, and the runs of its perf_event ones
+# the run time (ns) of every BPF program process $PMD holds; the runs and run time of its perf_event ones
 bpf_ns() {
 	local ids
 	ids=$(cat /proc/"$PMD"/fdinfo/* 2>/dev/null | sed -n 's/^prog_id:[[:space:]]*\([0-9]*\)/\1/p' | sort -u)
-	local id t=0 r=0 n c
+	local id t=0 r=0 e=0 n c
 	for id in $ids; do
 		read -r n c < <("$BPFTOOL" prog show id "$id" 2>/dev/null |
 			sed -n 's/^[0-9]*: perf_event .*run_time_ns \([0-9]*\) run_cnt \([0-9]*\).*/\1 \2/p
 				s/^[0-9]*: [a-z_]* .*run_time_ns \([0-9]*\).*/\1 0/p' | head -n 1)
 		t=$((t + ${n:-0})) r=$((r + ${c:-0}))
+		[ "${c:-0}" -gt 0 ] && e=$((e + n))
 	done
-	echo "$t $r"
+	echo "$t $r $e"
 }
 # perfmarkd's user + system time, ns
 pmd_ns() { awk -v hz="$clk" '{ sub(/^.*\) /, ""); printf "%.0f\n", ($12 + $13) * 1e9 / hz }' /proc/"$PMD"/stat; }
@@ -83,11 +84,11 @@ one() {
 		{ cat "$W/create.$name.log" "$W/pmd.log" >&2; die "session create failed"; }
 	# start-up (loading, the first synthesized records) is not what an hour costs
 	sleep 2
-	local b0 p0 s0 t0 b1 p1 s1 t1 r0 r1
-	read -r b0 r0 < <(bpf_ns)
+	local b0 p0 s0 t0 b1 p1 s1 t1 r0 r1 e0 e1
+	read -r b0 r0 e0 < <(bpf_ns)
 	p0=$(pmd_ns) s0=$(dir_bytes "$d") t0=$(date +%s%N)
 	sleep "$secs"
-	read -r b1 r1 < <(bpf_ns)
+	read -r b1 r1 e1 < <(bpf_ns)
 	p1=$(pmd_ns) s1=$(dir_bytes "$d") t1=$(date +%s%N)
 	"$PERFMARK" session stop "bench-$name" >/dev/null 2>&1
 	# what the files hold: the sampling event's records, markers, sideband
@@ -106,14 +107,14 @@ one() {
 	kill "$PMD"; wait "$PMD" 2>/dev/null
 	rm -f "$W/pid.$name"
 	awk -v b=$((b1 - b0)) -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v n="$ncpu" \
-		-v r=$((r1 - r0)) \
+		-v r=$((r1 - r0)) -v e=$((e1 - e0)) \
 		'BEGIN { printf "%.4f %.0f %d %d %.0f\n", 100 * (b + p) / (t * n), s * 3600e9 / t, b, p,
-			 r > 0 ? b / r : 0 }' >"$W/res.$name"
+			 (r > 0 ? e / r : 0) }' >"$W/res.$name"
 }
 
 # the floor: bpftrace counting stacks in a map, its BPF time over a window as long
 floor_run() {
-	local PMD b0 b1 r0 r1 t0 t1 i
+	local PMD b0 b1 r0 r1 e0 e1 t0 t1 i
 	bpftrace -e 'profile:hz:99 { @[kstack, ustack, pid, tid] = count(); } END { clear(@); }' \
 		>"$W/bpftrace.log" 2>&1 &
 	PMD=$!
@@ -123,10 +124,10 @@ floor_run() {
 		sleep 0.1
 	done
 	sleep 2
-	read -r b0 r0 < <(bpf_ns)
+	read -r b0 r0 e0 < <(bpf_ns)
 	t0=$(date +%s%N)
 	sleep "$secs"
-	read -r b1 r1 < <(bpf_ns)
+	read -r b1 r1 e1 < <(bpf_ns)
 	t1=$(date +%s%N)
 	kill -INT "$PMD"
 	for i in $(seq 50); do kill -0 "$PMD" 2>/dev/null || break; sleep 0.1; done
@@ -134,7 +135,7 @@ floor_run() {
 	wait "$PMD" 2>/dev/null
 	rm -f "$W/pid.bpftrace"
 	awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) -v n="$ncpu" -v r=$((r1 - r0)) \
-		'BEGIN { printf "%.4f %d %.0f\n", 100 * b / (t * n), b, r > 0 ? b / r : 0 }' >"$W/res.floor"
+		'BEGIN { printf "%.4f %d %.0f\n", 100 * b / (t * n), b, (r > 0 ? b / r : 0) }' >"$W/res.floor"
 }
 
 echo "bench-aggregate: perfmarkd session -a -F 99 -g into files, ${secs} s each, $ncpu CPUs," \
@@ -142,8 +143,9 @@ echo "bench-aggregate: perfmarkd session -a -F 99 -g into files, ${secs} s each,
 one agg --aggregate 10 &
 one plain &
 command -v bpftrace >/dev/null && floor_run &
-wait
-[ -s "$W/res.agg" ] && [ -s "$W/res.plain" ] || die "a run failed"
+# (a wait can return early, on a signal a child's kill delivers: until none is left)
+while [ -n "$(jobs -pr)" ]; do wait; done
+[ -s "$W/res.agg" ] && [ -s "$W/res.plain" ] || { cat "$W"/*.log >&2; die "a run failed"; }
 read -r acpu abytes abpf apmd arun <"$W/res.agg"
 read -r pcpu pbytes pbpf ppmd prun <"$W/res.plain"
 printf "  %-32s %9s %10s %10s %14s %10s\n" "" "CPU %" "BPF ms" "daemon ms" "bytes/hour" "ns/sample"
