@@ -13,6 +13,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "perfmarkd.h"
 
 static struct {
@@ -22,6 +23,7 @@ static struct {
 	struct defer *deferred;
 	struct defer *soon;          /* steps for the next turn */
 	uint64_t turn;
+	uint64_t turn_max_ns;        /* the longest turn, logged as it grows past LONG_TURN_NS */
 } L = { .ep = -1, .tfd = -1 };
 
 int loop__init(struct watch *tick)
@@ -143,11 +145,34 @@ void loop__ack_tick(void)
 	(void)!read(L.tfd, &ticks, sizeof(ticks));
 }
 
+/*
+ * A turn longer than this is logged (each time a longer one comes): the
+ * watchdog and every client wait for it (issue 18 case 14).
+ */
+#define LONG_TURN_NS (500ull * 1000 * 1000)
+
+static void turn_took(uint64_t t0)
+{
+	uint64_t dt = clock_mono_ns() - t0;
+
+	if (dt <= L.turn_max_ns)
+		return;
+	L.turn_max_ns = dt;
+	if (dt > LONG_TURN_NS)
+		logmsg("a turn of the loop took %llu ms", (unsigned long long)(dt / 1000000));
+}
+
+uint64_t loop__turn_max_ns(void)
+{
+	return L.turn_max_ns;
+}
+
 int loop__run(void)
 {
 	while (!L.exiting) {
 		struct epoll_event evs[32];
 		int n = epoll_wait(L.ep, evs, 32, L.soon ? 0 : -1), i;
+		uint64_t t0 = clock_mono_ns();
 
 		L.turn++;
 		if (n < 0) {
@@ -164,6 +189,7 @@ int loop__run(void)
 		if (!L.exiting)
 			run_soon();
 		run_deferred();
+		turn_took(t0);
 	}
 	return 0;
 }

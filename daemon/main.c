@@ -203,7 +203,6 @@ int main(int argc, char **argv)
 	bool foreground = false, activated;
 	const char *http = NULL;
 	int ready_fd = -1;
-	size_t kept, exited, dropped;
 	sigset_t mask;
 	int c, e;
 
@@ -304,11 +303,8 @@ int main(int argc, char **argv)
 	/* a bad --http fails before any session restarts */
 	if (http && http__start(http))
 		return 1;
+	/* the rings and fast-lane areas are taken over from the loop: READY=1 comes first */
 	sessions__restore();
-	fastlane_keeper_done(&kept, &exited, &dropped);
-	if (kept || dropped)
-		logmsg("kept rings from the fd store: %zu taken over (%zu of processes that exited "
-		       "while no daemon ran), %zu no session wanted", kept, exited, dropped);
 	runs__update_tick();
 	logmsg("listening on %s (%zu session%s)", activated ? "the socket-activated fd 3" : D.socket_path,
 	       D.nr_sessions, D.nr_sessions == 1 ? "" : "s");

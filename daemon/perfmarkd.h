@@ -99,6 +99,8 @@ void watch__mod(struct watch *w, int fd, uint32_t events);
 void watch__del(int fd);
 /* counts the loop's turns (a batch of events, then the steps) */
 uint64_t loop__turn(void);
+/* the longest turn so far (those over 500 ms are logged) */
+uint64_t loop__turn_max_ns(void);
 /* fn(d) runs after the current batch of events. */
 void loop__defer(struct defer *d, void (*fn)(struct defer *d));
 /*
@@ -207,6 +209,7 @@ void runs__update_tick(void);
 struct dsess {
 	struct dsess *next;
 	struct sessdef def;
+	struct sessdef *saved;        /* def as last stored (sessions.c: save_def), or NULL */
 	struct run run;               /* run.s NULL when not collecting */
 	struct sink *sink;            /* kept after stop for ring snapshots */
 	struct defer dead;
@@ -214,6 +217,9 @@ struct dsess {
 	int dir_fd;                   /* file sink output directory */
 	char pin[PATH_MAX];
 	struct takeover *tk;          /* its ring being taken over (state "starting") */
+	/* its fast lane's areas taken back after a restart, a slice a turn (takeover.c) */
+	bool adopting;
+	struct defer adopt;
 	int busy;                     /* snapshots under way: not deleted nor restarted */
 	bool delete_pending;          /* its taker went while busy: deleted once free */
 	struct client *taker;         /* `session take`: deleted when it goes */
@@ -235,6 +241,14 @@ bool sessions__busy_for(const struct dsess *d, int cmd);
 void sessions__unbusy(struct dsess *d);
 /* tests only: a job of session name waits while $PERFMARK_TEST_HOLD.NAME exists */
 void sessions__test_hold(const char *name);
+/*
+ * An adopted session (its collection pinned by the daemon before) takes
+ * its fast lane's areas back a slice a turn of the loop (takeover.c):
+ * "starting" meanwhile, its requests but `show` wait.  Once no session is
+ * at it any more, the fd store's areas nobody took are dropped.
+ */
+void sessions__adopt(struct dsess *d);
+void sessions__adopt_done_all(void);
 /*
  * A named session around a collection that runs already (keep.c):
  * prepare makes d (not listed) with its sink for the events s writes
@@ -482,6 +496,8 @@ struct json_object *reply_err(const char *fmt, ...) __attribute__((format(printf
 /* "starting" (its ring being taken over), "running", "stopped" or "error" */
 const char *dsess_state(const struct dsess *d);
 struct json_object *session_info(const struct dsess *d);
+/* takeover.c: {"state":"in progress"|"done","ring":...,"fastlane":...,"kept_areas":N,...} */
+struct json_object *takeover_json(const struct dsess *d);
 void stats_json(struct json_object *o, const struct session_stats *st);
 
 /* --- instance.c ---------------------------------------------------------- */

@@ -42,12 +42,22 @@ static void on_notice(void *ctx, const char *msg)
 	logmsg("session '%s': %s", d ? d->def.name : "?", msg);
 }
 
+/*
+ * The definition as it changed, stored (fsync'd: seconds under I/O load,
+ * on the loop).  Unchanged since it was loaded or last saved: nothing to
+ * write (a restart restores every session as it was stored).
+ */
 void save_def(struct dsess *d)
 {
-	int e = store__save(D.store, &d->def);
+	int e;
 
+	if (d->saved && !memcmp(d->saved, &d->def, sizeof(d->def)))
+		return;
+	e = store__save(D.store, &d->def);
 	if (e)
 		logmsg("cannot save session '%s' under %s: %s", d->def.name, D.state_dir, strerror(-e));
+	else if (d->saved || (d->saved = malloc(sizeof(*d->saved))))
+		*d->saved = d->def;
 }
 
 /* Open a file sink's directory with the owner's rights (never as root for a user). */
@@ -360,6 +370,7 @@ static void dsess_release(struct defer *p)
 	struct dsess *d = container_of(p, struct dsess, dead);
 
 	rangehist__free(d->ranges);
+	free(d->saved);
 	free(d);
 }
 
@@ -564,7 +575,7 @@ static void on_taker_close(struct client_hook *h, struct client *c)
 	d->taker = NULL;
 	logmsg("session '%s': its taker (uid %u, pid %d) went; deleting it", d->def.name,
 	       (unsigned)c->cred.uid, (int)c->cred.pid);
-	if (d->tk || d->busy) {   /* a job reads it: deleted when the job is done */
+	if (d->tk || d->adopting || d->busy) {   /* deleted when it is free */
 		d->delete_pending = true;
 		return;
 	}
@@ -651,6 +662,9 @@ static int restore_def(void *ctx, const struct sessdef *def)
 	if (!d)
 		return -ENOMEM;
 	dsess_link(d);
+	/* stored in the current form: saved again only when it changes */
+	if (store__current(D.store, def) && (d->saved = malloc(sizeof(*d->saved))))
+		*d->saved = *def;
 	if (def->stopped || def->error) {
 		session__unpin(d->pin);
 		if (d->def.sink != SESSDEF_SINK_RING || D.ring_dfd < 0 || takeover_start(d, TK_STOPPED, NULL))
@@ -658,6 +672,8 @@ static int restore_def(void *ctx, const struct sessdef *def)
 		return 0;
 	}
 	e = session_build(d, true, err, sizeof(err));
+	if (!e)
+		sessions__adopt(d);     /* its fast lane's areas, a slice a turn from now on */
 	/* a ring file: taken over by a job, the session starts when it is done */
 	if (!e && d->def.sink == SESSDEF_SINK_RING && D.ring_dfd >= 0 &&
 	    !takeover_start(d, TK_RESTORE, NULL))
@@ -703,6 +719,7 @@ void sessions__restore(void)
 {
 	store__load(D.store, restore_def, bad_def, NULL);
 	sweep_pins();
+	sessions__adopt_done_all();   /* none adopts: the fd store's areas nobody took go now */
 }
 
 void sessions__keep_taken(void)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fastlane.h"
 #include "perfmarkd.h"
 #include "proto.h"
 #include "sessions-int.h"
@@ -136,17 +137,105 @@ int takeover_start(struct dsess *d, enum tk_mode mode, struct client *c)
 
 bool sessions__busy_for(const struct dsess *d, int cmd)
 {
-	if (d->tk)
+	if (d->tk || d->adopting)
 		return cmd != PROTO_CMD_SHOW;
 	return d->busy && (cmd == PROTO_CMD_START || cmd == PROTO_CMD_DELETE);
 }
 
 void sessions__unbusy(struct dsess *d)
 {
-	if (d->tk || d->busy)
+	if (d->tk || d->adopting || d->busy)
 		return;
 	if (d->delete_pending)    /* the requests that waited find it gone (by name) */
 		json_object_put(cmd_delete(d));
 	clients__unpark(d);       /* d only compared, never read */
 }
 
+
+/* --- the fast lane's areas taken back, a slice a turn ---------------------- */
+
+/*
+ * After a restart the fast lane takes back the areas systemd's fd store
+ * kept and those live processes still map (lib/collect/fastlane_keep.c):
+ * ADOPT_BUDGET of them (or processes scanned) a turn of the loop, between
+ * which it answers its clients and pings the watchdog.  Before (issue 18
+ * case 14), all of it came in one call ahead of READY=1: 256 kept areas and
+ * a scan of every process's maps on a loaded machine outlasted systemd's
+ * start timeout.  Meanwhile the session is "starting": it stages what it
+ * reads and writes nothing yet (session.h), its requests but `show` wait.
+ */
+#define ADOPT_BUDGET 16
+
+static size_t nr_adopting;
+
+/* PERFMARK_TEST_HOLD (tests only): after its first slice, held while PREFIX.NAME.adopt exists */
+static bool adopt_held(const struct dsess *d)
+{
+	const char *p = getenv("PERFMARK_TEST_HOLD");
+	char path[PATH_MAX];
+
+	return p && *p && snprintf(path, sizeof(path), "%s.%s.adopt", p, d->def.name) < (int)sizeof(path) &&
+	       !access(path, F_OK);
+}
+
+static void adopt_step(struct defer *p)
+{
+	struct dsess *d = container_of(p, struct dsess, adopt);
+	struct session_adopt_stats st = { 0 };
+
+	if (d->run.s && session__adopting(d->run.s, &st) && st.steps && adopt_held(d)) {
+		usleep(10000);          /* the loop serves on, this waits */
+		loop__soon(&d->adopt, adopt_step);
+		return;
+	}
+	if (d->run.s && session__adopt_step(d->run.s, ADOPT_BUDGET)) {
+		loop__soon(&d->adopt, adopt_step);
+		return;
+	}
+	d->adopting = false;
+	logmsg("session '%s': fast lane taken back: %llu kept areas, %llu live, %llu processes scanned in %llu steps",
+	       d->def.name, (unsigned long long)st.kept, (unsigned long long)st.rejoined,
+	       (unsigned long long)st.procs, (unsigned long long)st.steps);
+	if (!--nr_adopting)
+		sessions__adopt_done_all();
+	sessions__unbusy(d);
+}
+
+void sessions__adopt(struct dsess *d)
+{
+	if (!d->run.s || !session__adopting(d->run.s, NULL))
+		return;
+	d->adopting = true;
+	nr_adopting++;
+	loop__soon(&d->adopt, adopt_step);
+}
+
+void sessions__adopt_done_all(void)
+{
+	size_t kept, exited, dropped;
+
+	if (nr_adopting)
+		return;
+	fastlane_keeper_done(&kept, &exited, &dropped);
+	if (kept || dropped)
+		logmsg("kept rings from the fd store: %zu taken over (%zu of processes that exited "
+		       "while no daemon ran), %zu no session wanted", kept, exited, dropped);
+}
+
+/* show's "takeover": the ring (a job) and the fast lane's areas (slices), while and after */
+struct json_object *takeover_json(const struct dsess *d)
+{
+	struct json_object *o = json_object_new_object();
+	struct session_adopt_stats st = { 0 };
+
+	if (d->run.s)
+		session__adopting(d->run.s, &st);
+	json_object_object_add(o, "state", json_object_new_string(d->tk || d->adopting ? "in progress" : "done"));
+	json_object_object_add(o, "ring", json_object_new_string(d->tk ? "in progress" : "done"));
+	json_object_object_add(o, "fastlane", json_object_new_string(d->adopting ? "in progress" : "done"));
+	json_object_object_add(o, "kept_areas", json_object_new_uint64(st.kept));
+	json_object_object_add(o, "live_areas", json_object_new_uint64(st.rejoined));
+	json_object_object_add(o, "processes_scanned", json_object_new_uint64(st.procs));
+	json_object_object_add(o, "steps", json_object_new_uint64(st.steps));
+	return o;
+}

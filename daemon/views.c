@@ -37,8 +37,8 @@ static void sink_usage(struct json_object *o, const struct sink_stats *ks)
 
 const char *dsess_state(const struct dsess *d)
 {
-	if (d->tk)
-		return "starting";   /* its ring is being taken over (sessions.c) */
+	if (d->tk || d->adopting)
+		return "starting";   /* its ring or its fast lane's areas taken over (takeover.c) */
 	if (d->run.s)
 		return "running";
 	return d->def.error ? "error" : "stopped";
@@ -96,6 +96,7 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "snapshots_running", (uint64_t)d->busy);   /* being written (jobs.c) */
 	add_u64(o, "requests_waiting", waiting(d));          /* for the session to be free */
 	add_u64(o, "reader_lost", ks.reader_lost);
+	json_object_object_add(o, "takeover", takeover_json(d));
 	json_object_object_add(o, "pin_dir", json_object_new_string(d->pin));
 	if ((x = counts__json(d)))    /* --count: totals and rates */
 		json_object_object_add(o, "counts", x);

@@ -21,7 +21,7 @@ http_daemon() {
 	for i in $(seq 100); do
 		HTTP_PORT=$(sed -n 's/.*http: serving .* port \([0-9]*\) .*/\1/p' "$T/pmd.log" | tail -n 1)
 		[ -n "$HTTP_PORT" ] && return 0
-		sleep 0.1
+		sleep 0.1   # polled: the loop has a deadline
 	done
 	die "perfmarkd --http did not say its port" -- "$T/pmd.log"
 }
@@ -43,6 +43,6 @@ wait_for() {
 	local deadline=$(( $(date +%s) + $1 )); shift
 	until "$@"; do
 		[ "$(date +%s)" -lt "$deadline" ] || return 1
-		sleep 0.2
+		sleep 0.2   # polled: the loop has a deadline
 	done
 }

@@ -116,7 +116,7 @@ port=$((20000 + ($$ + 7) % 20000))
 bg python3 -m http.server "$port" --bind 127.0.0.1 --directory "$T/www" 2>"$T/http.log"
 for i in $(seq 100); do
 	curl -fs "http://127.0.0.1:$port/w.json" >/dev/null 2>&1 && break
-	sleep 0.1
+	sleep 0.1   # polled: the loop has a deadline
 done
 for f in w noidle; do
 	url="http://127.0.0.1:$port/index.html#profileURL=http://127.0.0.1:$port/$f.json"

@@ -757,7 +757,14 @@ static void test_store(void **state)
 			check_legacy(&seen.defs[i]);
 		else
 			assert_int_equal(seen.defs[i].spec.freq, 99);
+		/* the legacy file is in an older form: saved again at restore; ours is current */
+		assert_int_equal(store__current(st, &seen.defs[i]), strcmp(seen.defs[i].name, "old") != 0);
 	}
+	d.name[0] = 'n';
+	assert_true(store__current(st, &d));
+	d.spec.freq = 100;                           /* changed since saved */
+	assert_false(store__current(st, &d));
+	d.spec.freq = 99;
 	snprintf(path, sizeof(path), "%s/sessions/.gone.json.tmp", dir);
 	assert_int_equal(access(path, F_OK), -1);
 

@@ -56,8 +56,17 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 
 	if (!collector_markers_ring(c, data, size))
 		dispatch_ring(c, data, size);
+	/* a batch read: the consume stops here (libbpf has taken this record) */
+	if (c->rb_left <= size + 8) {
+		c->rb_left = 0;
+		c->rb_more = true;
+		return -EAGAIN;
+	}
+	c->rb_left -= size + 8;
 	return 0;
 }
+_Static_assert(RECSPEC_RINGBUF_MAX / COLLECTOR_RB_BATCH < COLLECTOR_ALL_BATCHES,
+	       "all batches take a full BPF ring");
 
 /* hands a sideband record to the parts and the active subscribers */
 static enum bpf_perf_event_ret on_sideband(void *ctx, int cpu, struct perf_event_header *h)
@@ -101,9 +110,11 @@ bool collector__consume(struct collector *c)
 
 	collector_unwind_begin(c);
 	perf_buffer__consume(c->pb);
+	c->rb_left = COLLECTOR_RB_BATCH;
+	c->rb_more = false;
 	ring_buffer__consume(c->rb);
 	collector_offcpu_drain(c);
-	more = collector_markers_consume(c);
+	more = collector_markers_consume(c) || c->rb_more;
 	collector_unwind_tick(c);
 	collector_agg_flush(c, false);
 	/* what a drain of this collector cost the thread that drains (stats: longest drain) */

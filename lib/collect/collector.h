@@ -62,6 +62,19 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
  */
 int collector__adopt(struct collector **out, const struct recspec *spec,
 		     const char *pin_dir, char *err, size_t errlen);
+/*
+ * An adopted collector takes the fast lane's areas back (those kept in the
+ * fd store, those live processes still map) a slice at a time, so that the
+ * caller's loop goes on between slices: collector__adopt_step does up to
+ * budget areas or processes, false once nothing is left.  While adopting,
+ * what is read may be newer than records still to come from the areas not
+ * yet taken back (a caller holds its window: session.c).
+ */
+struct collector_adopt_stats {
+	uint64_t kept, rejoined, procs, steps;
+};
+bool collector__adopt_step(struct collector *c, unsigned budget);
+bool collector__adopting(const struct collector *c, struct collector_adopt_stats *st);
 void collector__put(struct collector *c);
 /*
  * Keep a collector whose last session ended for up to ns (0, the default:
@@ -98,8 +111,13 @@ int collector__pin(struct collector *c, const char *dir);
  * COLLECTOR_ALL_BATCHES calls in a row take all it held before the first
  * (its spill at most, batch by batch), while a program that goes on
  * writing cannot keep a caller that wants "everything" looping for ever.
+ * A consume reads up to COLLECTOR_RB_BATCH bytes of the BPF ring too (a
+ * ring kept full while no daemon ran, or a flood, once made one consume
+ * a turn of perfmarkd's loop of seconds on a loaded machine: issue 18
+ * case 14); the ring's fd stays readable while more waits.
  */
-#define COLLECTOR_ALL_BATCHES 32
+#define COLLECTOR_RB_BATCH (2u << 20)
+#define COLLECTOR_ALL_BATCHES 640
 bool collector__consume(struct collector *c);
 /* records handed out so far: unchanged across drains, nothing arrived (the caller may tick slower) */
 uint64_t collector__activity(const struct collector *c);

@@ -73,6 +73,8 @@ struct collector {
 	uint32_t rb_id;                /* identity of the pinned ring, for adoption */
 	uint64_t sideband_since;       /* CLOCK_MONOTONIC ns: the perf sideband runs from here */
 	struct ring_buffer *rb;
+	size_t rb_left;                /* bytes this consume may still read of it (COLLECTOR_RB_BATCH) */
+	bool rb_more;                  /* the consume stopped there: more waits */
 	struct perf_buffer *pb;
 	struct bpf_link **links;
 	int *pfds;                     /* sampling events, then tracepoints' */

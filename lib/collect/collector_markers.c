@@ -688,7 +688,8 @@ int collector_attach_markers(struct collector *c, char *err, size_t errlen)
 
 /*
  * A restarted daemon: its token from the pinned .bss; the areas it read
- * before it went are read on from where it stopped (what the processes
+ * before it went are read on from where it stopped (taken back a slice at
+ * a time by collector__adopt_step) (what the processes
  * wrote meanwhile waited in their rings, or took the trap lane once full),
  * those of processes that exited meanwhile too, where the keeper (the fd
  * store) held them.
@@ -702,11 +703,25 @@ void collector_markers_adopt(struct collector *c)
 		return;
 	if (bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
 		bss.fl_token = 0;
-	if (!markers_new(c, bss.fl_token) && bss.fl_token) {
-		/* the rings of processes that exited meanwhile first: only the fd store has them */
-		fastlane__adopt_kept(c->mk->fl);
-		fastlane__rejoin(c->mk->fl, 0);
-	}
+	/* taken back in slices: collector__adopt_step */
+	if (!markers_new(c, bss.fl_token) && bss.fl_token)
+		fastlane__adopt_begin(c->mk->fl);
+}
+
+bool collector__adopt_step(struct collector *c, unsigned budget)
+{
+	return c->mk && c->mk->fl && fastlane__adopt_step(c->mk->fl, budget);
+}
+
+bool collector__adopting(const struct collector *c, struct collector_adopt_stats *st)
+{
+	struct fastlane_adopt_stats fs = { 0 };
+	bool on = c->mk && c->mk->fl && fastlane__adopting(c->mk->fl, &fs);
+
+	if (st)
+		*st = (struct collector_adopt_stats){ .kept = fs.kept, .rejoined = fs.rejoined,
+						      .procs = fs.procs, .steps = fs.steps };
+	return on;
 }
 
 void collector_markers_free(struct collector *c)

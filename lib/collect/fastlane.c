@@ -400,7 +400,7 @@ out:
 }
 
 /* one live area found in pid's maps: ours from before a restart? */
-static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64_t end)
+static bool rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64_t end)
 {
 	struct pm_fastreg r = { .pid = pid, .time = clock_mono_ns() };
 	struct area *a;
@@ -409,53 +409,50 @@ static void rejoin_one(struct fastlane *fl, uint32_t pid, uint64_t start, uint64
 	for (a = fl->areas; a; a = a->next)
 		if (a->pid == pid && (uint64_t)(uintptr_t)a->map && a->hdr &&
 		    a->size == end - start && a->reg_area == start)
-			return;
+			return false;
 	if (synth_task_owner((pid_t)pid, &r.uid, &tgid) || (uint32_t)tgid != pid)
-		return;
+		return false;
 	r.reg.kind = PM_FL_REG_AREA;      /* an area from before a restart: as it was */
 	r.reg.version = PM_FL_VERSION;
 	r.reg.area = start;
 	r.reg.size = end - start;
 	if (attach(fl, &r, &a, true))
-		return;
+		return false;
 	a->local_pid = a->hdr->pid;
 	keep_area(fl, a);
 	a->next = fl->areas;
 	fl->areas = a;
 	fl->stats.areas++;
+	return true;
+}
+
+/* pid's live areas ours from before a restart, joined again (lock held): how many */
+unsigned fastlane_rejoin_pid(struct fastlane *fl, uint32_t pid)
+{
+	char path[64], line[512];
+	unsigned n = 0;
+	FILE *f;
+
+	/* not ourselves: the areas we read are mapped here too */
+	if (!pid || pid == (uint32_t)getpid())
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		unsigned long long start, end;
+
+		if (strstr(line, "/memfd:perfmark") && sscanf(line, "%llx-%llx", &start, &end) == 2)
+			n += rejoin_one(fl, pid, start, end);
+	}
+	if (f)
+		fclose(f);
+	return n;
 }
 
 void fastlane__rejoin(struct fastlane *fl, uint32_t pid)
 {
-	char path[64], line[512];
-	struct dirent *de;
-	DIR *d = NULL;
-
 	pthread_mutex_lock(&fl->lock);
-	if (!pid)
-		d = opendir("/proc");
-	while (pid || (d && (de = readdir(d)))) {
-		uint32_t p = pid ? pid : (uint32_t)strtoul(de->d_name, NULL, 10);
-		FILE *f;
-
-		/* not ourselves: the areas we read are mapped here too */
-		if (p && p != (uint32_t)getpid()) {
-			snprintf(path, sizeof(path), "/proc/%u/maps", p);
-			f = fopen(path, "re");
-			while (f && fgets(line, sizeof(line), f)) {
-				unsigned long long start, end;
-
-				if (strstr(line, "/memfd:perfmark") && sscanf(line, "%llx-%llx", &start, &end) == 2)
-					rejoin_one(fl, p, start, end);
-			}
-			if (f)
-				fclose(f);
-		}
-		if (pid)
-			break;
-	}
-	if (d)
-		closedir(d);
+	fastlane_rejoin_pid(fl, pid);
 	pthread_cond_signal(&fl->wake);
 	pthread_mutex_unlock(&fl->lock);
 }
@@ -585,6 +582,8 @@ void fastlane__free(struct fastlane *fl)
 		next = a->next;
 		fastlane_area_free(fl, a);
 	}
+	if (fl->adopt_dir)
+		closedir(fl->adopt_dir);
 	free_segs(fl->head);
 	free_segs(fl->spare);
 	free(fl->tidbuf);

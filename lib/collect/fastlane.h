@@ -77,17 +77,32 @@ void fastlane_keeper_done(size_t *taken, size_t *exited, size_t *dropped);
 int fastlane__new(struct fastlane **out, uint64_t token, fastlane_deliver_fn deliver, void *ctx);
 uint64_t fastlane__token(const struct fastlane *fl);
 /*
- * After a restart (adopted pins): every live area of pid (0: all processes)
- * where our token still holds a consumer word is joined again, reading on
- * from where the earlier process stopped.
+ * After a restart (adopted pins): every live area of pid where our token
+ * still holds a consumer word is joined again, reading on from where the
+ * earlier process stopped.
  */
 void fastlane__rejoin(struct fastlane *fl, uint32_t pid);
 /*
- * A daemon that adopts its pins: the areas the keeper handed back with this
- * fastlane's token, read on from where the dead daemon stopped.  Call before
- * fastlane__rejoin(fl, 0), which then skips the processes found here.
+ * A daemon that adopts its pins takes its areas back in slices, so that
+ * its loop goes on between them (issue 18 case 14: 256 kept areas and a
+ * scan of every process's maps, in one call before READY=1, outlasted
+ * systemd's start timeout on a loaded machine).  adopt_begin: from now on
+ * each adopt_step takes up to budget of the areas the keeper handed back
+ * with this fastlane's token, then scans up to budget processes for live
+ * areas (those found first are skipped); false once all is done.  The
+ * areas adopted are read at once; what they hold is older than anything
+ * read since the restart: the caller holds its reorder window meanwhile.
  */
-void fastlane__adopt_kept(struct fastlane *fl);
+struct fastlane_adopt_stats {
+	uint64_t kept;                /* areas the keeper handed back, taken */
+	uint64_t rejoined;            /* live areas found in the scan */
+	uint64_t procs;               /* processes scanned */
+	uint64_t steps;
+};
+void fastlane__adopt_begin(struct fastlane *fl);
+bool fastlane__adopt_step(struct fastlane *fl, unsigned budget);
+/* true while adopting; st (may be NULL): its progress */
+bool fastlane__adopting(struct fastlane *fl, struct fastlane_adopt_stats *st);
 /* detaches from every area (the processes go back to the trap lane) */
 void fastlane__free(struct fastlane *fl);
 /* a PM_REC_FASTREG record from the BPF ring */

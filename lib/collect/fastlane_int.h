@@ -11,6 +11,7 @@
 #ifndef PERFMARK_FASTLANE_INT_H
 #define PERFMARK_FASTLANE_INT_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,7 +26,7 @@
 #define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
 #define FL_SEG_SIZE       (4u << 20)                     /* the spill is a queue of these */
 #define FL_SPILL_WAKE     FL_SEG_SIZE                    /* this much copied: wake the drain */
-#define FL_CONSUME_MAX    (16u << 20)                    /* per consume: the BPF ring is read between */
+#define FL_CONSUME_MAX    (2u << 20)                     /* per consume: the BPF ring is read between */
 _Static_assert(FL_SPILL_MAX / FL_CONSUME_MAX < COLLECTOR_ALL_BATCHES, "all batches take the spill");
 #define FL_SPARE_SEGS     16                             /* emptied segments kept for reuse */
 #define FL_PUMP_IDLE_NS   (2ull * 1000 * 1000)
@@ -115,6 +116,11 @@ struct fastlane {
 	fastlane_deliver_fn deliver;
 	void *ctx;
 	char *tidbuf;                 /* scratch for /proc reads */
+	/* taking the areas back after a restart, in slices (fastlane__adopt_step) */
+	bool adopting;
+	size_t adopt_next;            /* the keeper's next handed-back area */
+	DIR *adopt_dir;               /* /proc, scanned for live areas, once the kept ones are in */
+	struct fastlane_adopt_stats adopt;
 };
 
 static inline struct pm_fl_slot *area_slot(const struct area *a, uint32_t s)
@@ -128,6 +134,7 @@ int fastlane_area_setup(struct area *a, const struct pm_fastreg *r);
 int fastlane_rejoin_area(struct fastlane *fl, struct area *a);
 void fastlane_area_free(struct fastlane *fl, struct area *a);
 uint32_t fastlane_proc_gid(uint32_t pid);
+unsigned fastlane_rejoin_pid(struct fastlane *fl, uint32_t pid);
 /*
  * fastlane_keep.c's, which fastlane.c calls through these (set by
  * fastlane_keeper() before any fastlane is made; NULL: nothing is kept), so

@@ -4,9 +4,11 @@
  * keeper, fastlane.h) and a restarted daemon adopting what it kept.
  * Split from fastlane.c, which attaches, reads and lets go.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -219,12 +221,22 @@ fail:
 	return e;
 }
 
-void fastlane__adopt_kept(struct fastlane *fl)
+void fastlane__adopt_begin(struct fastlane *fl)
 {
 	pthread_mutex_lock(&fl->lock);
+	fl->adopt_next = 0;
+	__atomic_store_n(&fl->adopting, true, __ATOMIC_RELEASE);
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/* up to budget of the areas the keeper handed back with our token (fl's lock held) */
+static unsigned adopt_kept(struct fastlane *fl, unsigned budget)
+{
+	unsigned done = 0;
+
 	pthread_mutex_lock(&keeper.lock);
-	for (size_t i = 0; i < keeper.n; i++) {
-		struct kept_area *k = &keeper.v[i];
+	for (; fl->adopt_next < keeper.n && done < budget; fl->adopt_next++) {
+		struct kept_area *k = &keeper.v[fl->adopt_next];
 		struct area *a;
 
 		if (k->taken || !(a = calloc(1, sizeof(*a))))
@@ -234,11 +246,74 @@ void fastlane__adopt_kept(struct fastlane *fl)
 			continue;
 		}
 		k->taken = true;
-		adopt_one(fl, a, k->fd, k->name);
+		if (!adopt_one(fl, a, k->fd, k->name))
+			fl->adopt.kept++;
 		close(k->fd);           /* the store keeps its own */
 		k->fd = -1;
+		done++;
 	}
+	if (fl->adopt_next < keeper.n)
+		done = budget;          /* more to come */
 	pthread_mutex_unlock(&keeper.lock);
+	return done;
+}
+
+/* up to budget processes of /proc scanned for live areas (fl's lock held); false: none left */
+static bool rejoin_some(struct fastlane *fl, unsigned budget)
+{
+	struct dirent *de;
+
+	if (!fl->adopt_dir) {
+		fl->adopt_dir = opendir("/proc");
+		if (!fl->adopt_dir)
+			return false;
+	}
+	while (budget && (de = readdir(fl->adopt_dir))) {
+		char *end;
+		unsigned long p = strtoul(de->d_name, &end, 10);
+
+		if (!p || *end || p > UINT32_MAX)
+			continue;
+		fl->adopt.rejoined += fastlane_rejoin_pid(fl, (uint32_t)p);
+		fl->adopt.procs++;
+		budget--;
+	}
+	if (budget) {           /* the end of /proc */
+		closedir(fl->adopt_dir);
+		fl->adopt_dir = NULL;
+		return false;
+	}
+	return true;
+}
+
+bool fastlane__adopt_step(struct fastlane *fl, unsigned budget)
+{
+	bool more;
+
+	pthread_mutex_lock(&fl->lock);
+	if (!fl->adopting) {
+		pthread_mutex_unlock(&fl->lock);
+		return false;
+	}
+	fl->adopt.steps++;
+	/* the rings of processes that exited meanwhile first: only the fd store has them */
+	more = adopt_kept(fl, budget) >= budget || rejoin_some(fl, budget);
+	__atomic_store_n(&fl->adopting, more, __ATOMIC_RELEASE);
 	pthread_cond_signal(&fl->wake);
 	pthread_mutex_unlock(&fl->lock);
+	return more;
+}
+
+bool fastlane__adopting(struct fastlane *fl, struct fastlane_adopt_stats *st)
+{
+	bool on;
+
+	if (!st)        /* every drain asks: no lock (the pump may hold it for a pass) */
+		return __atomic_load_n(&fl->adopting, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&fl->lock);
+	on = fl->adopting;
+	if (st)
+		*st = fl->adopt;
+	pthread_mutex_unlock(&fl->lock);
+	return on;
 }

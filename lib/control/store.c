@@ -133,6 +133,29 @@ static char *read_small(int dfd, const char *name, char *err, size_t errlen)
 	return buf;
 }
 
+bool store__current(struct store *st, const struct sessdef *d)
+{
+	struct json_object *o = sessdef_to_json(d, true);
+	char fin[PROTO_NAME_MAX + 16], err[64];
+	const char *text;
+	char *have;
+	bool same;
+
+	if (!o || !proto_name_valid(d->name)) {
+		json_object_put(o);
+		return false;
+	}
+	snprintf(fin, sizeof(fin), "%s.json", d->name);
+	text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY);
+	have = read_small(st->dfd, fin, err, sizeof(err));
+	/* as store__save writes it: the text, then a newline */
+	same = have && strlen(have) == strlen(text) + 1 && !strncmp(have, text, strlen(text)) &&
+	       have[strlen(text)] == '\n';
+	free(have);
+	json_object_put(o);
+	return same;
+}
+
 int store__load(struct store *st, int (*fn)(void *ctx, const struct sessdef *d),
 		void (*bad)(void *ctx, const char *file, const char *reason), void *ctx)
 {

@@ -7,6 +7,8 @@
 #ifndef PERFMARK_STORE_H
 #define PERFMARK_STORE_H
 
+#include <stdbool.h>
+
 #include "sessdef.h"
 
 struct store;
@@ -15,6 +17,8 @@ struct store;
 int store__open(struct store **out, const char *dir);
 int store__save(struct store *st, const struct sessdef *d);
 int store__remove(struct store *st, const char *name);
+/* Does d's file hold d as store__save would write it now (not an older form)? */
+bool store__current(struct store *st, const struct sessdef *d);
 /*
  * Call fn for every stored definition; unreadable ones are reported through
  * bad(ctx, file, reason) and skipped.

@@ -196,6 +196,22 @@ fail:
 	return e ? e : -EINVAL;
 }
 
+bool session__adopt_step(struct session *s, unsigned budget)
+{
+	return s->c && collector__adopt_step(s->c, budget);
+}
+
+bool session__adopting(const struct session *s, struct session_adopt_stats *st)
+{
+	struct collector_adopt_stats cs = { 0 };
+	bool on = s->c && collector__adopting(s->c, &cs);
+
+	if (st)
+		*st = (struct session_adopt_stats){ .kept = cs.kept, .rejoined = cs.rejoined,
+						    .procs = cs.procs, .steps = cs.steps };
+	return on;
+}
+
 int session__unpin(const char *dir)
 {
 	return collector__unpin(dir);
@@ -316,6 +332,13 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, i
 	if (s->err)
 		return s->err;
 	if (!s->started)
+		return 0;
+	/*
+	 * Fast-lane areas still being taken back hold older records: nothing
+	 * is read meanwhile (the rings hold it, as while no daemon ran), so
+	 * it comes in time order and no drain sorts a growing window again.
+	 */
+	if (!force && collector__adopting(s->c, NULL))
 		return 0;
 	/* --aggregate: a forced drain ends the interval (the stop's takes the last counts) */
 	if (force)

@@ -165,6 +165,19 @@ void session__free(struct session *s);
  */
 int session__adopt(struct session **out, const struct session_opts *opts,
 		   char *err, size_t errlen);
+/*
+ * An adopted session takes the fast lane's areas back a slice at a time
+ * (collector__adopt_step: budget areas or processes a call), so that the
+ * daemon's loop answers and pings the watchdog between slices; false once
+ * all are in.  Until then a drain reads nothing (records still to come
+ * from areas not taken back yet are older; the rings hold what comes), a
+ * forced flush reads and writes everything as always.  adopting: still at it, and how far.
+ */
+struct session_adopt_stats {
+	uint64_t kept, rejoined, procs, steps;
+};
+bool session__adopt_step(struct session *s, unsigned budget);
+bool session__adopting(const struct session *s, struct session_adopt_stats *st);
 /* Remove the pins under dir (detaches what only the pins kept alive). */
 int session__unpin(const char *dir);
 
