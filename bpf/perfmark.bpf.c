@@ -115,8 +115,8 @@ struct {
 	__type(value, __u32);
 } mbusy SEC(".maps");
 
-/* --aggregate: bpf/aggregate.bpf.c (-1: not aggregating) */
-extern int pm_aggregate(const struct pm_sample *s, const struct pm_agg_frames *fr);
+/* --aggregate: bpf/aggregate.bpf.c (-1: not counted, the sample goes to the ring) */
+extern int pm_aggregate(struct bpf_perf_event_data *ctx, __u64 id, __u32 uid, __u32 callchain);
 
 /* user stacks: bpf/unwind.bpf.c */
 extern int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out,
@@ -395,6 +395,9 @@ int on_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (want_callchain && ustack_mode == PM_US_DWARF)
 		return copy_sample(ctx, id, uid);
+	/* --aggregate (frame pointers or no stacks): counted in maps, before any sample is assembled */
+	if (ustack_mode == PM_US_FP && !pm_aggregate(ctx, id, uid, want_callchain))
+		return 0;
 	s = bpf_map_lookup_elem(&scratch, &zero);
 	if (!s)
 		return 0;
@@ -422,8 +425,6 @@ int on_sample(struct bpf_perf_event_data *ctx)
 	}
 	s->nr_kstack = nk;
 	s->nr_ustack = nu;
-	if (!pm_aggregate(s, (const struct pm_agg_frames *)s->stack))
-		return 0;
 	size = sizeof(*s) + (nk + nu) * sizeof(__u64);
 	if (size > sizeof(struct scratch))
 		return 0;

@@ -16,6 +16,39 @@
 
 static struct run *runs;   /* the running ones */
 
+/*
+ * The drain tick while runs go on: SESSION_DRAIN_MS, doubled after each
+ * tick on which no run read anything, up to RUN_QUIET_TICK_MS; back at once
+ * when something arrives (a ring's wakeup, a drain that read records).  An
+ * always-on session on an idle machine (aggregated samples: nothing in the
+ * ring between intervals) wakes the daemon once a second, not ten times.
+ * A burst while the tick is slow still wakes it: the sampler forces a
+ * wakeup past the ring's fill threshold, and fast-lane offers wake it at
+ * once.  Markers a fast-lane area holds wait one slow tick at most.
+ */
+#define RUN_QUIET_TICK_MS 1000
+static uint64_t drain_ms = SESSION_DRAIN_MS;
+static uint64_t activity_seen;
+
+/* what the runs read so far (changes when a run starts or ends too: then busy) */
+static uint64_t runs_activity(void)
+{
+	uint64_t n = 0;
+
+	for (struct run *r = runs; r; r = r->next)
+		if (r->s)
+			n += session__activity(r->s) + 1;
+	return n;
+}
+
+static void drain_fast(void)
+{
+	if (drain_ms != SESSION_DRAIN_MS) {
+		drain_ms = SESSION_DRAIN_MS;
+		runs__update_tick();
+	}
+}
+
 static void poll_fds(struct run *r, bool on)
 {
 	int i;
@@ -43,6 +76,7 @@ static void on_ring(struct watch *w, uint32_t events)
 
 	if (r->s && r->turn != loop__turn())
 		run__drain(r);
+	drain_fast();
 }
 
 void run__init(struct run *r, void (*drained)(struct run *r, int err))
@@ -227,7 +261,8 @@ void runs__drain_all(void)
 }
 
 /*
- * every SESSION_DRAIN_MS while a run goes on, every IDLE_TICK_MS while an
+ * every SESSION_DRAIN_MS while a run goes on (slower while none reads
+ * anything: drain_ms), every IDLE_TICK_MS while an
  * idle collector is kept for the next recording (collector__set_linger),
  * and at half the watchdog's period
  */
@@ -237,7 +272,7 @@ void runs__update_tick(void)
 	uint64_t ns = 0, wd = sd_watchdog_usec() * 1000 / 2;
 
 	if (runs)
-		ns = SESSION_DRAIN_MS * 1000000ull;
+		ns = drain_ms * 1000000ull;
 	else if (collector__nr_idle())
 		ns = IDLE_TICK_MS * 1000000ull;
 	if (wd && (!ns || wd < ns))
@@ -247,8 +282,18 @@ void runs__update_tick(void)
 
 static void on_tick(struct watch *w, uint32_t ev)
 {
+	uint64_t seen;
+
 	loop__ack_tick();
 	runs__drain_all();
+	seen = runs_activity();
+	if (seen != activity_seen) {
+		activity_seen = seen;
+		drain_fast();
+	} else if (drain_ms < RUN_QUIET_TICK_MS) {
+		drain_ms = drain_ms * 2 < RUN_QUIET_TICK_MS ? drain_ms * 2 : RUN_QUIET_TICK_MS;
+		runs__update_tick();
+	}
 	if (!collector__idle_tick() && !runs)
 		runs__update_tick();   /* the last one let go: no more ticks for it */
 	sd_watchdog_tick();

@@ -74,6 +74,7 @@ static enum bpf_perf_event_ret on_sideband(void *ctx, int cpu, struct perf_event
 	struct collector *c = ctx;
 	size_t i;
 
+	c->activity++;
 	collector_unwind_sideband(c, h);
 	collector_markers_sideband(c, h);
 	for (i = 0; i < c->nr_subs; i++)
@@ -95,6 +96,11 @@ static uint64_t thread_cpu_ns(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t collector__activity(const struct collector *c)
+{
+	return c->activity;
 }
 
 bool collector__consume(struct collector *c)

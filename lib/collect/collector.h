@@ -119,6 +119,8 @@ int collector__pin(struct collector *c, const char *dir);
 #define COLLECTOR_RB_BATCH (2u << 20)
 #define COLLECTOR_ALL_BATCHES 640
 bool collector__consume(struct collector *c);
+/* records handed out so far: unchanged across drains, nothing arrived (the caller may tick slower) */
+uint64_t collector__activity(const struct collector *c);
 /*
  * The calling thread takes COLLECTOR_NICE where it may (root,
  * CAP_SYS_NICE); best effort, this thread only.  For the threads that move
@@ -163,16 +165,19 @@ void collector_unwind_stats_from_json(struct json_object *o, struct collector_un
 void collector_unwind_stats_text(const struct collector_unwind_stats *st, char *buf, size_t len);
 /*
  * --aggregate: what was written (one sample per distinct stack and
- * interval: stacks; the samples they stand for: samples) and lost (a full
- * map, two stacks under one hash).  false when not aggregating.
+ * interval: stacks; the samples they stand for: samples), lost (a stack
+ * the map no longer had), and spilled (a full map, or another stack in the
+ * stack's bucket: those samples went to the ring as they were).  false
+ * when not aggregating.
  */
 struct collector_agg_stats {
 	uint64_t seconds;                    /* the interval; 0: not aggregating */
 	uint64_t intervals, stacks, samples, lost;
+	uint64_t spilled;                    /* no room in the maps: written as they were */
 };
 bool collector__agg_stats(const struct collector *c, struct collector_agg_stats *st);
 /*
- * As JSON ({"seconds":N,"intervals":N,"stacks":N,"samples":N,"lost":N}),
+ * As JSON ({"seconds":N,"intervals":N,"stacks":N,"samples":N,"lost":N,"spilled":N}),
  * read back, and as one line of text.
  */
 struct json_object *collector_agg_stats_json(const struct collector_agg_stats *st);

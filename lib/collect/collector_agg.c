@@ -2,12 +2,13 @@
 /*
  * --aggregate SECONDS: the user side of bpf/aggregate.bpf.c.  Once an
  * interval, the sampler is switched to the other set of maps, the set it
- * left is emptied (two batch reads) and each (pid, tid, uid, event, stack)
- * it counted goes to the subscribers as one sample: its periods summed,
+ * left is emptied (a batch read of the counts, one lookup per distinct
+ * stack, then the stack map swept) and each (pid, tid, uid, event, stacks,
+ * ip) it counted goes to the subscribers as one sample: its periods summed,
  * timed at the interval's end, so that a reader weighting samples by their
  * period (perf report does) finds the shares it would have found in every
- * sample.  Markers, tracepoint hits and the sideband still come through
- * the ring, as they are.
+ * sample.  Markers, tracepoint hits, the sideband and the samples the maps
+ * had no room for still come through the ring, as they are.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -15,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include <bpf/bpf.h>
@@ -27,24 +27,27 @@
 #include "collector_int.h"
 #include "jsonf.h"
 
-#define AGG_MAX_COUNTS  16384     /* (pid, tid, uid, event, stack) per interval */
-#define AGG_MAX_STACKS  4096      /* distinct stacks per interval */
+#define AGG_MAX_COUNTS  16384     /* (pid, tid, uid, event, stacks, ip) per interval */
+#define AGG_STACK_IDS   8192      /* stack map buckets per set (kernel and user stacks) */
 #define AGG_BATCH       256       /* entries per batch read */
 #define AGG_WAIT_NS     10000000  /* for a CPU still counting into the old set, at most */
 
 struct collector_agg {
 	int ctl_fd, busy_fd, counts_fd[2], stacks_fd[2];
 	uint32_t slot;               /* the set the sampler counts into */
-	uint64_t seed;               /* of the stack hash (agg_ctl's) */
+	uint64_t seed;               /* agg_ctl's (kept as it was) */
 	uint64_t interval_ns;
 	uint64_t next_ns;            /* the current interval's end */
 	int ncpus;
+	uint32_t depth;              /* frames a stack map entry holds */
+	uint32_t max_stack;          /* kernel + user frames a sample carries */
 	struct pm_agg_key *keys;     /* one interval's counts */
 	struct pm_agg_val *vals;
 	size_t nr_counts;
-	uint64_t *stack_keys;        /* one interval's stacks, sorted by hash */
-	struct pm_agg_stack *stacks;
-	size_t nr_stacks;
+	uint32_t *stack_at;          /* per stack id: 1 + where its frames were read to, 0: not read */
+	uint32_t *stack_nr;          /* the frames of each stack read */
+	uint64_t *frames;            /* depth frames per stack read */
+	size_t nr_stacks, cap_stacks;
 	uint32_t *busy;              /* per CPU */
 	void *rec;                   /* the sample being handed out */
 	struct collector_agg_stats st;
@@ -53,11 +56,17 @@ struct collector_agg {
 int collector_agg_setup(struct collector *c)
 {
 	bool on = c->spec.aggregate != 0;
+	uint32_t depth = c->spec.max_stack ? c->spec.max_stack : PM_MAX_STACK;
+	struct bpf_map *stacks[2] = { c->skel->maps.agg_stacks0, c->skel->maps.agg_stacks1 };
 
+	if (depth > PM_MAX_STACK)
+		depth = PM_MAX_STACK;
 	bpf_map__set_max_entries(c->skel->maps.agg_counts0, on ? AGG_MAX_COUNTS : 1);
 	bpf_map__set_max_entries(c->skel->maps.agg_counts1, on ? AGG_MAX_COUNTS : 1);
-	bpf_map__set_max_entries(c->skel->maps.agg_stacks0, on ? AGG_MAX_STACKS : 1);
-	bpf_map__set_max_entries(c->skel->maps.agg_stacks1, on ? AGG_MAX_STACKS : 1);
+	for (int i = 0; i < 2; i++) {
+		bpf_map__set_max_entries(stacks[i], on ? AGG_STACK_IDS : 1);
+		bpf_map__set_value_size(stacks[i], (on ? depth : 1) * sizeof(uint64_t));
+	}
 	return 0;
 }
 
@@ -77,12 +86,25 @@ void collector_agg_free(struct collector *c)
 	}
 	free(a->keys);
 	free(a->vals);
-	free(a->stack_keys);
-	free(a->stacks);
+	free(a->stack_at);
+	free(a->stack_nr);
+	free(a->frames);
 	free(a->busy);
 	free(a->rec);
 	free(a);
 	c->agg = NULL;
+}
+
+/* the frames an entry of the stack map holds (its value size), 0 when it is not one */
+static uint32_t stack_depth(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || info.type != BPF_MAP_TYPE_STACK_TRACE ||
+	    info.key_size != sizeof(uint32_t) || info.max_entries > AGG_STACK_IDS)
+		return 0;
+	return info.value_size / sizeof(uint64_t);
 }
 
 /*
@@ -114,6 +136,12 @@ int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t
 	a->stacks_fd[0] = fds[4];
 	a->stacks_fd[1] = fds[5];
 	c->agg = a;
+	a->depth = stack_depth(a->stacks_fd[0]);
+	if (!a->depth || a->depth > PM_MAX_STACK || stack_depth(a->stacks_fd[1]) != a->depth) {
+		snprintf(err, errlen, "the aggregation maps are not this perfmark's (pinned by an older one?)");
+		return -EINVAL;
+	}
+	a->max_stack = c->spec.max_stack && c->spec.max_stack < a->depth ? c->spec.max_stack : a->depth;
 	a->ncpus = libbpf_num_possible_cpus();
 	if (a->ncpus < 1) {
 		e = a->ncpus ? a->ncpus : -EINVAL;
@@ -121,17 +149,14 @@ int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t
 	}
 	a->keys = calloc(AGG_MAX_COUNTS, sizeof(*a->keys));
 	a->vals = calloc(AGG_MAX_COUNTS, sizeof(*a->vals));
-	a->stack_keys = calloc(AGG_MAX_STACKS, sizeof(*a->stack_keys));
-	a->stacks = calloc(AGG_MAX_STACKS, sizeof(*a->stacks));
+	a->stack_at = calloc(AGG_STACK_IDS, sizeof(*a->stack_at));
 	a->busy = calloc((size_t)a->ncpus, sizeof(*a->busy));
-	a->rec = malloc(sizeof(struct pm_sample) + PM_AGG_FRAMES * sizeof(uint64_t));
-	if (!a->keys || !a->vals || !a->stack_keys || !a->stacks || !a->busy || !a->rec)
+	a->rec = malloc(sizeof(struct pm_sample) + (size_t)a->max_stack * sizeof(uint64_t));
+	if (!a->keys || !a->vals || !a->stack_at || !a->busy || !a->rec)
 		goto fail;
 	/* adopted: the set the last daemon left the sampler on goes on */
 	if (!bpf_map_lookup_elem(a->ctl_fd, &zero, &ctl) && ctl.on)
 		a->slot = ctl.slot & 1;
-	else if (getrandom(&ctl.seed, sizeof(ctl.seed), 0) != sizeof(ctl.seed))
-		ctl.seed = clock_mono_ns() * 0x9e3779b97f4a7c15ull;
 	ctl.on = 1;
 	ctl.slot = a->slot;
 	a->seed = ctl.seed;
@@ -191,57 +216,102 @@ static size_t take_all(int fd, void *keys, size_t key_size, void *vals, size_t v
 	return n;
 }
 
-static int cmp_u64(const void *a, const void *b)
+/*
+ * The frames of stack id in the set's stack map (read once an interval):
+ * how many (an entry's unused tail is zeros), -1 when it is not there.
+ */
+static long stack_of(struct collector_agg *a, int fd, uint32_t id, const uint64_t **frames)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	uint64_t *f;
+	uint32_t n;
 
-	return x < y ? -1 : x > y;
+	if (id == PM_AGG_NO_STACK) {
+		*frames = NULL;
+		return 0;
+	}
+	if (id >= AGG_STACK_IDS)
+		return -1;
+	if (!a->stack_at[id]) {
+		if (a->nr_stacks == a->cap_stacks) {
+			size_t cap = a->cap_stacks ? 2 * a->cap_stacks : 64;
+			uint64_t *nf = realloc(a->frames, cap * a->depth * sizeof(uint64_t));
+			uint32_t *nn;
+
+			if (!nf)
+				return -1;
+			a->frames = nf;
+			nn = realloc(a->stack_nr, cap * sizeof(uint32_t));
+			if (!nn)
+				return -1;
+			a->stack_nr = nn;
+			a->cap_stacks = cap;
+		}
+		f = &a->frames[a->nr_stacks * a->depth];
+		if (bpf_map_lookup_elem(fd, &id, f))
+			return -1;
+		for (n = 0; n < a->depth && f[n]; n++)
+			;
+		a->stack_nr[a->nr_stacks] = n;
+		a->stack_at[id] = (uint32_t)++a->nr_stacks;
+	}
+	*frames = &a->frames[(size_t)(a->stack_at[id] - 1) * a->depth];
+	return a->stack_nr[a->stack_at[id] - 1];
 }
 
 /* the set the sampler left: one sample per count, to the subscribers */
-static void hand_out(struct collector *c, uint64_t time)
+static void hand_out(struct collector *c, uint64_t time, int stacks_fd)
 {
 	struct collector_agg *a = c->agg;
 	struct pm_sample *s = a->rec;
-	uint64_t *order;
 	size_t i;
 
-	/* the stacks, sorted by hash with their values alongside */
-	order = calloc(a->nr_stacks ? a->nr_stacks : 1, 2 * sizeof(uint64_t));
-	if (!order)
-		return;
-	for (i = 0; i < a->nr_stacks; i++) {
-		order[2 * i] = a->stack_keys[i];
-		order[2 * i + 1] = i;
-	}
-	qsort(order, a->nr_stacks, 2 * sizeof(uint64_t), cmp_u64);
 	for (i = 0; i < a->nr_counts; i++) {
 		const struct pm_agg_key *k = &a->keys[i];
-		const uint64_t *hit = bsearch(&k->stack, order, a->nr_stacks, 2 * sizeof(uint64_t), cmp_u64);
-		const struct pm_agg_stack *st;
-		size_t n;
+		const uint64_t *kf, *uf;
+		long nk = stack_of(a, stacks_fd, k->kstack, &kf);
+		long nu = nk < 0 ? -1 : stack_of(a, stacks_fd, k->ustack, &uf);
 
-		if (!hit) {                 /* its stack was refused (a full map): lost */
+		if (nu < 0) {               /* a stack not there: lost */
 			a->st.lost += a->vals[i].count;
 			continue;
 		}
-		st = &a->stacks[hit[1]];
-		n = (size_t)st->nr_kstack + st->nr_ustack;
-		if (n > PM_AGG_FRAMES)
-			n = PM_AGG_FRAMES;
+		/* the user's read may have moved the frames: the kernel's again (read already) */
+		stack_of(a, stacks_fd, k->kstack, &kf);
+		/* --max-stack N: the kernel's frames first, the user's in what is left */
+		if ((uint64_t)nk > a->max_stack)
+			nk = a->max_stack;
+		if ((uint64_t)nu > a->max_stack - (uint64_t)nk)
+			nu = a->max_stack - nk;
 		*s = (struct pm_sample){
-			.rec_type = PM_REC_SAMPLE, .cpu = st->cpu, .pid = k->pid, .tid = k->tid,
-			.time = time, .ip = st->ip, .period = a->vals[i].period, .event = k->event,
-			.nr_kstack = st->nr_kstack < n ? st->nr_kstack : (uint32_t)n,
-			.user_mode = st->user_mode, .uid = k->uid,
+			.rec_type = PM_REC_SAMPLE, .cpu = (uint32_t)a->vals[i].cpu, .pid = k->pid,
+			.tid = k->tid, .time = time, .ip = k->ip, .period = a->vals[i].period,
+			.event = k->event, .nr_kstack = (uint32_t)nk, .nr_ustack = (uint32_t)nu,
+			.user_mode = k->user_mode, .uid = k->uid,
 		};
-		s->nr_ustack = (uint32_t)n - s->nr_kstack;
-		memcpy(s->stack, st->frames, n * sizeof(uint64_t));
-		collector_dispatch_subs(c, s, sizeof(*s) + n * sizeof(uint64_t));
+		if (nk)
+			memcpy(s->stack, kf, (size_t)nk * sizeof(uint64_t));
+		if (nu)
+			memcpy(&s->stack[nk], uf, (size_t)nu * sizeof(uint64_t));
+		collector_dispatch_subs(c, s, sizeof(*s) + (size_t)(nk + nu) * sizeof(uint64_t));
 		a->st.stacks++;
 		a->st.samples += a->vals[i].count;
 	}
-	free(order);
+}
+
+/* the stack map emptied: every id there (those no count kept too: a full counts map) */
+static void sweep_stacks(struct collector_agg *a, int fd)
+{
+	uint32_t id, next;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &id, &next)) {
+		bpf_map_delete_elem(fd, &next);
+		id = next;
+		first = false;
+	}
+	for (size_t i = 0; i < AGG_STACK_IDS; i++)
+		a->stack_at[i] = 0;
+	a->nr_stacks = 0;
 }
 
 void collector_agg_flush(struct collector *c, bool force)
@@ -267,9 +337,8 @@ void collector_agg_flush(struct collector *c, bool force)
 	wait_quiet(a, old);
 	a->nr_counts = take_all(a->counts_fd[old], a->keys, sizeof(*a->keys), a->vals,
 				sizeof(*a->vals), AGG_MAX_COUNTS);
-	a->nr_stacks = take_all(a->stacks_fd[old], a->stack_keys, sizeof(*a->stack_keys),
-				a->stacks, sizeof(*a->stacks), AGG_MAX_STACKS);
-	hand_out(c, now);
+	hand_out(c, now, a->stacks_fd[old]);
+	sweep_stacks(a, a->stacks_fd[old]);
 	a->st.intervals++;
 }
 
@@ -289,8 +358,10 @@ bool collector__agg_stats(const struct collector *c, struct collector_agg_stats 
 		return false;
 	*st = c->agg->st;
 	st->seconds = c->spec.aggregate;
-	if (!bpf_map_lookup_elem(c->bss_fd, &zero, &bss))
+	if (!bpf_map_lookup_elem(c->bss_fd, &zero, &bss)) {
 		st->lost = collector_agg_lost(c, bss.agg_lost);
+		st->spilled = bss.agg_spilled;
+	}
 	return true;
 }
 
@@ -335,7 +406,7 @@ void collector_agg_pinned_fds(const char *dir, int fds[6])
 	}
 }
 
-#define AGG_STATS_FIELDS(X) X(seconds) X(intervals) X(stacks) X(samples) X(lost)
+#define AGG_STATS_FIELDS(X) X(seconds) X(intervals) X(stacks) X(samples) X(lost) X(spilled)
 
 struct json_object *collector_agg_stats_json(const struct collector_agg_stats *st)
 {
@@ -358,8 +429,9 @@ void collector_agg_stats_from_json(struct json_object *o, struct collector_agg_s
 void collector_agg_stats_text(const struct collector_agg_stats *st, char *buf, size_t len)
 {
 	snprintf(buf, len, "every %llu s: %llu intervals, %llu aggregated samples written "
-		 "(one per distinct stack) for %llu samples, %llu samples lost",
+		 "(one per distinct stack) for %llu samples, %llu samples lost, %llu written as "
+		 "they were (their stack not kept)",
 		 (unsigned long long)st->seconds, (unsigned long long)st->intervals,
 		 (unsigned long long)st->stacks, (unsigned long long)st->samples,
-		 (unsigned long long)st->lost);
+		 (unsigned long long)st->lost, (unsigned long long)st->spilled);
 }

@@ -32,6 +32,7 @@ void collector_notice(struct collector *c, const char *fmt, ...)
 
 void collector_dispatch_subs(struct collector *c, const void *data, size_t size)
 {
+	c->activity++;
 	for (size_t i = 0; i < c->nr_subs; i++)
 		if (c->subs[i]->active)
 			c->subs[i]->on_ring(c->subs[i]->ctx, data, size);

@@ -112,6 +112,7 @@ struct collector {
 	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
 	uint64_t drain_max_ns;         /* the longest collector__consume() */
 	uint64_t drain_max_cpu_ns;     /* the most CPU time one took */
+	uint64_t activity;             /* records handed to subscribers (ring, sideband, aggregated) */
 	int tp_prog_fd;                /* the tracepoint program (-1: none); adopted: ours to close */
 	struct collector_agg *agg;     /* --aggregate (collector_agg.c); NULL: not aggregating */
 	struct collector_want want;

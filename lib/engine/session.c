@@ -387,6 +387,11 @@ int session__flush(struct session *s, uint64_t until)
 	return drain(s, until, session__clock(), true, COLLECTOR_ALL_BATCHES);
 }
 
+uint64_t session__activity(const struct session *s)
+{
+	return s->c ? collector__activity(s->c) : 0;
+}
+
 bool session__consume(struct session *s)
 {
 	if (s->err || !s->started || s->stopped)

@@ -142,6 +142,8 @@ int session__flush(struct session *s, uint64_t until);
  * COLLECTOR_ALL_BATCHES consumes take what session__flush() would have.
  */
 bool session__consume(struct session *s);
+/* records read so far (collector__activity): an idle session's stays put */
+uint64_t session__activity(const struct session *s);
 int session__flush_read(struct session *s, uint64_t until);
 /* now on the records' clock (CLOCK_MONOTONIC, ns) */
 uint64_t session__clock(void);
