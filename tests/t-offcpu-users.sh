@@ -26,6 +26,14 @@ pm session create ro -a --no-markers --off-cpu -g -F 99 --ring 16M || die "root:
 as_member sh -c 'echo $$ >'"$T/u/reader.pid"'; exec cat '"$T/u/fifo"' >'"$T/u/got" &
 rd=$!
 wait_lines "$T/u/reader.pid" || die "the member's reader did not start"
+# blocked for real (cat, asleep in the FIFO's open), so that a slow exec on a
+# loaded machine does not come out of the interval measured
+reader_blocked() {
+	local p; p=$(cat "$T/u/reader.pid")
+	[ "$(cat /proc/"$p"/comm 2>/dev/null)" = cat ] &&
+		[ "$(awk '{ print $3 }' /proc/"$p"/stat 2>/dev/null)" = S ]
+}
+wait_until 60 reader_blocked || die "the member's reader never blocked in the FIFO"
 sleep 0.3   # the workload: the reader's blocked interval the sessions measure
 sh -c 'echo $$ >'"$T/writer.pid"'; sleep 0.05; echo hello >'"$T/u/fifo"
 wait "$rd"
