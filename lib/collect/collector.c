@@ -355,7 +355,9 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	    (a->call_graph != RECSPEC_CG_NONE && a->max_stack != b->max_stack) ||
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size ||
 	    a->off_cpu != b->off_cpu || (a->off_cpu && a->off_cpu_min_ns != b->off_cpu_min_ns) ||
-	    a->aggregate != b->aggregate)
+	    a->aggregate != b->aggregate ||
+	    /* a targeted collection does not sample the idle task (collector_events.c) */
+	    (a->target == RECSPEC_TARGET_ALL) != (b->target == RECSPEC_TARGET_ALL))
 		return false;
 	for (i = 0; i < a->nr_events; i++) {
 		const char *fa = recspec_filter(a, i), *fb = recspec_filter(b, i);
@@ -590,10 +592,11 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	if (e)
 		goto fail;
 	{
-		const int agg[6] = {
+		const int agg[7] = {
 			bpf_map__fd(c->skel->maps.agg_ctl), bpf_map__fd(c->skel->maps.agg_busy),
 			bpf_map__fd(c->skel->maps.agg_counts0), bpf_map__fd(c->skel->maps.agg_counts1),
 			bpf_map__fd(c->skel->maps.agg_stacks0), bpf_map__fd(c->skel->maps.agg_stacks1),
+			-1,
 		};
 
 		e = collector_agg_start(c, agg, err, errlen);

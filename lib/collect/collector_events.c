@@ -96,6 +96,12 @@ static uint64_t clock_period(uint64_t freq)
 	return best;
 }
 
+static bool clock_attr(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a)
 {
 	const struct evspec *e = &c->ev[idx];
@@ -106,8 +112,7 @@ void collector__sampling_attr(const struct collector *c, size_t idx, struct perf
 		a->sample_period = 1;      /* every hit, as perf records them */
 	} else if (c->spec.period) {
 		a->sample_period = c->spec.period;
-	} else if (a->type == PERF_TYPE_SOFTWARE && (a->config == PERF_COUNT_SW_CPU_CLOCK ||
-						     a->config == PERF_COUNT_SW_TASK_CLOCK)) {
+	} else if (clock_attr(a)) {
 		a->sample_period = clock_period(c->spec.freq);   /* RULE above */
 	} else {
 		a->freq = 1;
@@ -124,6 +129,17 @@ static int open_sampling(struct collector *c, size_t idx, int ncpus, char *err, 
 	int cpu, fd, opened = 0, e = 0;
 
 	collector__sampling_attr(c, idx, &a);
+	/*
+	 * RULE: a clock event samples the idle task only where it is written.
+	 * A targeted collection drops it (the sampler would run on every tick
+	 * of an idle CPU for nothing), and a system-wide aggregated one writes
+	 * its time from the kernel's idle accounting (collector_agg.c).  With
+	 * exclude_idle the kernel runs no program for a tick that finds the idle
+	 * task.  (The attr written to perf.data is without it: what the file
+	 * holds is the same either way.)
+	 */
+	if (clock_attr(&a) && (c->spec.target != RECSPEC_TARGET_ALL || collector_agg_idle(c, idx)))
+		a.exclude_idle = 1;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		struct bpf_link *l;
 
