@@ -174,6 +174,7 @@ struct collector_agg_stats {
 	uint64_t seconds;                    /* the interval; 0: not aggregating */
 	uint64_t intervals, stacks, samples, lost;
 	uint64_t spilled;                    /* no room in the maps: written as they were */
+	uint64_t idle_ns;                    /* the idle task's time, from /proc/stat (collector_agg.c) */
 };
 bool collector__agg_stats(const struct collector *c, struct collector_agg_stats *st);
 /*

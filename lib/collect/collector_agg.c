@@ -9,6 +9,23 @@
  * period (perf report does) finds the shares it would have found in every
  * sample.  Markers, tracepoint hits, the sideband and the samples the maps
  * had no room for still come through the ring, as they are.
+ *
+ * RULE: in a system-wide aggregated session the idle task is not sampled
+ * by a clock event; its time comes from the kernel's idle accounting.
+ * On an idle machine nearly every cpu-clock sample is the idle task's, and
+ * what such a sample costs is the sampler run on a CPU woken from halt,
+ * caches cold (measured on the 2-CPU VM: 4 us a run for a program that
+ * only counts, 19-25 us with the idle task's kernel stack): more than the
+ * whole budget of an always-on session.  So the clock events are opened
+ * with exclude_idle (the kernel then runs no program for a tick that finds
+ * the idle task), and each interval writes, per CPU, one sample of the idle
+ * task at the idle loop (do_idle) whose period is the idle and iowait time
+ * /proc/stat counted on that CPU over the interval: perf report's shares,
+ * which weight samples by period, are those the idle samples would have
+ * given.  The last reading is kept in a map pinned with the session
+ * (agg_idle), so a daemon that takes the session over goes on from it and a
+ * restart loses no idle time.  A hardware event (cycles) does not count in
+ * halt, so it is left as it is.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -17,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -26,11 +44,14 @@
 #include "clock.h"
 #include "collector_int.h"
 #include "jsonf.h"
+#include "synth.h"
 
 #define AGG_MAX_COUNTS  16384     /* (pid, tid, uid, event, stacks, ip) per interval */
 #define AGG_STACK_IDS   8192      /* stack map buckets per set (kernel and user stacks) */
 #define AGG_BATCH       256       /* entries per batch read */
 #define AGG_WAIT_NS     10000000  /* for a CPU still counting into the old set, at most */
+#define AGG_IDLE_SYM    "do_idle" /* where the idle task's samples are put (RULE above) */
+#define AGG_IDLE_NONE   UINT64_MAX
 
 struct collector_agg {
 	int ctl_fd, busy_fd, counts_fd[2], stacks_fd[2];
@@ -49,6 +70,10 @@ struct collector_agg {
 	uint64_t *frames;            /* depth frames per stack read */
 	size_t nr_stacks, cap_stacks;
 	uint32_t *busy;              /* per CPU */
+	int idle_fd;                 /* agg_idle (RULE above); -1: the idle task is sampled */
+	uint64_t idle_ip;
+	uint64_t *idle_last, *idle_now;   /* idle ns per CPU, AGG_IDLE_NONE: not known */
+	bool idle_failed;
 	void *rec;                   /* the sample being handed out */
 	struct collector_agg_stats st;
 };
@@ -90,6 +115,10 @@ void collector_agg_free(struct collector *c)
 	free(a->stack_nr);
 	free(a->frames);
 	free(a->busy);
+	if (a->idle_fd >= 0)
+		close(a->idle_fd);
+	free(a->idle_last);
+	free(a->idle_now);
 	free(a->rec);
 	free(a);
 	c->agg = NULL;
@@ -107,12 +136,120 @@ static uint32_t stack_depth(int fd)
 	return info.value_size / sizeof(uint64_t);
 }
 
+/* is sampling event idx a clock that samples the kernel (RULE above)? */
+static bool kernel_clock(const struct collector *c, size_t idx)
+{
+	struct perf_event_attr at;
+
+	evspec_attr(&c->ev[idx], &at);
+	return at.type == PERF_TYPE_SOFTWARE && !at.exclude_kernel &&
+	       (at.config == PERF_COUNT_SW_CPU_CLOCK || at.config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
+/* idle and iowait ns per CPU since boot (AGG_IDLE_NONE: not listed, offline) */
+static void read_idle(uint64_t *ns, int ncpus)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	char line[256];
+	FILE *f;
+
+	for (int i = 0; i < ncpus; i++)
+		ns[i] = AGG_IDLE_NONE;
+	f = fopen("/proc/stat", "re");
+	if (!f || hz <= 0) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long user, nice, sys, idle, iowait;
+		unsigned int cpu;
+
+		if (sscanf(line, "cpu%u %llu %llu %llu %llu %llu", &cpu, &user, &nice, &sys, &idle,
+			   &iowait) == 6 && cpu < (unsigned int)ncpus)
+			ns[cpu] = (idle + iowait) * (1000000000ull / (uint64_t)hz);
+	}
+	fclose(f);
+}
+
+/* the readings' buffers, and the first reading where the map has none */
+static int idle_begin(struct collector_agg *a, int idle_fd, bool fresh)
+{
+	size_t vsize = (size_t)a->ncpus * sizeof(uint64_t);
+	uint32_t zero = 0;
+
+	a->idle_fd = idle_fd;
+	a->idle_last = malloc(vsize);
+	a->idle_now = malloc(vsize);
+	if (!a->idle_last || !a->idle_now)
+		return -ENOMEM;
+	if (fresh || bpf_map_lookup_elem(idle_fd, &zero, a->idle_last)) {
+		read_idle(a->idle_last, a->ncpus);
+		if (bpf_map_update_elem(idle_fd, &zero, a->idle_last, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+/* a taken-over session's agg_idle (RULE above): its readings go on */
+static int idle_adopt(struct collector_agg *a, int idle_fd)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	/* this perfmark's own kind, or not used at all */
+	if (bpf_obj_get_info_by_fd(idle_fd, &info, &len) || info.type != BPF_MAP_TYPE_ARRAY ||
+	    info.key_size != sizeof(uint32_t) ||
+	    info.value_size != (size_t)a->ncpus * sizeof(uint64_t) || info.max_entries != 1) {
+		close(idle_fd);
+		return -EINVAL;
+	}
+	if (synth_kernel_symbol(AGG_IDLE_SYM, &a->idle_ip))
+		a->idle_ip = 0;             /* still written, at an address perf shows as unknown */
+	return idle_begin(a, idle_fd, false);
+}
+
+/*
+ * Is sampling event idx to be opened with exclude_idle, the idle task's time
+ * written from /proc/stat (RULE above)?  Asked as each event of a new
+ * collection opens (after any fallback to cpu-clock): the first clock
+ * event of a system-wide one creates agg_idle.  Where that cannot be done
+ * (the idle loop's address hidden, no map), the idle task is sampled.
+ */
+bool collector_agg_idle(struct collector *c, size_t idx)
+{
+	struct collector_agg *a = c->agg;
+	int fd;
+
+	if (!a || !kernel_clock(c, idx))
+		return false;
+	if (a->idle_fd >= 0)
+		return true;
+	if (a->idle_failed || !c->skel || c->spec.target != RECSPEC_TARGET_ALL)
+		return false;
+	a->idle_failed = true;              /* until it works */
+	if (synth_kernel_symbol(AGG_IDLE_SYM, &a->idle_ip))
+		return false;
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "agg_idle", sizeof(uint32_t),
+			    (uint32_t)((size_t)a->ncpus * sizeof(uint64_t)), 1, NULL);
+	if (fd < 0)
+		return false;
+	if (idle_begin(a, fd, true)) {
+		a->idle_fd = -1;
+		close(fd);
+		return false;
+	}
+	a->idle_failed = false;
+	return true;
+}
+
 /*
  * fds: agg_ctl, agg_busy, agg_counts0, agg_counts1, agg_stacks0,
- * agg_stacks1 (taken: closed with the collector when it owns its fds).
+ * agg_stacks1, agg_idle (taken: closed with the collector when it owns its
+ * fds; agg_idle always, -1 for none).
  * Not aggregating: nothing kept, and the sampler told so (a new load).
  */
-int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t errlen)
+int collector_agg_start(struct collector *c, const int fds[7], char *err, size_t errlen)
 {
 	struct pm_agg_ctl ctl = { 0 };
 	struct collector_agg *a;
@@ -129,6 +266,7 @@ int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t
 	a = calloc(1, sizeof(*a));
 	if (!a)
 		goto fail;
+	a->idle_fd = fds[6];
 	a->ctl_fd = fds[0];
 	a->busy_fd = fds[1];
 	a->counts_fd[0] = fds[2];
@@ -154,6 +292,13 @@ int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t
 	a->rec = malloc(sizeof(struct pm_sample) + (size_t)a->max_stack * sizeof(uint64_t));
 	if (!a->keys || !a->vals || !a->stack_at || !a->busy || !a->rec)
 		goto fail;
+	if (a->idle_fd >= 0) {
+		e = idle_adopt(a, a->idle_fd);
+		if (e) {
+			a->idle_fd = -1;        /* closed */
+			goto fail;
+		}
+	}
 	/* adopted: the set the last daemon left the sampler on goes on */
 	if (!bpf_map_lookup_elem(a->ctl_fd, &zero, &ctl) && ctl.on)
 		a->slot = ctl.slot & 1;
@@ -298,6 +443,43 @@ static void hand_out(struct collector *c, uint64_t time, int stacks_fd)
 	}
 }
 
+/* per CPU, the idle task's time over the interval as one sample for each clock event */
+static void hand_out_idle(struct collector *c, uint64_t time)
+{
+	struct collector_agg *a = c->agg;
+	struct pm_sample *s = a->rec;
+	uint32_t zero = 0;
+
+	if (a->idle_fd < 0)
+		return;
+	read_idle(a->idle_now, a->ncpus);
+	for (int cpu = 0; cpu < a->ncpus; cpu++)
+		if (a->idle_now[cpu] == AGG_IDLE_NONE)     /* not listed (offline): as it was */
+			a->idle_now[cpu] = a->idle_last[cpu];
+	/* kept before it is written: a daemon killed between the two loses the interval's idle, never doubles it */
+	if (bpf_map_update_elem(a->idle_fd, &zero, a->idle_now, BPF_ANY))
+		return;
+	for (int cpu = 0; cpu < a->ncpus; cpu++) {
+		uint64_t was = a->idle_last[cpu], is = a->idle_now[cpu];
+
+		a->idle_last[cpu] = is;
+		if (was == AGG_IDLE_NONE || is == AGG_IDLE_NONE || is <= was)
+			continue;
+		for (size_t i = 0; i < c->spec.nr_events; i++) {
+			if (!kernel_clock(c, i))
+				continue;
+			*s = (struct pm_sample){
+				.rec_type = PM_REC_SAMPLE, .cpu = (uint32_t)cpu, .time = time,
+				.ip = a->idle_ip, .period = is - was, .event = (uint32_t)i,
+				.nr_kstack = a->idle_ip ? 1 : 0,
+			};
+			s->stack[0] = a->idle_ip;
+			collector_dispatch_subs(c, s, sizeof(*s) + s->nr_kstack * sizeof(uint64_t));
+		}
+		a->st.idle_ns += is - was;
+	}
+}
+
 /* the stack map emptied: every id there (those no count kept too: a full counts map) */
 static void sweep_stacks(struct collector_agg *a, int fd)
 {
@@ -338,6 +520,7 @@ void collector_agg_flush(struct collector *c, bool force)
 	a->nr_counts = take_all(a->counts_fd[old], a->keys, sizeof(*a->keys), a->vals,
 				sizeof(*a->vals), AGG_MAX_COUNTS);
 	hand_out(c, now, a->stacks_fd[old]);
+	hand_out_idle(c, now);
 	sweep_stacks(a, a->stacks_fd[old]);
 	a->st.intervals++;
 }
@@ -370,15 +553,16 @@ void collector__agg_flush(struct collector *c)
 	collector_agg_flush(c, true);
 }
 
-static const char *const agg_pins[6] = {
+static const char *const agg_pins[7] = {
 	"agg_ctl", "agg_busy", "agg_counts0", "agg_counts1", "agg_stacks0", "agg_stacks1",
+	"agg_idle",
 };
 
 /* pinned with the rest: a daemon that adopts the collection drains them */
 int collector_agg_pin(struct collector *c, const char *dir)
 {
 	struct collector_agg *a = c->agg;
-	int fds[6], e;
+	int fds[7], e;
 
 	if (!a)
 		return 0;
@@ -388,7 +572,10 @@ int collector_agg_pin(struct collector *c, const char *dir)
 	fds[3] = a->counts_fd[1];
 	fds[4] = a->stacks_fd[0];
 	fds[5] = a->stacks_fd[1];
-	for (int i = 0; i < 6; i++) {
+	fds[6] = a->idle_fd;
+	for (int i = 0; i < 7; i++) {
+		if (fds[i] < 0)             /* agg_idle: the idle task sampled */
+			continue;
 		e = collector_pin_fd(fds[i], dir, agg_pins[i]);
 		if (e)
 			return e;
@@ -396,17 +583,17 @@ int collector_agg_pin(struct collector *c, const char *dir)
 	return 0;
 }
 
-void collector_agg_pinned_fds(const char *dir, int fds[6])
+void collector_agg_pinned_fds(const char *dir, int fds[7])
 {
 	char path[PATH_MAX];
 
-	for (int i = 0; i < 6; i++) {
+	for (int i = 0; i < 7; i++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, agg_pins[i]);
 		fds[i] = bpf_obj_get(path);
 	}
 }
 
-#define AGG_STATS_FIELDS(X) X(seconds) X(intervals) X(stacks) X(samples) X(lost) X(spilled)
+#define AGG_STATS_FIELDS(X) X(seconds) X(intervals) X(stacks) X(samples) X(lost) X(spilled) X(idle_ns)
 
 struct json_object *collector_agg_stats_json(const struct collector_agg_stats *st)
 {
@@ -430,8 +617,10 @@ void collector_agg_stats_text(const struct collector_agg_stats *st, char *buf, s
 {
 	snprintf(buf, len, "every %llu s: %llu intervals, %llu aggregated samples written "
 		 "(one per distinct stack) for %llu samples, %llu samples lost, %llu written as "
-		 "they were (their stack not kept)",
+		 "they were (their stack not kept), %llu ms idle (from the kernel's idle time: "
+		 "the idle task is not sampled)",
 		 (unsigned long long)st->seconds, (unsigned long long)st->intervals,
 		 (unsigned long long)st->stacks, (unsigned long long)st->samples,
-		 (unsigned long long)st->lost, (unsigned long long)st->spilled);
+		 (unsigned long long)st->lost, (unsigned long long)st->spilled,
+		 (unsigned long long)(st->idle_ns / 1000000));
 }

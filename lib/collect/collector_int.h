@@ -160,13 +160,15 @@ uint64_t collector_tp_missed(const struct collector *c);
 
 /* collector_agg.c: --aggregate */
 int collector_agg_setup(struct collector *c);                 /* before load */
-/* fds: agg_ctl, agg_busy, agg_counts0/1, agg_stacks0/1 */
-int collector_agg_start(struct collector *c, const int fds[6], char *err, size_t errlen);
+/* fds: agg_ctl, agg_busy, agg_counts0/1, agg_stacks0/1, agg_idle (-1: none yet) */
+int collector_agg_start(struct collector *c, const int fds[7], char *err, size_t errlen);
+/* is sampling event idx opened with exclude_idle, the idle task's time written from /proc/stat? */
+bool collector_agg_idle(struct collector *c, size_t idx);
 void collector_agg_free(struct collector *c);
 void collector_agg_flush(struct collector *c, bool force);   /* when the interval is over, or force */
 uint64_t collector_agg_lost(const struct collector *c, uint64_t bpf_lost);
 int collector_agg_pin(struct collector *c, const char *dir);
-void collector_agg_pinned_fds(const char *dir, int fds[6]);
+void collector_agg_pinned_fds(const char *dir, int fds[7]);
 
 /* collector_sites.c: taking a register site (see there) */
 int collector_site_lock(int fd);

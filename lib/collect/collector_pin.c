@@ -193,12 +193,12 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 	if (e)
 		goto fail;
 	if (spec->aggregate) {
-		int agg[6];
+		int agg[7];
 
 		collector_agg_pinned_fds(pin_dir, agg);
 		e = collector_agg_start(c, agg, err, errlen);
 		if (e) {
-			for (int i = 0; !c->agg && i < 6; i++)   /* else closed with c */
+			for (int i = 0; !c->agg && i < 7; i++)   /* else closed with c */
 				if (agg[i] >= 0)
 					close(agg[i]);
 			goto fail;

@@ -259,6 +259,28 @@ static int synth_mapping_build_id(struct synth_state *st, pid_t pid, uint64_t st
 
 /* ---- kernel ------------------------------------------------------------- */
 
+int synth_kernel_symbol(const char *want, uint64_t *out)
+{
+	char line[512];
+	FILE *f = fopen("/proc/kallsyms", "re");
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char type, name[256];
+		uint64_t addr;
+
+		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) == 3 &&
+		    (type == 't' || type == 'T') && !strchr(line, '[') && !strcmp(name, want)) {
+			fclose(f);
+			*out = addr;
+			return addr ? 0 : -EACCES;
+		}
+	}
+	fclose(f);
+	return -ENOENT;
+}
+
 /* Address of _text, else of the lowest text symbol. */
 static int synth_kernel_start(uint64_t *out)
 {

@@ -51,6 +51,8 @@ int synth_task_owner(pid_t pid, uint32_t *uid, pid_t *tgid);
  * kptr_restrict == 0 (/proc/kallsyms shows addresses).
  */
 bool synth_kernel_visible_to_users(void);
+/* The address of the kernel's text symbol name (not a module's): 0, -ENOENT, or -EACCES (hidden). */
+int synth_kernel_symbol(const char *name, uint64_t *addr);
 
 /*
  * The file pid maps at [start, end), open for reading: through
