@@ -8,6 +8,7 @@
  * in between are served) or to a thread of its own (jobs.c).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
@@ -169,6 +170,9 @@ uint64_t loop__turn_max_ns(void)
 
 int loop__run(void)
 {
+	/* tests only: each turn ends held while $PERFMARK_TEST_HOLD.loop exists (stall.c's test) */
+	bool hold = getenv("PERFMARK_TEST_HOLD") != NULL;
+
 	while (!L.exiting) {
 		struct epoll_event evs[32];
 		int n = epoll_wait(L.ep, evs, 32, L.soon ? 0 : -1), i;
@@ -180,6 +184,7 @@ int loop__run(void)
 				continue;
 			return -errno;
 		}
+		stall__turn(L.turn, t0);
 		for (i = 0; i < n && !L.exiting; i++) {
 			struct watch *w = evs[i].data.ptr;
 
@@ -189,7 +194,10 @@ int loop__run(void)
 		if (!L.exiting)
 			run_soon();
 		run_deferred();
+		if (hold)
+			sessions__test_hold("loop");
 		turn_took(t0);
+		stall__idle();
 	}
 	return 0;
 }

@@ -279,6 +279,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	e = sfd < 0 ? -errno : loop__init(&runs__tick);
+	stall__watch(sd_watchdog_usec() * 1000);
 	if (!e)
 		e = jobs__init();
 	if (e) {

@@ -116,6 +116,14 @@ void loop__set_tick(uint64_t ns);
 void loop__ack_tick(void);
 /* Runs until loop__exit(); 0, or -errno when epoll fails. */
 int loop__run(void);
+/*
+ * stall.c: under systemd's watchdog (period_ns), a thread that logs where
+ * the loop's thread is stuck once a turn has taken half the period; the
+ * loop says when each turn begins and ends.  Called from the loop's thread.
+ */
+void stall__watch(uint64_t period_ns);
+void stall__turn(uint64_t turn, uint64_t t0);
+void stall__idle(void);
 void loop__exit(void);
 void loop__free(void);
 
