@@ -298,6 +298,29 @@ bool collector__maybe_target(const struct collector *c, uint32_t pid)
 	return !bpf_map_lookup_elem(c->targets_fd, &pid, &v);
 }
 
+void collector__for_each_target(const struct collector *c, void (*fn)(void *ctx, uint32_t pid),
+				 void *ctx)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info), key, next, *prev = NULL;
+	uint64_t left;
+
+	if (c->targets_fd < 0 || bpf_obj_get_info_by_fd(c->targets_fd, &info, &len))
+		return;
+	/*
+	 * The programs add and delete as processes fork and exit meanwhile: a
+	 * key deleted under the walk starts it again from the first, so it is
+	 * bounded (a pid seen twice is one lookup in the caller's set).
+	 */
+	for (left = 2ull * info.max_entries; left && !bpf_map_get_next_key(c->targets_fd, prev, &next);
+	     left--) {
+		key = next;
+		prev = &key;
+		if (key)
+			fn(ctx, key);
+	}
+}
+
 int collector__add_pid_on_exec(struct collector *c, pid_t pid)
 {
 	collector_want_exec_pending(c, (uint32_t)pid);
