@@ -222,20 +222,23 @@ static uint32_t proc_ppid(uint32_t pid)
  * after a restart: the FORKs went to the daemon before it).  Its ancestors
  * are walked up (/proc) while each is in the BPF target set, up to one of
  * the session's targets: the fork tracepoint put every one of them there,
- * from its parent, whether a daemon ran or not.  Every pid on the way is
- * then known (ours or not ours): each costs one walk, ever.  A process
- * whose parent exited has been given to another (init, a subreaper): its
- * chain ends there, as it did at one level before.
+ * from its parent, whether a daemon ran or not.  A chain that breaks (a
+ * parent exited: the process was given to init or a subreaper) is decided
+ * by the root the BPF target set keeps for the process, the target its
+ * forks lead back to.  Every pid on the way is then known (ours or not
+ * ours): each costs one walk, ever.
  */
 #define TARGET_MAX_DEPTH 64
 
 static bool child_of_target(struct session *s, uint32_t pid)
 {
-	uint32_t chain[TARGET_MAX_DEPTH], p = pid;
+	uint32_t chain[TARGET_MAX_DEPTH], p = pid, root = 0;
 	size_t n = 0, i;
 	bool ours = false;
 
 	while (p && n < TARGET_MAX_DEPTH) {
+		uint32_t r = 0;
+
 		if (pidset_has(&s->tg.pids, p)) {
 			ours = true;
 			break;
@@ -249,9 +252,20 @@ static bool child_of_target(struct session *s, uint32_t pid)
 		 * a read of /proc for every process a busy machine starts;
 		 * /proc then tells which session's descendant it is.
 		 */
-		if (s->c && !collector__maybe_target(s->c, p))
+		if (s->c && !collector__target_root(s->c, p, &r))
 			break;
+		if (n == 1)
+			root = r;       /* pid's own */
 		p = proc_ppid(p);
+	}
+	if (!ours && root && root != pid && pidset_has(&s->tg.pids, root)) {
+		/*
+		 * A root is a tgid some session added; known here, it is one
+		 * of ours or our target's descendant.  pid is ours, not what
+		 * /proc says its ancestors are now (its new parent's).
+		 */
+		pidset_add(&s->tg.pids, pid);
+		return true;
 	}
 	for (i = 0; i < n; i++)
 		pidset_add(ours ? &s->tg.pids : &s->tg.not_ours, chain[i]);
