@@ -272,13 +272,18 @@ static bool child_of_target(struct session *s, uint32_t pid)
 	return ours;
 }
 
-/* one pid of the pinned BPF target set: this session's? (targets_adopt) */
+/*
+ * One pid of the pinned BPF target set: this session's?  (targets_adopt;
+ * a target already in BPF, its root kept: nothing is written back.  Its
+ * fast-lane areas are read as the daemon before read them, their offers
+ * since say it is wanted.)
+ */
 static void adopt_one(void *ctx, uint32_t pid)
 {
 	struct session *s = ctx;
 
-	if (!pidset_has(&s->tg.pids, pid) && child_of_target(s, pid))
-		collector__add_pid(s->c, (pid_t)pid);    /* its fast lane read, its mappings watched */
+	if (!pidset_has(&s->tg.pids, pid))
+		child_of_target(s, pid);
 }
 
 void targets_adopt(struct session *s)
