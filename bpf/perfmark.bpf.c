@@ -67,9 +67,9 @@ struct {
 
 /*
  * tgids some session records; children are added on fork.  The value is
- * the root the process descends from (perfmark_wire.h, PM_TARGET_ROOT):
- * the -p pid or command that made it a target, inherited at fork, so a
- * restarted daemon can tell which session's it is whatever exited between.
+ * the root the process descends from (perfmark_wire.h): the -p pid or
+ * command that made it a target, inherited at fork, so a restarted daemon
+ * can tell which session's it is whatever exited in between.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
