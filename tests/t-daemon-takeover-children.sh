@@ -21,6 +21,18 @@ D=500      # markers of the writer that runs and exits while no daemon runs
 daemon_start
 launcher_start
 pm session create kids -p "$LAUNCHER" -F 99 --ring 64M || die "create kids failed" -- "$T/pmd.log"
+# a neighbour: another -p session on the same events (the same pinned
+# programs and target set) whose target, a shell, runs a writer o as its
+# child; after the restart neither session takes the other's processes
+mkfifo "$T/nb.go"
+# shellcheck disable=SC2016  # expanded by that shell; ": " keeps it from exec'ing the writer
+bash -c 'read -r _; PROG_EMIT_EVERY=100 "$1" "$2" o 1 300 >"$3"; :' nb "$PROGS/prog-emit" "$N" "$T/o" <"$T/nb.go" &
+NB=$!
+_bg_pids+=("$NB")
+exec 7>"$T/nb.go"
+pm session create nb -p "$NB" -F 99 --ring 16M || die "create nb failed" -- "$T/pmd.log"
+echo go >&7
+exec 7>&-
 
 # writer_pid OUT: the pid prog-emit printed (empty until it has)
 writer_pid() { awk '/^pid/ { print $2 }' "$1" 2>/dev/null; }
@@ -45,7 +57,7 @@ A=$(group a); B=$(group b); C=$(group c)
 for w in $A; do launch "$T/$w" PROG_EMIT_EVERY=100 "$N" "$w" 1 300; done
 launch "$T/e" PROG_EMIT_DETACH=1 PROG_EMIT_EVERY=100 "$N" e 1 300
 # shellcheck disable=SC2086  # A: the writers' names, split
-wait_until 300 started 200 $A e || die "the writers a and e did not get to 200 markers"
+wait_until 300 started 200 $A e o || die "the writers a, e and o did not get to 200 markers"
 daemon_kill9
 # b: forked while no daemon runs, f: one that detaches, d: one that ends
 # (exits) before the restart
@@ -61,7 +73,7 @@ for w in $C; do launch "$T/$w" PROG_EMIT_EVERY=100 "$N" "$w" 1 300; done
 # shellcheck disable=SC2086
 wait_until 300 started 100 $C || die "the writers c did not start"
 # shellcheck disable=SC2086
-wait_until 600 ended $A $B $C e f || die "the writers did not end their markers"
+wait_until 600 ended $A $B $C e f o || die "the writers did not end their markers"
 ok "writers: $K and a detached one forked before the kill -9; $K, a detached one and one that exited while no daemon ran; $K after the restart"
 
 # count W: writer W's markers "W seq=" by its pid in snap.txt: "unique/all"
@@ -88,3 +100,16 @@ for w in $A $B $C d e f; do
 done
 [ -z "$bad" ] || die "markers of the -p target's descendants lost or repeated across the kill -9 (writer:unique/all of $N, d of $D):$bad" -- "$T/pmd.log"
 ok "every marker of every descendant once: $((K + 1)) x $N forked before the kill, $((K + 1)) x $N and $D while down, $K x $N after"
+
+# the neighbour's writer is the neighbour's only, and none of ours is its
+n=$(count o)
+[ "$n" = "0/0" ] || die "the neighbour session's writer o is in kids after the restart: $n"
+pm session snapshot nb -o "$T/snap" 2>"$T/snap.err" || die "snapshot of nb failed" -- "$T/snap.err"
+marker_lines "$T/snap" >"$T/snap.txt"
+n=$(count o)
+[ "$n" = "$N/$N" ] || die "the neighbour session lost markers of its own writer across the restart: $n of $N"
+for w in $A e; do
+	n=$(count "$w")
+	[ "$n" = "0/0" ] || die "the writer $w of kids is in the neighbour session nb: $n"
+done
+ok "a neighbour -p session on the same pinned programs: its writer its own ($N/$N), none of kids' in it"
