@@ -113,3 +113,9 @@ for w in $A e; do
 	[ "$n" = "0/0" ] || die "the writer $w of kids is in the neighbour session nb: $n"
 done
 ok "a neighbour -p session on the same pinned programs: its writer its own ($N/$N), none of kids' in it"
+
+# the writers go, and the launcher's subshells have said so (else their
+# .done files race the removal of $T at exit)
+for w in $A $B $C e f o; do kill "$(writer_pid "$T/$w")" 2>/dev/null; done
+all_done() { local w; for w in $A $B $C d e f; do [ -e "$T/$w.done" ] || return 1; done; }
+wait_until 60 all_done || die "the launcher's subshells did not end"

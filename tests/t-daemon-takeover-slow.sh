@@ -75,3 +75,8 @@ done
 "$PERFMARK" session show slow >"$T/show.txt" 2>&1
 [ -z "$bad" ] || die "markers lost or repeated across a restart held 6 s (writer:unique/all of $N):$bad" -- "$T/show.txt" "$T/pmd.log"
 ok "a restart held 6 s: all $K x $N markers once each"
+# the writers go, and the launcher's subshells have said so (else their
+# .done files race the removal of $T at exit)
+for i in $(seq "$K"); do kill "$(writer_pid "$T/w.$i")" 2>/dev/null; done
+all_done() { local i; for i in $(seq "$K"); do [ -e "$T/w.$i.done" ] || return 1; done; }
+wait_until 60 all_done || die "the launcher's subshells did not end"
