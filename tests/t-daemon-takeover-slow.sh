@@ -5,11 +5,11 @@
 # (PERFMARK_TEST_HOLD: $T/hold.slow.adopt, after its first slice) for more
 # than 5 s: each writer finds its reader silent, sends its markers to the
 # trap lane (the pinned BPF ring), and keeps in its ring what it wrote
-# before it noticed, for the reader that comes back with the same token.
-# Before, a writer let a reader silent for 5 s go at its next full ring and
-# wrote over what that reader had not read (the ~100 ms before it noticed).
-# Once the takeover is let go, every marker of every writer is in the
-# session's ring once.  Counted by pid and tag.
+# before it noticed, for the reader that comes back with the same token
+# (libperfmark had a rule that let a reader silent for 5 s go at a full
+# ring, and write over what it had not read: gone, this guards it).  Once
+# the takeover is let go, every marker of every writer is in the session's
+# ring once.  Counted by pid and tag.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon

@@ -556,9 +556,10 @@ static bool copy_payload(const struct pm_proc *p, void *dst, const struct pm_mar
  * the readers' tails.  A reader is never let go here, however long it has
  * been silent: what its ring holds past its tail is unread, and a recorder
  * that comes back (perfmarkd restarted, however slowly: its pinned state
- * and its consumer token outlive it) reads on from that tail.  Before, a
- * reader silent for 5 s was dropped at the next full ring and the ~100 ms
- * it had not read yet were overwritten.  Nothing waits for it either: a
+ * and its consumer token outlive it) reads on from that tail.  (A rule
+ * that let a reader silent for 5 s go here, at a full ring, would have
+ * written over what it had not read; reader_silent sends the markers to
+ * the trap lane long before a ring fills.)  Nothing waits for it either: a
  * silent reader sends markers to the trap lane (reader_silent), a full ring
  * too (PM_TRAP_RING_FULL), so the program never stalls on a recorder.
  */
