@@ -65,12 +65,17 @@ struct {
 	__type(value, __u32);
 } uids SEC(".maps");
 
-/* tgids some session records; children are added on fork */
+/*
+ * tgids some session records; children are added on fork.  The value is
+ * the root the process descends from (perfmark_wire.h): the -p pid or
+ * command that made it a target, inherited at fork, so a restarted daemon
+ * can tell which session's it is whatever exited in between.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 65536);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u32);
 } targets SEC(".maps");
 
 /* tgids that become targets at their next exec (a command held before it) */
@@ -614,12 +619,15 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = task_tgid_ns(parent);
 	__u32 ctgid = task_tgid_ns(child);
-	__u8 one = 1;
+	__u32 *root, r;
 
 	if (!ptgid || !ctgid || ptgid == ctgid)
 		return 0;
-	if (bpf_map_lookup_elem(&targets, &ptgid))
-		bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY);
+	root = bpf_map_lookup_elem(&targets, &ptgid);
+	if (root) {
+		r = *root;      /* the parent's root is the child's */
+		bpf_map_update_elem(&targets, &ctgid, &r, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -628,12 +636,11 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = task_tgid_ns(p);
-	__u8 one = 1;
 
 	if (!bpf_map_lookup_elem(&exec_pending, &tgid))
 		return 0;
 	bpf_map_delete_elem(&exec_pending, &tgid);
-	bpf_map_update_elem(&targets, &tgid, &one, BPF_ANY);
+	bpf_map_update_elem(&targets, &tgid, &tgid, BPF_ANY);   /* a root of its own */
 	return 0;
 }
 

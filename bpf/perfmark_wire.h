@@ -151,6 +151,9 @@ struct pm_fastreg {
  *   the task's uid is in `uids`      some session wants all of one uid, or
  *   the task's tgid is in `targets`  some session wants that process
  *                                    (children are added on fork).
+ * A `targets` value is the root the process descends from: the tgid a
+ * session added (-p, a command at its exec), copied from parent to child at
+ * fork.  Older pins hold a __u8 1 there (no root known: value_size 1).
  */
 struct pm_cfg {
 	__u32 all;          /* sessions that want every process of every uid */

@@ -10,6 +10,9 @@
  *                      "at 1" after the first comes whatever K
  *   PROG_EMIT_GO=1     waits for a line on stdin before the first marker
  *                      (so a session can be made for its pid first)
+ *   PROG_EMIT_DETACH=1 forks at once and the parent exits: the child, given
+ *                      to init (or a subreaper), is the one that prints and
+ *                      emits (a daemon that detaches from its launcher)
  * SIGUSR1 ends the emission early: "emitted S" says how many were (0..S-1),
  * then it lingers as usual.
  */
@@ -18,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +41,14 @@ int main(int argc, char **argv)
 
 	if (argc < 3)
 		return 2;
+	if (getenv("PROG_EMIT_DETACH")) {
+		pid_t child = fork();
+
+		if (child < 0)
+			return 2;
+		if (child > 0)
+			_exit(0);
+	}
 	n = atol(argv[1]);
 	ms = argc > 3 ? atof(argv[3]) : 0;
 	memset(&sa, 0, sizeof(sa));

@@ -10,8 +10,7 @@
 # whatever the machine's speed: it has answered (daemon_launch), `session
 # list` shows big starting, `session show --json` says the takeover is in
 # progress and how far it got.  Once it is let go, every marker of every
-# process is in the session's ring exactly once.  Counted by pid and tag:
-# other processes' markers in the system-wide session do not count.
+# process is in the session's ring exactly once.  Counted by pid and tag.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/daemon-lib.sh"
 need_daemon
@@ -21,10 +20,9 @@ K=24
 N=3000
 daemon_start
 launcher_start
-# system-wide: a -p session's children are not its targets any more after a
-# restart (found here: they are known only to the daemon that saw them
-# fork); the ring is large enough that other processes' markers do not lap ours
-pm session create big -a -F 99 --ring 256M || die "create big failed" -- "$T/pmd.log"
+# -p the launcher: its children (the writers are its subshells' children)
+# stay its targets after the restart (t-daemon-takeover-children.sh)
+pm session create big -p "$LAUNCHER" -F 99 --ring 256M || die "create big failed" -- "$T/pmd.log"
 
 # K writers, a marker every millisecond ("at S" every 100), then they stay
 # (their areas live on, as the processes of a service do) until killed below
@@ -40,9 +38,8 @@ all_at() {   # every writer has written at least $1 markers
 wait_until 300 all_at 200 || die "the writers did not get to 200 markers each"
 daemon_kill9
 # they write on while no daemon runs, to the end: their rings keep what came
-# before they found the reader silent, the pinned BPF side the rest.  (A
-# process that goes on writing evicts a reader silent for 5 s, and what
-# its ring held for it is lost: libperfmark's rule, not under test here.)
+# before they found the reader silent, the pinned BPF side the rest (for as
+# long as the restart takes: t-daemon-takeover-slow.sh)
 emitted() { grep -q '^emitted' "$T/w.$1"; }
 all_emitted() {
 	local i

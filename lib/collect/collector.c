@@ -280,7 +280,8 @@ void collector__activate(struct collector *c, struct collector_sub *sub, bool ac
 	}
 }
 
-static int set_pid(int map_fd, pid_t pid)
+/* exec_pending: pid becomes a target at its exec */
+static int set_exec_pid(int map_fd, pid_t pid)
 {
 	uint32_t p = pid;
 	uint8_t one = 1;
@@ -290,23 +291,68 @@ static int set_pid(int map_fd, pid_t pid)
 	return 0;
 }
 
+/* pid a target, a root of its own (older pins: a __u8 1) */
+static int set_target(const struct collector *c, pid_t pid)
+{
+	uint32_t p = pid, root = pid;
+	uint8_t one = 1;
+
+	if (bpf_map_update_elem(c->targets_fd, &p, c->target_roots ? (void *)&root : (void *)&one,
+				BPF_ANY))
+		return -errno;
+	return 0;
+}
+
 bool collector__maybe_target(const struct collector *c, uint32_t pid)
 {
-	uint8_t v;
+	uint32_t v;   /* the larger of both value sizes */
 
 	/* a command held before its exec is its session's already: targets alone */
 	return !bpf_map_lookup_elem(c->targets_fd, &pid, &v);
 }
 
+bool collector__target_root(const struct collector *c, uint32_t pid, uint32_t *root)
+{
+	uint32_t v = 0;
+
+	if (bpf_map_lookup_elem(c->targets_fd, &pid, &v))
+		return false;
+	*root = c->target_roots ? v : 0;
+	return true;
+}
+
+void collector__for_each_target(const struct collector *c, void (*fn)(void *ctx, uint32_t pid),
+				 void *ctx)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info), key, next, *prev = NULL;
+	uint64_t left;
+
+	if (c->targets_fd < 0 || bpf_obj_get_info_by_fd(c->targets_fd, &info, &len))
+		return;
+	/*
+	 * The programs add and delete as processes fork and exit meanwhile: a
+	 * key deleted under the walk starts it again from the first, so it is
+	 * bounded (a pid seen twice is one lookup in the caller's set).
+	 */
+	for (left = 2ull * info.max_entries; left && !bpf_map_get_next_key(c->targets_fd, prev, &next);
+	     left--) {
+		key = next;
+		prev = &key;
+		if (key)
+			fn(ctx, key);
+	}
+}
+
 int collector__add_pid_on_exec(struct collector *c, pid_t pid)
 {
 	collector_want_exec_pending(c, (uint32_t)pid);
-	return set_pid(c->exec_fd, pid);
+	return set_exec_pid(c->exec_fd, pid);
 }
 
 int collector__add_pid(struct collector *c, pid_t pid)
 {
-	int e = set_pid(c->targets_fd, pid);
+	int e = set_target(c, pid);
 
 	if (!e)
 		collector_markers_scan_pid(c, (uint32_t)pid);
@@ -579,6 +625,7 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	}
 	c->rb_fd = bpf_map__fd(c->skel->maps.rb);
 	c->targets_fd = bpf_map__fd(c->skel->maps.targets);
+	c->target_roots = true;
 	c->bss_fd = bpf_map__fd(c->skel->maps.bss);
 	c->cfg_fd = bpf_map__fd(c->skel->maps.cfg);
 	c->uids_fd = bpf_map__fd(c->skel->maps.uids);

@@ -101,6 +101,19 @@ int collector__add_pid_on_exec(struct collector *c, pid_t pid);
  */
 bool collector__maybe_target(const struct collector *c, uint32_t pid);
 /*
+ * The same, and the root pid descends from (*root: the tgid a session
+ * added, -p or a command, that its ancestors' forks lead back to; 0 when
+ * the pinned programs are older and keep none).
+ */
+bool collector__target_root(const struct collector *c, uint32_t pid, uint32_t *root);
+/*
+ * Every pid in the BPF target set, to fn: the union of the sessions
+ * sharing c, and, adopted, what the pinned programs kept following forks
+ * while no daemon ran.  Which of them are a session's is its business.
+ */
+void collector__for_each_target(const struct collector *c, void (*fn)(void *ctx, uint32_t pid),
+				void *ctx);
+/*
  * pin links and maps under dir (again, for every session sharing them);
  * -EOPNOTSUPP for one made not pinnable or adopted
  */

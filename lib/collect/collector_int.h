@@ -69,6 +69,7 @@ struct collector {
 	struct perfmark_bpf *skel;     /* NULL when adopted */
 	int rb_fd, targets_fd, bss_fd, cfg_fd, uids_fd, exec_fd, sideband_fd;
 	bool own_fds;                  /* adopted: the map fds are ours to close */
+	bool target_roots;             /* targets' values are roots (__u32), not older pins' __u8 */
 	int own_sideband_fd;
 	uint32_t rb_id;                /* identity of the pinned ring, for adoption */
 	uint64_t sideband_since;       /* CLOCK_MONOTONIC ns: the perf sideband runs from here */

@@ -112,6 +112,15 @@ int collector__unpin(const char *dir)
 	return 0;
 }
 
+/* a map's value size (0: unknown) */
+static uint32_t map_value_size(int fd)
+{
+	struct bpf_map_info info = { 0 };
+	uint32_t len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.value_size;
+}
+
 static int pinned_fd(const char *dir, const char *name)
 {
 	char path[PATH_MAX];
@@ -171,6 +180,7 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 		snprintf(err, errlen, "incomplete pins under %s", pin_dir);
 		goto fail;
 	}
+	c->target_roots = map_value_size(c->targets_fd) == sizeof(uint32_t);
 	/*
 	 * The union filter stays as the last daemon left it (collection goes
 	 * on) and is rewritten as the sessions subscribe again.

@@ -286,7 +286,7 @@ void collector__settle(struct collector *c, uint64_t until, bool final)
  */
 static bool target_pid(const struct collector *c, uint32_t pid)
 {
-	uint8_t v;
+	uint32_t v;   /* targets: a root (older pins: a __u8); exec_pending: a __u8 */
 
 	return !bpf_map_lookup_elem(c->targets_fd, &pid, &v) ||
 	       !bpf_map_lookup_elem(c->exec_fd, &pid, &v);

@@ -27,7 +27,7 @@
 /* a process some subscriber records (system-wide ones want every process) */
 bool collector_wants_pid(const struct collector *c, uint32_t pid)
 {
-	uint8_t v;
+	uint32_t v;   /* a root (older pins: a __u8) */
 
 	if (c->nr_all || c->nr_uids)
 		return true;

@@ -22,7 +22,6 @@
 
 #define FL_MAX_AREA       (4ull << 30)
 #define FASTLANE_SITES    3                              /* register sites in libperfmark */
-#define FL_STALE_NS       (2ull * 1000 * 1000 * 1000)   /* < libperfmark's 5 s */
 #define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
 #define FL_SEG_SIZE       (4u << 20)                     /* the spill is a queue of these */
 #define FL_SPILL_WAKE     FL_SEG_SIZE                    /* this much copied: wake the drain */

@@ -189,6 +189,8 @@ int session__adopt(struct session **out, const struct session_opts *opts,
 	e = session_join(s, err, errlen);
 	if (e)
 		goto fail;
+	/* the descendants the pinned programs followed, before and while no daemon ran */
+	targets_adopt(s);
 	*out = s;
 	return 0;
 fail:
@@ -291,8 +293,10 @@ int session__start(struct session *s, char *err, size_t errlen)
 	if (s->o.spec.target == RECSPEC_TARGET_ALL) {
 		synth_all(&so, on_synth, s);
 	} else {
-		for (i = 0; i < s->o.spec.nr_pids; i++)
-			synth_process(s->o.spec.pids[i], &so, on_synth, s);
+		/* the targets, and (taken over) their descendants found in the pinned target set */
+		for (i = 0; i < s->tg.pids.cap; i++)
+			if (s->tg.pids.slots[i])
+				synth_process((pid_t)s->tg.pids.slots[i], &so, on_synth, s);
 	}
 	s->started = true;
 	collector__activate(s->c, &s->sub, true);

@@ -46,6 +46,14 @@ void targets_on_sideband(void *ctx, const struct perf_event_header *h);
 void targets_recheck_held(struct session *s);
 /* pid becomes a target, in BPF too: at its next exec (a command), or now */
 int targets_add(struct session *s, pid_t pid, bool at_exec);
+/*
+ * A session taken over after a restart: its targets' descendants that the
+ * pinned BPF target set holds (forked while the daemon before ran, or while
+ * none ran) become its targets now, so that their state is synthesized and
+ * their fast lanes read.  Those missed here (an exited parent) are found
+ * by their records as before (child_of_target).
+ */
+void targets_adopt(struct session *s);
 void targets_free(struct targets *t);
 
 #endif

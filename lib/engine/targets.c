@@ -197,42 +197,99 @@ static void on_gap(struct session *s, const void *data, size_t size)
 		stage_sideband(s, h, &uid);
 }
 
-/*
- * A process this session has not heard of: a child of a target whose FORK
- * has not been read yet (the ring is read just after the sideband)?
- */
-static bool child_of_target(struct session *s, uint32_t pid)
+/* pid's parent as /proc says now (0: gone, or unknown) */
+static uint32_t proc_ppid(uint32_t pid)
 {
 	char path[40], line[128];
 	uint32_t ppid = 0;
 	FILE *f;
 
-	if (pidset_has(&s->tg.not_ours, pid))
-		return false;
-	/*
-	 * Not in the BPF target set (its fork tracepoint puts a target's
-	 * child there before it runs): some other process of the machine.
-	 * One map lookup, not a read of /proc for every process a busy
-	 * machine starts; /proc then tells which session's child it is.
-	 */
-	if (s->c && !collector__maybe_target(s->c, pid)) {
-		pidset_add(&s->tg.not_ours, pid);
-		return false;
-	}
 	snprintf(path, sizeof(path), "/proc/%u/status", pid);
 	f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "PPid: %u", &ppid) == 1)
-				break;
-		fclose(f);
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "PPid: %u", &ppid) == 1)
+			break;
+	fclose(f);
+	return ppid;
+}
+
+/*
+ * A process this session has not heard of: a descendant of a target whose
+ * FORK has not been read yet (the ring is read just after the sideband), or
+ * was never read by this process (a daemon that took the session over
+ * after a restart: the FORKs went to the daemon before it).  Its ancestors
+ * are walked up (/proc) while each is in the BPF target set, up to one of
+ * the session's targets: the fork tracepoint put every one of them there,
+ * from its parent, whether a daemon ran or not.  A chain that breaks (a
+ * parent exited: the process was given to init or a subreaper) is decided
+ * by the root the BPF target set keeps for the process, the target its
+ * forks lead back to.  Every pid on the way is then known (ours or not
+ * ours): each costs one walk, ever.
+ */
+#define TARGET_MAX_DEPTH 64
+
+static bool child_of_target(struct session *s, uint32_t pid)
+{
+	uint32_t chain[TARGET_MAX_DEPTH], p = pid, root = 0;
+	size_t n = 0, i;
+	bool ours = false;
+
+	while (p && n < TARGET_MAX_DEPTH) {
+		uint32_t r = 0;
+
+		if (pidset_has(&s->tg.pids, p)) {
+			ours = true;
+			break;
+		}
+		if (pidset_has(&s->tg.not_ours, p))
+			break;
+		chain[n++] = p;
+		/*
+		 * Not in the BPF target set: none of its descendants that are
+		 * targets came from a target through it.  One map lookup, not
+		 * a read of /proc for every process a busy machine starts;
+		 * /proc then tells which session's descendant it is.
+		 */
+		if (s->c && !collector__target_root(s->c, p, &r))
+			break;
+		if (n == 1)
+			root = r;       /* pid's own */
+		p = proc_ppid(p);
 	}
-	if (ppid && pidset_has(&s->tg.pids, ppid)) {
+	if (!ours && root && root != pid && pidset_has(&s->tg.pids, root)) {
+		/*
+		 * A root is a tgid some session added; known here, it is one
+		 * of ours or our target's descendant.  pid is ours, not what
+		 * /proc says its ancestors are now (its new parent's).
+		 */
 		pidset_add(&s->tg.pids, pid);
 		return true;
 	}
-	pidset_add(&s->tg.not_ours, pid);
-	return false;
+	for (i = 0; i < n; i++)
+		pidset_add(ours ? &s->tg.pids : &s->tg.not_ours, chain[i]);
+	return ours;
+}
+
+/*
+ * One pid of the pinned BPF target set: this session's?  (targets_adopt;
+ * a target already in BPF, its root kept: nothing is written back.  Its
+ * fast-lane areas are read as the daemon before read them, their offers
+ * since say it is wanted.)
+ */
+static void adopt_one(void *ctx, uint32_t pid)
+{
+	struct session *s = ctx;
+
+	if (!pidset_has(&s->tg.pids, pid))
+		child_of_target(s, pid);
+}
+
+void targets_adopt(struct session *s)
+{
+	if (s->o.spec.target != RECSPEC_TARGET_ALL && s->c)
+		collector__for_each_target(s->c, adopt_one, s);
 }
 
 /* The session's exact share of what the union filter in BPF let through. */

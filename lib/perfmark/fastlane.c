@@ -68,7 +68,6 @@
 #define DEFAULT_RING_KIB    1024
 #define REGISTER_RETRY_NS   (100ull * 1000 * 1000)     /* first retry, doubling */
 #define REGISTER_RETRY_MAX  (5ull * 1000 * 1000 * 1000)
-#define STALE_CONSUMER_NS   (5ull * 1000 * 1000 * 1000)
 #define SILENT_READER_NS    (100ull * 1000 * 1000)    /* a reader's pump passes every <= 2 ms */
 #define SILENT_CHECK_NS     (1000ull * 1000)          /* how often a thread looks */
 #define STACK_MAX           (8ul << 20)
@@ -379,34 +378,25 @@ static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_
 /* --- slots -------------------------------------------------------------------- */
 
 /* smallest tail of a slot among the readers in bits (UINT64_MAX: none) */
-static uint64_t min_tail(const struct pm_fl_hdr *a, const struct pm_fl_slot *sl, uint32_t bits,
-			 int *stalest, uint64_t now)
+static uint64_t min_tail(const struct pm_fl_slot *sl, uint32_t bits)
 {
-	uint64_t min = UINT64_MAX, oldest = now;
+	uint64_t min = UINT64_MAX;
 
-	*stalest = -1;
 	for (int c = 0; c < PM_NR_SITES; c++) {
-		uint64_t t, hb;
+		uint64_t t;
 
 		if (!(bits & (1u << c)))
 			continue;
 		t = __atomic_load_n(&sl->tail[c], __ATOMIC_ACQUIRE);
 		if (t < min)
 			min = t;
-		hb = __atomic_load_n(&a->consumer[c].heartbeat_ns, __ATOMIC_RELAXED);
-		if (hb < oldest && now - hb > STALE_CONSUMER_NS) {
-			oldest = hb;
-			*stalest = c;
-		}
 	}
 	return min;
 }
 
 static bool drained(const struct pm_fl_hdr *a, const struct pm_fl_slot *sl)
 {
-	uint32_t readers = __atomic_load_n(&a->readers, __ATOMIC_ACQUIRE);
-	int stalest;
-	uint64_t t = min_tail(a, sl, readers, &stalest, 0);
+	uint64_t t = min_tail(sl, __atomic_load_n(&a->readers, __ATOMIC_ACQUIRE));
 
 	return t == UINT64_MAX || t == __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
 }
@@ -563,31 +553,28 @@ static bool copy_payload(const struct pm_proc *p, void *dst, const struct pm_mar
 
 /*
  * Is there room up to byte position need?  Refreshes the cached limit from
- * the readers' tails; a reader silent for STALE_CONSUMER_NS (a recorder
- * that hangs, its site still taken) is let go, so it cannot hold the ring:
- * the area is offered again and it joins anew if it comes back.
+ * the readers' tails.  A reader is never let go here, however long it has
+ * been silent: what its ring holds past its tail is unread, and a recorder
+ * that comes back (perfmarkd restarted, however slowly: its pinned state
+ * and its consumer token outlive it) reads on from that tail.  (A rule
+ * that let a reader silent for 5 s go here, at a full ring, would have
+ * written over what it had not read; reader_silent sends the markers to
+ * the trap lane long before a ring fills.)  Nothing waits for it either: a
+ * silent reader sends markers to the trap lane (reader_silent), a full ring
+ * too (PM_TRAP_RING_FULL), so the program never stalls on a recorder.
  */
 static __attribute__((noinline)) bool room(struct pm_proc *p, struct pm_fl_slot *sl, uint64_t need,
-					   uint32_t readers, uint64_t now)
+					   uint32_t readers)
 {
-	struct pm_fl_hdr *a = p->area;
 	uint64_t min, head = __atomic_load_n(&sl->head, __ATOMIC_RELAXED);
-	int stalest;
 
-	min = min_tail(a, sl, readers, &stalest, now);
+	min = min_tail(sl, readers);
 	if (min == UINT64_MAX)
 		return false;
 	if (min > head)          /* a confused consumer: never run past our own head */
 		min = head;
 	__atomic_store_n(&sl->limit, min + p->ring_size, __ATOMIC_RELAXED);
-	if (need <= min + p->ring_size)
-		return true;
-	if (stalest >= 0) {
-		__atomic_fetch_and(&a->readers, ~(1u << stalest), __ATOMIC_ACQ_REL);
-		__atomic_fetch_and(&a->joined, ~(1u << stalest), __ATOMIC_ACQ_REL);
-		__atomic_store_n(&a->consumer[stalest].token, 0, __ATOMIC_RELEASE);
-	}
-	return false;
+	return need <= min + p->ring_size;
 }
 
 /*
@@ -645,7 +632,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 		off = pos & (rs - 1);
 		total = off + rlen > rs ? rs - off + rlen : rlen;
 		if (unlikely(pos + total > __atomic_load_n(&sl->limit, __ATOMIC_RELAXED)) &&
-		    !room(p, sl, pos + total, readers, now)) {
+		    !room(p, sl, pos + total, readers)) {
 			__atomic_fetch_add(&sl->lost, 1, __ATOMIC_RELAXED);
 			return PM_TRAP_RING_FULL;
 		}
