@@ -142,8 +142,7 @@ static bool kernel_clock(const struct collector *c, size_t idx)
 	struct perf_event_attr at;
 
 	evspec_attr(&c->ev[idx], &at);
-	return at.type == PERF_TYPE_SOFTWARE && !at.exclude_kernel &&
-	       (at.config == PERF_COUNT_SW_CPU_CLOCK || at.config == PERF_COUNT_SW_TASK_CLOCK);
+	return collector_clock_attr(&at) && !at.exclude_kernel;
 }
 
 /* idle and iowait ns per CPU since boot (AGG_IDLE_NONE: not listed, offline) */
