@@ -445,22 +445,17 @@ static void test_proto_requests(void **state)
 static int daemon_reads(const char *text, char *err, size_t errlen)
 {
 	size_t n = strlen(text), used;
-	unsigned char *frame = malloc(n + 4);
+	char *buf = malloc(n + 4);
 	struct json_object *msg = NULL;
 	struct proto_request rq;
 	struct recspec r;
 	struct sessdef d;
 	int e;
 
-	assert_non_null(frame);
-	frame[0] = n & 0xff;
-	frame[1] = (n >> 8) & 0xff;
-	frame[2] = (n >> 16) & 0xff;
-	frame[3] = (n >> 24) & 0xff;
-	memcpy(frame + 4, text, n);
+	assert_non_null(buf);
 	err[0] = '\0';
-	assert_int_equal(proto_parse_frame(frame, n + 4, &used, &msg, err, errlen), 1);
-	free(frame);
+	assert_int_equal(proto_parse_frame(buf, frame(buf, text), &used, &msg, err, errlen), 1);
+	free(buf);
 	e = proto_request_parse(msg, &rq, err, errlen);
 	if (!e && rq.cmd == PROTO_CMD_RECORD)
 		e = recspec_from_json(rq.def, &r, err, errlen);
