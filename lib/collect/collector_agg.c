@@ -142,7 +142,7 @@ static bool kernel_clock(const struct collector *c, size_t idx)
 	struct perf_event_attr at;
 
 	evspec_attr(&c->ev[idx], &at);
-	return collector_clock_attr(&at) && !at.exclude_kernel;
+	return evspec_is_clock(&at) && !at.exclude_kernel;
 }
 
 /* idle and iowait ns per CPU since boot (AGG_IDLE_NONE: not listed, offline) */

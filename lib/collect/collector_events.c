@@ -96,12 +96,6 @@ static uint64_t clock_period(uint64_t freq)
 	return best;
 }
 
-bool collector_clock_attr(const struct perf_event_attr *a)
-{
-	return a->type == PERF_TYPE_SOFTWARE &&
-	       (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
-}
-
 void collector__sampling_attr(const struct collector *c, size_t idx, struct perf_event_attr *a)
 {
 	const struct evspec *e = &c->ev[idx];
@@ -112,7 +106,7 @@ void collector__sampling_attr(const struct collector *c, size_t idx, struct perf
 		a->sample_period = 1;      /* every hit, as perf records them */
 	} else if (c->spec.period) {
 		a->sample_period = c->spec.period;
-	} else if (collector_clock_attr(a)) {
+	} else if (evspec_is_clock(a)) {
 		a->sample_period = clock_period(c->spec.freq);   /* RULE above */
 	} else {
 		a->freq = 1;
@@ -138,7 +132,7 @@ static int open_sampling(struct collector *c, size_t idx, int ncpus, char *err, 
 	 * task.  (The attr written to perf.data is without it: what the file
 	 * holds is the same either way.)
 	 */
-	if (collector_clock_attr(&a) && (c->spec.target != RECSPEC_TARGET_ALL || collector_agg_idle(c, idx)))
+	if (evspec_is_clock(&a) && (c->spec.target != RECSPEC_TARGET_ALL || collector_agg_idle(c, idx)))
 		a.exclude_idle = 1;
 	for (cpu = 0; cpu < ncpus; cpu++) {
 		struct bpf_link *l;

@@ -141,8 +141,6 @@ uint32_t collector_map_id(int fd);
 
 /* collector_events.c */
 int collector_open_events(struct collector *c, char *err, size_t errlen);
-/* a cpu-clock or task-clock event (sampled by period, opened with exclude_idle) */
-bool collector_clock_attr(const struct perf_event_attr *a);
 /* each sideband record goes to on_sideband(c, ...) */
 int collector_open_sideband(struct collector *c, perf_buffer_event_fn on_sideband,
 			    char *err, size_t errlen);

@@ -199,6 +199,12 @@ void evspec_attr(const struct evspec *e, struct perf_event_attr *a)
 	};
 }
 
+bool evspec_is_clock(const struct perf_event_attr *a)
+{
+	return a->type == PERF_TYPE_SOFTWARE &&
+	       (a->config == PERF_COUNT_SW_CPU_CLOCK || a->config == PERF_COUNT_SW_TASK_CLOCK);
+}
+
 int evspec_rebase(struct evspec *e, const char *base)
 {
 	const struct evname *d = evname_find(base, strlen(base));

@@ -63,6 +63,8 @@ bool evspec_same(const struct evspec *a, const struct evspec *b);
  * else zero: what sampling and counting add their own fields to.
  */
 void evspec_attr(const struct evspec *e, struct perf_event_attr *a);
+/* a cpu-clock or task-clock event: sampled by period, opened with exclude_idle */
+bool evspec_is_clock(const struct perf_event_attr *a);
 /* e becomes the named event base (cycles -> cpu-clock), keeping its modifiers; 0 or -EINVAL */
 int evspec_rebase(struct evspec *e, const char *base);
 /*
