@@ -11,6 +11,10 @@
  * connection, a takeover per session), so a thread each, detached.  The
  * daemon's signals are blocked before any thread starts: they all reach
  * the signalfd.  At exit, every job is waited for and done.
+ *
+ * A job runs at the nice value the daemon was started with, not at the
+ * loop's (main.c raises the loop's): a client's snapshot is not to take
+ * CPU from the programs it traces.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -18,6 +22,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "perfmarkd.h"
@@ -28,6 +33,7 @@ static struct {
 	struct job *done;            /* finished, done() not run yet */
 	size_t running;              /* started, done() not run yet */
 	int efd;
+	int nice;                    /* the daemon's own, from before the loop's was raised */
 } J = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER, .efd = -1 };
 
 static void finished(struct job *j)
@@ -46,6 +52,7 @@ static void *job_main(void *arg)
 {
 	struct job *j = arg;
 
+	(void)setpriority(PRIO_PROCESS, 0, J.nice);   /* this thread only (Linux) */
 	j->work(j);
 	finished(j);
 	return NULL;
@@ -88,6 +95,10 @@ static struct watch done_watch = { .fn = on_done };
 
 int jobs__init(void)
 {
+	errno = 0;
+	J.nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		J.nice = 0;
 	J.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (J.efd < 0)
 		return -errno;

@@ -27,6 +27,7 @@
 
 #include <bpf/libbpf.h>
 
+#include "collector.h"
 #include "fastlane.h"
 #include "perfmarkd.h"
 #include "proto.h"
@@ -279,7 +280,6 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	e = sfd < 0 ? -errno : loop__init(&runs__tick);
-	stall__watch(sd_watchdog_usec() * 1000);
 	if (!e)
 		e = jobs__init();
 	if (e) {
@@ -304,6 +304,18 @@ int main(int argc, char **argv)
 	/* a bad --http fails before any session restarts */
 	if (http && http__start(http))
 		return 1;
+	/*
+	 * The loop answers systemd's watchdog and the clients, and starts the
+	 * drains: it runs at the collector's priority, as the threads that move
+	 * records do (COLLECTOR_NICE; needs CAP_SYS_NICE, kept in the unit).  At
+	 * nice 0 beside 300 traced processes and two CPU hogs it waited 30 s
+	 * for a CPU and systemd's watchdog killed it (make check STRESS=1).
+	 * After http__start: the HTTP server's threads keep the nice value the
+	 * daemon was started with, as do jobs (jobs.c); the stall thread, made
+	 * here, shares the loop's.
+	 */
+	collector__boost_thread();
+	stall__watch(sd_watchdog_usec() * 1000);
 	/* the rings and fast-lane areas are taken over from the loop: READY=1 comes first */
 	sessions__restore();
 	runs__update_tick();

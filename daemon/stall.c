@@ -5,10 +5,13 @@
  * every quarter of the watchdog period (the daemon wakes that often anyway
  * to ping it); a turn that has gone on for half the period is logged once,
  * with where the loop's thread is in the kernel: its system call, wait
- * channel and kernel stack (/proc/self/task/TID: root's, as the daemon is).
+ * channel and kernel stack (/proc/self/task/TID: root's, as the daemon is),
+ * and how much of the last quarter period it ran and how much it waited
+ * for a CPU (schedstat): a loop that is not stuck but starved says so.
  * The loop publishes its turns with two stores a turn, no system call.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -65,21 +68,48 @@ static void task_file(const char *name, char *buf, size_t len, const char *sep)
 		snprintf(buf, len, "?");
 }
 
-static void report(uint64_t took_ns)
+/* the loop thread's time on a CPU and waiting for one, ns since it began (false: unreadable) */
+static bool sched_times(uint64_t *run, uint64_t *wait)
 {
-	char sys[64], wchan[64], stack[512];
+	char buf[96];
+	unsigned long long r, w;
+
+	task_file("schedstat", buf, sizeof(buf), NULL);
+	if (sscanf(buf, "%llu %llu", &r, &w) != 2)
+		return false;
+	*run = r;
+	*wait = w;
+	return true;
+}
+
+/* the loop thread's schedstat as the stall thread last saw it */
+struct sched_window {
+	uint64_t at, run, wait;
+	bool ok;
+};
+
+static void report(uint64_t took_ns, const struct sched_window *prev)
+{
+	char sys[64], wchan[64], stack[512], cpu[128] = "";
+	uint64_t run, wait, now = clock_mono_ns();
 
 	task_file("syscall", sys, sizeof(sys), NULL);
 	sys[strcspn(sys, " ")] = '\0';          /* the number only: the arguments are addresses */
 	task_file("wchan", wchan, sizeof(wchan), NULL);
 	task_file("stack", stack, sizeof(stack), " < ");
-	logmsg("a turn of the loop has taken %llu ms so far: in system call %s, waiting in %s; kernel stack: %s",
-	       (unsigned long long)(took_ns / 1000000), sys, wchan, stack);
+	if (prev->ok && sched_times(&run, &wait) && run >= prev->run && wait >= prev->wait)
+		snprintf(cpu, sizeof(cpu), "; of the last %llu ms it ran %llu ms and waited for a CPU %llu ms",
+			 (unsigned long long)((now - prev->at) / 1000000),
+			 (unsigned long long)((run - prev->run) / 1000000),
+			 (unsigned long long)((wait - prev->wait) / 1000000));
+	logmsg("a turn of the loop has taken %llu ms so far: in system call %s, waiting in %s; kernel stack: %s%s",
+	       (unsigned long long)(took_ns / 1000000), sys, wchan, stack, cpu);
 }
 
 static void *stall_main(void *arg)
 {
 	uint64_t reported = 0;
+	struct sched_window prev = { 0 };
 	struct timespec q = {
 		.tv_sec = (time_t)(S.period_ns / 4 / 1000000000ull),
 		.tv_nsec = (long)(S.period_ns / 4 % 1000000000ull),
@@ -93,9 +123,11 @@ static void *stall_main(void *arg)
 		turn = atomic_load_explicit(&S.turn, memory_order_acquire);
 		since = atomic_load_explicit(&S.since, memory_order_relaxed);
 		if (turn && turn != reported && clock_mono_ns() - since > S.period_ns / 2) {
-			report(clock_mono_ns() - since);
+			report(clock_mono_ns() - since, &prev);
 			reported = turn;
 		}
+		prev.at = clock_mono_ns();
+		prev.ok = sched_times(&prev.run, &prev.wait);
 	}
 	return NULL;
 }

@@ -77,8 +77,10 @@ ok "once systemd reads: READY=1 first, $(grep -c '^1 FDSTORE=1' "$T/notify.log")
 
 # a turn of the loop held (tests only): the daemon says where its thread waits
 touch "$T/hold.loop"
-wait_until 60 log_has 'a turn of the loop has taken [0-9]+ ms so far: in system call [0-9]+' ||
-	die "a held turn was not reported" -- "$T/pmd.log"
+# held in a system call: it says which, and that it waited for no CPU (a starved
+# loop says how long it waited for one)
+wait_until 60 log_has 'a turn of the loop has taken [0-9]+ ms so far: in system call [0-9]+.*; of the last [0-9]+ ms it ran [0-9]+ ms and waited for a CPU [0-9]+ ms' ||
+	die "a held turn was not reported, with its CPU and wait times" -- "$T/pmd.log"
 rm -f "$T/hold.loop"
 wait_until 30 daemon_answers || die "the daemon does not answer once the turn goes on" -- "$T/pmd.log"
 ok "$(grep -m 1 'a turn of the loop has taken' "$T/pmd.log" | sed 's/^perfmarkd: //')"
