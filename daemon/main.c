@@ -129,6 +129,30 @@ static int listen_socket(void)
 }
 
 /*
+ * With autogroups (CONFIG_SCHED_AUTOGROUP, and no cpu cgroup of its own),
+ * the scheduler shares the CPU between sessions first and between a
+ * session's threads second: systemd starts perfmarkd in a session of its
+ * own, and a thread's nice value counts only inside it.  A session of CPU
+ * hogs and 300 traced processes kept the daemon's session, nice -10
+ * threads and all, off the CPU for 10 s at a time (schedstat: 8 ms run,
+ * 9968 ms waited; the scheduler's debug file showed the two groups).  The
+ * session's own nice value is raised as the threads' are: best effort
+ * (CAP_SYS_NICE; no file without autogroups).
+ */
+static void raise_autogroup(void)
+{
+	int fd = open("/proc/self/autogroup", O_WRONLY | O_CLOEXEC);
+	char v[16];
+	int n;
+
+	if (fd < 0)
+		return;
+	n = snprintf(v, sizeof(v), "%d", COLLECTOR_NICE);
+	(void)!write(fd, v, (size_t)n);
+	close(fd);
+}
+
+/*
  * Fork into the background; the parent exits 0 once the child says it is
  * ready (through ready_fd), 1 when it dies first.  Returns the child's end.
  */
@@ -312,9 +336,11 @@ int main(int argc, char **argv)
 	 * for a CPU and systemd's watchdog killed it (make check STRESS=1).
 	 * After http__start: the HTTP server's threads keep the nice value the
 	 * daemon was started with, as do jobs (jobs.c); the stall thread, made
-	 * here, shares the loop's.
+	 * here, shares the loop's.  And the daemon's scheduling group as a whole
+	 * (raise_autogroup): a thread's nice value counts only inside it.
 	 */
 	collector__boost_thread();
+	raise_autogroup();
 	stall__watch(sd_watchdog_usec() * 1000);
 	/* the rings and fast-lane areas are taken over from the loop: READY=1 comes first */
 	sessions__restore();

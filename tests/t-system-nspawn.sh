@@ -284,6 +284,12 @@ done
 # processes beside two CPU hogs kept it off the CPU past the watchdog
 nice=$(ct awk '{ print $19 }' "/proc/$pid1/stat")
 [ "$nice" = -10 ] || fail "perfmarkd's loop runs at nice '$nice', want -10 (CAP_SYS_NICE in the unit's bounding set)"
+# ... and its session's scheduling group (autogroups): a thread's nice counts only inside it
+if [ -e /proc/self/autogroup ]; then
+	ag=$(ct cat "/proc/$pid1/autogroup")
+	[[ "$ag" == *"nice -10" ]] || fail "perfmarkd's autogroup is '$ag', want nice -10"
+	nice="$nice, its autogroup at ${ag##* }"
+fi
 ok "perfmarkd active (pid $pid1) with its hardening: NoNewPrivs, seccomp, read-only /usr and /etc, bounded capabilities; its loop at nice $nice"
 
 # ---- access ----------------------------------------------------------------------
