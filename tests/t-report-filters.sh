@@ -29,9 +29,10 @@ done
 ok "recorded: pmf-alpha ($pid_a) and pmf-beta ($pid_b), each in prog-filter, its library and libc"
 
 cmp() {
-	python3 "$PERFMARK_SRC/tests/report_cmp.py" "$PERFMARK" "$F" "$@" >>"$T/cmp.out" 2>&1 ||
-		die "perfmark report and perf report disagree: ${*}" -- "$T/cmp.out"
-	tail -n 1 "$T/cmp.out"
+	python3 "$PERFMARK_SRC/tests/report_cmp.py" "$PERFMARK" "$F" "$@" >"$T/cmp.last" 2>&1 || {
+		die "perfmark report and perf report disagree: ${*}" -- "$T/cmp.last"
+	}
+	tail -n 1 "$T/cmp.last"
 }
 
 # sort keys, with children (perf's default when there are stacks) and without
