@@ -139,6 +139,16 @@ n=$(awk '$1 == "prog-spin"' "$T/t.flat" | wc -l)
 [ "$n" -eq 0 ] || die "-- CMD: $n samples of some prog-spin, which is not CMD" -- "$T/t.flat"
 ok "-- CMD: no samples of the outsider $outsider"
 bg_kill "$outsider"
+# CMD is held in the recorder's fork until its exec: the file has its COMM from
+# then, and only the maps its exec makes (as perf writes them), none of the recorder's
+if [ "$PM_RECORDER" = perfmark ]; then
+	perf script -i "$T/t.data" --show-mmap-events -F comm,pid 2>/dev/null >"$T/t.side"
+	n=$(grep -c 'PERF_RECORD_MMAP2.*/perfmark$' "$T/t.side")
+	[ "$n" -eq 0 ] || die "-- CMD: $n maps of the recorder written for CMD before its exec" -- "$T/t.side"
+	grep -q 'PERF_RECORD_MMAP2.*prog-threads$' "$T/t.side" ||
+		die "-- CMD: no map of prog-threads in the file" -- "$T/t.side"
+	ok "-- CMD: its own maps, none of the recorder it was forked from"
+fi
 
 # --- fork + exec ---------------------------------------------------------------
 record_flat f -g -- "$PROGS/prog-forkexec" 2

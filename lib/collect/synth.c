@@ -666,7 +666,7 @@ static int synth_one(struct synth_state *st, pid_t pid)
 		return 0;
 
 	r = synth_comm(st, pid, pid);
-	if (r < 0)
+	if (r < 0 || st->o->comm_only)
 		return r;
 	r = synth_mmaps(st, pid);
 	if (r < 0)

@@ -20,6 +20,8 @@ struct synth_opts {
 	uint32_t uid_filter;  /* (uint32_t)-1 = any uid */
 	bool data_maps;       /* also file mappings that are not executable (perf's mmap_data:
 			       * an unwinder reads .eh_frame_hdr from them) */
+	bool comm_only;       /* the COMM alone: a command held before its exec maps the
+			       * recorder's own files, which the exec throws away */
 };
 
 /*

@@ -63,6 +63,7 @@ struct session {
 	struct targets tg;             /* which records are ours (targets.c) */
 	bool kernel_ok;                /* kernel addresses and stacks may be written */
 	uint64_t t0;                   /* before anything was attached */
+	pid_t held_cmd;                /* session__add_cmd's: not exec'd yet at the start */
 	uint64_t lost_samples_seen, lost_markers_seen;
 	/* the collector's counts when this session joined (session__stats: since then) */
 	struct collector_marker_stats ms0;

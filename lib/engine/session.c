@@ -221,6 +221,7 @@ int session__unpin(const char *dir)
 
 int session__add_cmd(struct session *s, pid_t pid)
 {
+	s->held_cmd = pid;
 	return targets_add(s, pid, true);
 }
 
@@ -278,6 +279,7 @@ int session__start(struct session *s, char *err, size_t errlen)
 		.id = 1, .time = s->t0, .uid_filter = s->o.uid_filter,
 		.data_maps = (s->sample_type & SAMPLE_TYPE_DWARF) != 0,   /* as perf's mmap_data */
 	};
+	struct synth_opts held = so;
 	size_t i;
 	int e;
 
@@ -294,9 +296,12 @@ int session__start(struct session *s, char *err, size_t errlen)
 		synth_all(&so, on_synth, s);
 	} else {
 		/* the targets, and (taken over) their descendants found in the pinned target set */
+		held.comm_only = true;   /* its exec writes its maps */
 		for (i = 0; i < s->tg.pids.cap; i++)
 			if (s->tg.pids.slots[i])
-				synth_process((pid_t)s->tg.pids.slots[i], &so, on_synth, s);
+				synth_process((pid_t)s->tg.pids.slots[i],
+					      (pid_t)s->tg.pids.slots[i] == s->held_cmd ? &held : &so,
+					      on_synth, s);
 	}
 	s->started = true;
 	collector__activate(s->c, &s->sub, true);
