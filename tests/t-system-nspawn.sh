@@ -240,6 +240,13 @@ dump() {
 	ct systemctl status --no-pager -l perfmarkd.service perfmarkd.socket 2>&1 | tail -n 30
 	echo "---- journal (perfmarkd)"
 	ct journalctl --no-pager -u perfmarkd.service -u perfmarkd.socket 2>&1 | tail -n 40
+	echo "---- journal (all, last lines)"
+	ct journalctl --no-pager 2>&1 | grep -v 'perfmarkd\[' | tail -n 15
+	echo "---- the container's init (pid $LEADER on the host): state, CPU ticks, what it waits in"
+	awk '{ print "state", $3, "utime", $14, "stime", $15 }' "/proc/$LEADER/stat" 2>&1
+	cat "/proc/$LEADER/wchan" 2>/dev/null; echo
+	echo "---- console (last lines)"
+	tail -n 15 "$T/console.log"
 }
 fail() { echo "FAIL: $*"; dump; exit 1; }
 
