@@ -58,9 +58,12 @@ struct pm_marker_in {
 int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall) PM_HIDDEN;
 /*
  * The common formats without vfprintf (format.c): the length written to buf
- * (NUL-terminated), or -1 when vsnprintf must do it.  ap is not consumed.
+ * (NUL-terminated), or -1 when vsnprintf must do it.  *ap is consumed
+ * either way: the caller starts over from a va_list of its own (one from
+ * va_start, not va_copy: a copy of the list the caller has just written
+ * stalls on the load, store forwarding fails on it).
  */
-int pm_format(char *buf, size_t cap, const char *fmt, va_list ap) PM_HIDDEN;
+int pm_format(char *buf, size_t cap, const char *fmt, va_list *ap) PM_HIDDEN;
 
 /*
  * once, from the library constructor: settings and facts the fast lane

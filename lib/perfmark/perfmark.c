@@ -198,9 +198,13 @@ PM_EXPORT int perfmark_emit(uint32_t type, const void *data, uint32_t size)
 	return traced(&m);
 }
 
-/* Kept out of line so the untraced path has no 4 KiB frame to set up. */
+/*
+ * Kept out of line so the untraced path has no 4 KiB frame to set up.  ap
+ * goes to pm_format, again (the same arguments, from a va_start of their
+ * own) to vsnprintf when pm_format declines.
+ */
 static __attribute__((noinline, cold))
-int printf_traced(uint64_t ip, const char *fmt, va_list ap)
+int printf_traced(uint64_t ip, const char *fmt, va_list *ap, va_list *again)
 {
 	char buf[PERFMARK_MAX_PAYLOAD + 1];
 	struct pm_marker_in m;
@@ -210,7 +214,7 @@ int printf_traced(uint64_t ip, const char *fmt, va_list ap)
 		return -EINVAL;
 	n = pm_format(buf, sizeof(buf), fmt, ap);
 	if (n < 0)
-		n = vsnprintf(buf, sizeof(buf), fmt, ap);
+		n = vsnprintf(buf, sizeof(buf), fmt, *again);
 	if (n < 0)
 		return -EINVAL;
 	/* strlen + 1, or the would-be length + 1 so the truncation is flagged */
@@ -235,11 +239,13 @@ int perfmark__printf_traced(const char *fmt, ...);
 
 int perfmark__printf_traced(const char *fmt, ...)
 {
-	va_list ap;
+	va_list ap, again;
 	int err;
 
 	va_start(ap, fmt);
-	err = printf_traced((uint64_t)(uintptr_t)__builtin_return_address(0), fmt, ap);
+	va_start(again, fmt);
+	err = printf_traced((uint64_t)(uintptr_t)__builtin_return_address(0), fmt, &ap, &again);
+	va_end(again);
 	va_end(ap);
 	return err;
 }
