@@ -651,25 +651,32 @@ static bool drained_all(const struct area *a)
 	return true;
 }
 
-static void reap(struct fastlane *fl)
+/* every area's pidfd that is not known gone yet, 256 to a poll() */
+static void poll_gone(struct fastlane *fl)
 {
 	struct pollfd pfds[256];
+	struct area *batch[256], *a = fl->areas;
+	size_t n;
+
+	do {
+		for (n = 0; a && n < 256; a = a->next) {
+			if (a->gone)
+				continue;
+			pfds[n] = (struct pollfd){ .fd = a->pidfd, .events = POLLIN };
+			batch[n++] = a;
+		}
+		if (n && poll(pfds, n, 0) > 0)
+			for (size_t i = 0; i < n; i++)
+				if (pfds[i].revents)
+					batch[i]->gone = true;
+	} while (a);
+}
+
+static void reap(struct fastlane *fl)
+{
 	struct area *a, **pp;
-	size_t n = 0;
 
-	for (a = fl->areas; a && n < 256; a = a->next) {
-		pfds[n].fd = a->pidfd;
-		pfds[n].events = POLLIN;
-		pfds[n].revents = 0;
-		n++;
-	}
-	if (n && poll(pfds, n, 0) > 0) {
-		size_t i = 0;
-
-		for (a = fl->areas; a && i < n; a = a->next, i++)
-			if (pfds[i].revents)
-				a->gone = true;
-	}
+	poll_gone(fl);
 	/* gone before its first marker's offer came: what it left, root's only */
 	for (a = fl->areas; a; a = a->next)
 		if (a->gone && !a->confirmed && !a->read_anyway) {
