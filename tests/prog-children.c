@@ -18,6 +18,8 @@
  *                            after its 100th marker, "attached at K" when it
  *                            sees a recorder join, and at the end "loop
  *                            emitted N fast 0|1"
+ *   prog-children loop-attached SEC   the same, for SEC seconds from the
+ *                            moment it sees a recorder join (at most 120 s)
  *   prog-children split N FILE  N markers (kind 10), one each 100 us; at
  *                            N*3/10 prints "at K"; at N*7/10 waits until
  *                            FILE exists (a test splits the recording in
@@ -242,9 +244,11 @@ static int mode_exit(long n, bool exec)
 	_exit(0);
 }
 
-static int mode_loop(double secs)
+/* after_attach: SEC from the moment it sees a recorder join (at most 120 s in all) */
+static int mode_loop(double secs, bool after_attach)
 {
 	struct timespec d = { 0, 1000 * 1000 }, t0, t;
+	double cap = after_attach ? 120 : secs;
 	int seen = 0;
 	long i = 0;
 
@@ -260,10 +264,14 @@ static int mode_loop(double secs)
 		if (!seen && (i & 15) == 0 && fast_attached()) {
 			printf("attached at %ld\n", i);
 			seen = 1;
+			if (after_attach) {
+				clock_gettime(CLOCK_MONOTONIC, &t0);
+				cap = secs;
+			}
 		}
 		nanosleep(&d, NULL);
 		clock_gettime(CLOCK_MONOTONIC, &t);
-	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < secs);
+	} while ((t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < cap);
 	printf("loop emitted %ld fast %d\n", i, seen);
 	return 0;
 }
@@ -303,10 +311,12 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "exec"))
 		return mode_exit(atol(argv[2]), true);
 	if (argc == 3 && !strcmp(argv[1], "loop"))
-		return mode_loop(atof(argv[2]));
+		return mode_loop(atof(argv[2]), false);
+	if (argc == 3 && !strcmp(argv[1], "loop-attached"))
+		return mode_loop(atof(argv[2]), true);
 	if (argc == 4 && !strcmp(argv[1], "split"))
 		return mode_split(atol(argv[2]), argv[3]);
-	fprintf(stderr, "usage: prog-children all N | emit N KIND | exit N | exec N | loop SEC | "
+	fprintf(stderr, "usage: prog-children all N | emit N KIND | exit N | exec N | loop SEC | loop-attached SEC | "
 		"split N FILE\n");
 	return 2;
 }

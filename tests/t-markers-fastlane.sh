@@ -27,7 +27,8 @@ records_markers() {
 }
 
 # --- late attach -----------------------------------------------------------
-bg "$PROGS/prog-children" loop 3 >"$T/late.out"
+# (it goes on 1 s past the recorder's join, however long a loaded machine takes to start it)
+bg "$PROGS/prog-children" loop-attached 1 >"$T/late.out"
 loop=$BG_PID
 # 100 markers before the session: not recorded, and not expected
 wait_until 60 file_has "$T/late.out" '^at 100$' || die "prog-children loop did not start" -- "$T/late.out"
