@@ -45,6 +45,9 @@ for i in 1 2 3; do
 done
 kill -0 "$hpid" 2>/dev/null || die "the FIFO helper failed" -- "$T/m/fifo.out"
 bg_kill "$hpid"
+# (that was the subshell of `as_member ... &`: the helper itself, which would spin on for its 600 s)
+kill -KILL "$jpid" 2>/dev/null
+wait_gone 30 "$jpid" || die "the FIFO helper $jpid outlived its kill"
 [ -p "$map" ] || die "the FIFO at $map was replaced"
 ok "daemon answered throughout; FIFO left alone"
 

@@ -20,7 +20,14 @@ users_cleanup() {
 	for p in "${_bg_pids[@]}"; do
 		wait "$p" 2>/dev/null
 	done
+	# and whatever still runs as them: a background `as_member CMD &` is a
+	# subshell whose kill leaves CMD running (t-hostile-jitmap's helper spun
+	# on for 10 minutes, through the tests after it, and kept its user)
 	for u in "${_users[@]}"; do
+		pkill -KILL -u "$u" 2>/dev/null
+	done
+	for u in "${_users[@]}"; do
+		wait_until 30 _user_gone "$u" || echo "users-lib: processes of $u outlive the test: $(pgrep -u "$u" -l | tr '\n' ' ')"
 		userdel "$u" 2>/dev/null
 	done
 	# the group perfmark stays: tests running beside this one (other
@@ -28,6 +35,8 @@ users_cleanup() {
 	# them turned their members into outsiders mid-test
 	daemon_cleanup
 }
+
+_user_gone() { ! pgrep -u "$1" >/dev/null; }
 
 # _add_user NAME [useradd options...]: skip when useradd refuses
 _add_user() {
