@@ -10,6 +10,10 @@
 #     (all CPUs over the wall time).  Goal with --aggregate: <= 0.02 %.
 #   - the bytes its files grew by, per hour.  Goal: >= 10x fewer with
 #     --aggregate than without.
+# The runs start together and are then read by one coordinator: CPU
+# readings before and after, file sizes right around one shared window in
+# which the bench starts no process (an -a session writes the exec and
+# mmaps of every bpftool and du that measures it as sideband).
 # Beside them, when bpftrace is installed, the floor the goal is measured
 # against: bpftrace counting whole stacks in a BPF map at the same rate
 # (`profile:hz:99 { @[kstack, ustack, pid, tid] = count(); }`), its BPF time
@@ -76,34 +80,87 @@ pmd_ns() {
 }
 dir_bytes() { du -sb --apparent-size "$1" 2>/dev/null | cut -f1; }
 
-# one NAME ARGS...: its own perfmarkd; writes "cpu% bytes_per_hour bpf_ns pmd_ns" to $W/res.NAME
-one() {
-	local name=$1 d=$W/out.$1 PMD
+# start NAME ARGS...: its own perfmarkd (pid in $W/pid.NAME) with the session bench-NAME -a -F 99 -g ARGS
+# writing into $W/out.NAME
+start() {
+	local name=$1 d=$W/out.$1 sock=$W/$1.sock pmd i
 	shift
 	mkdir -p "$d"
-	export PERFMARK_SOCKET=$W/$name.sock
-	"$PERFMARKD" --foreground --socket "$PERFMARK_SOCKET" --state-dir "$W/state.$name" \
+	"$PERFMARKD" --foreground --socket "$sock" --state-dir "$W/state.$name" \
 		--pin-dir "$PINS-$name" >>"$W/pmd.log" 2>&1 &
-	PMD=$!
-	echo "$PMD" >"$W/pid.$name"
-	local i
+	pmd=$!
+	echo "$pmd" >"$W/pid.$name"
 	for i in $(seq 100); do
-		[ -S "$PERFMARK_SOCKET" ] && "$PERFMARK" session list >/dev/null 2>&1 && break
+		[ -S "$sock" ] && PERFMARK_SOCKET=$sock "$PERFMARK" session list >/dev/null 2>&1 && break
 		sleep 0.1
 	done
-	"$PERFMARK" session create "bench-$name" -a -F 99 -g "$@" -o "$d" >>"$W/create.$name.log" 2>&1 ||
-		{ cat "$W/create.$name.log" "$W/pmd.log" >&2; die "session create failed"; }
-	# start-up (loading, the first synthesized records) is not what an hour costs
-	sleep 2
-	local b0 p0 s0 t0 b1 p1 s1 t1 r0 r1 e0 e1
-	read -r b0 r0 e0 < <(bpf_ns)
-	p0=$(pmd_ns) s0=$(dir_bytes "$d") t0=$(date +%s%N)
-	sleep "$secs"
-	read -r b1 r1 e1 < <(bpf_ns)
-	p1=$(pmd_ns) s1=$(dir_bytes "$d") t1=$(date +%s%N)
-	"$PERFMARK" session stop "bench-$name" >/dev/null 2>&1
-	# what the files hold: the sampling event's records, markers, sideband
-	local f recs=0 mk=0 side=0 n m x
+	PERFMARK_SOCKET=$sock "$PERFMARK" session create "bench-$name" -a -F 99 -g "$@" -o "$d" \
+		>>"$W/create.$name.log" 2>&1 || { cat "$W/create.$name.log" "$W/pmd.log" >&2; die "session create failed"; }
+}
+
+# the floor: bpftrace counting stacks in a map at the same rate
+start_floor() {
+	local i pid
+	bpftrace -e 'profile:hz:99 { @[kstack, ustack, pid, tid] = count(); } END { clear(@); }' \
+		>"$W/bpftrace.log" 2>&1 &
+	pid=$!
+	echo "$pid" >"$W/pid.floor"
+	for i in $(seq 100); do
+		[ -n "$(grep -l '^prog_id' /proc/"$pid"/fdinfo/* 2>/dev/null)" ] && break
+		sleep 0.1
+	done
+}
+
+# read NAME: "time_ns bpf_ns runs perf_event_ns daemon_ns" of that run now
+read_cpu() {
+	local PMD p=0
+	PMD=$(cat "$W/pid.$1")
+	[ "$1" != floor ] && p=$(pmd_ns)
+	echo "$(date +%s%N) $(bpf_ns) $p"
+}
+
+echo "bench-aggregate: perfmarkd session -a -F 99 -g into files, ${secs} s each, $ncpu CPUs," \
+	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
+runs="agg plain"
+start agg --aggregate 10 &
+start plain &
+if command -v bpftrace >/dev/null; then start_floor & runs="$runs floor"; fi
+# (a wait can return early, on a signal a child's kill delivers: until none is left)
+while [ -n "$(jobs -pr)" ]; do wait; done
+for r in $runs; do [ -s "$W/pid.$r" ] || { cat "$W"/*.log >&2; die "the $r run did not start"; }; done
+# The readings start no process inside the window the files are measured
+# over: every exec and mmap is sideband that both -a sessions write, as
+# they write the exec of a bpftool that reads the other daemon's
+# programs, which made the file of an idle machine (bpftool, awk, sed,
+# du ... of three runs measuring each other: ~1800 records in 30 s).
+# So the CPU readings come first and last, the file sizes right around
+# the window, once the readings' records have been drained to the files.
+sleep 2      # start-up (loading, the first synthesized records) is not what an hour costs
+for r in $runs; do read_cpu "$r" >"$W/cpu0.$r"; done
+sleep 3      # the readings' own sideband reaches the files (a drain tick is at most 1 s)
+s0a=$(dir_bytes "$W/out.agg") s0p=$(dir_bytes "$W/out.plain") t0=$(date +%s%N)
+sleep "$secs"
+t1=$(date +%s%N) s1a=$(dir_bytes "$W/out.agg") s1p=$(dir_bytes "$W/out.plain")
+for r in $runs; do read_cpu "$r" >"$W/cpu1.$r"; done
+
+# res NAME BYTES: "cpu% bytes_per_hour bpf_ns daemon_ns ns_per_run" of that run
+res() {
+	local a0 b0 r0 e0 p0 a1 b1 r1 e1 p1
+	read -r a0 b0 r0 e0 p0 <"$W/cpu0.$1"
+	read -r a1 b1 r1 e1 p1 <"$W/cpu1.$1"
+	awk -v b=$((b1 - b0)) -v p=$((p1 - p0)) -v t=$((a1 - a0)) -v n="$ncpu" -v s="$2" \
+		-v w=$((t1 - t0)) -v r=$((r1 - r0)) -v e=$((e1 - e0)) \
+		'BEGIN { printf "%.4f %.0f %d %d %.0f\n", 100 * (b + p) / (t * n), s * 3600e9 / w, b, p,
+			 (r > 0 ? e / r : 0) }'
+}
+res agg $((s1a - s0a)) >"$W/res.agg"
+res plain $((s1p - s0p)) >"$W/res.plain"
+[ -s "$W/pid.floor" ] && res floor 0 >"$W/res.floor"
+
+# stop NAME: what its files hold (the sampling event's records, markers, sideband) in $W/recs.NAME
+stop() {
+	local name=$1 d=$W/out.$1 f recs=0 mk=0 side=0 n m x
+	PERFMARK_SOCKET=$W/$name.sock "$PERFMARK" session stop "bench-$name" >/dev/null 2>&1
 	for f in "$d"/*; do
 		perf report -i "$f" --stats 2>/dev/null >"$W/stats.$name"
 		read -r n m x < <(awk '/^cpu-clock stats:|^cycles stats:/ { e = 1; next } /^[^ ].* stats:/ { e = 0 }
@@ -113,50 +170,20 @@ one() {
 			END { print s + 0, m + 0, x + 0 }' "$W/stats.$name")
 		recs=$((recs + n)) mk=$((mk + m)) side=$((side + x))
 	done
-	echo "$recs $mk $side" >"$W/recs.$(basename "$d")"
-	"$PERFMARK" session delete "bench-$name" >/dev/null 2>&1
-	kill "$PMD"; wait "$PMD" 2>/dev/null
+	echo "$recs $mk $side" >"$W/recs.out.$name"
+	PERFMARK_SOCKET=$W/$name.sock "$PERFMARK" session delete "bench-$name" >/dev/null 2>&1
+	kill "$(cat "$W/pid.$name")"
 	rm -f "$W/pid.$name"
-	awk -v b=$((b1 - b0)) -v p=$((p1 - p0)) -v s=$((s1 - s0)) -v t=$((t1 - t0)) -v n="$ncpu" \
-		-v r=$((r1 - r0)) -v e=$((e1 - e0)) \
-		'BEGIN { printf "%.4f %.0f %d %d %.0f\n", 100 * (b + p) / (t * n), s * 3600e9 / t, b, p,
-			 (r > 0 ? e / r : 0) }' >"$W/res.$name"
 }
-
-# the floor: bpftrace counting stacks in a map, its BPF time over a window as long
-floor_run() {
-	local PMD b0 b1 r0 r1 e0 e1 t0 t1 i
-	bpftrace -e 'profile:hz:99 { @[kstack, ustack, pid, tid] = count(); } END { clear(@); }' \
-		>"$W/bpftrace.log" 2>&1 &
-	PMD=$!
-	echo "$PMD" >"$W/pid.bpftrace"
-	for i in $(seq 100); do
-		[ -n "$(grep -l '^prog_id' /proc/"$PMD"/fdinfo/* 2>/dev/null)" ] && break
-		sleep 0.1
-	done
-	sleep 2
-	read -r b0 r0 e0 < <(bpf_ns)
-	t0=$(date +%s%N)
-	sleep "$secs"
-	read -r b1 r1 e1 < <(bpf_ns)
-	t1=$(date +%s%N)
-	kill -INT "$PMD"
-	for i in $(seq 50); do kill -0 "$PMD" 2>/dev/null || break; sleep 0.1; done
-	kill -KILL "$PMD" 2>/dev/null
-	wait "$PMD" 2>/dev/null
-	rm -f "$W/pid.bpftrace"
-	awk -v b=$((b1 - b0)) -v t=$((t1 - t0)) -v n="$ncpu" -v r=$((r1 - r0)) \
-		'BEGIN { printf "%.4f %d %.0f\n", 100 * b / (t * n), b, (r > 0 ? b / r : 0) }' >"$W/res.floor"
-}
-
-echo "bench-aggregate: perfmarkd session -a -F 99 -g into files, ${secs} s each, $ncpu CPUs," \
-	"load average $(cut -d' ' -f1-3 /proc/loadavg)"
-one agg --aggregate 10 &
-one plain &
-command -v bpftrace >/dev/null && floor_run &
-# (a wait can return early, on a signal a child's kill delivers: until none is left)
-while [ -n "$(jobs -pr)" ]; do wait; done
-[ -s "$W/res.agg" ] && [ -s "$W/res.plain" ] || { cat "$W"/*.log >&2; die "a run failed"; }
+stop agg
+stop plain
+if [ -s "$W/pid.floor" ]; then
+	kill -INT "$(cat "$W/pid.floor")"
+	for i in $(seq 50); do kill -0 "$(cat "$W/pid.floor")" 2>/dev/null || break; sleep 0.1; done
+	kill -KILL "$(cat "$W/pid.floor")" 2>/dev/null
+	rm -f "$W/pid.floor"
+fi
+wait
 read -r acpu abytes abpf apmd arun <"$W/res.agg"
 read -r pcpu pbytes pbpf ppmd prun <"$W/res.plain"
 printf "  %-32s %9s %10s %10s %14s %10s\n" "" "CPU %" "BPF ms" "daemon ms" "bytes/hour" "ns/sample"
@@ -165,7 +192,7 @@ printf "  %-32s %9.4f %10.1f %10.1f %14.0f %10.0f\n" "-a -F 99 -g --aggregate 10
 printf "  %-32s %9.4f %10.1f %10.1f %14.0f %10.0f\n" "-a -F 99 -g" "$pcpu" \
 	"$(calc "$pbpf / 1e6")" "$(calc "$ppmd / 1e6")" "$pbytes" "$prun"
 if [ -s "$W/res.floor" ]; then
-	read -r fcpu fbpf frun <"$W/res.floor"
+	read -r fcpu _ fbpf _ frun <"$W/res.floor"
 	printf "  %-32s %9.4f %10.1f %10s %14s %10.0f\n" "floor: bpftrace stacks in a map" "$fcpu" \
 		"$(calc "$fbpf / 1e6")" "-" "-" "$frun"
 else
@@ -174,7 +201,7 @@ fi
 read -r arecs amk aside <"$W/recs.out.agg"
 read -r precs pmk pside <"$W/recs.out.plain"
 echo "  records in the files, with and without --aggregate: samples $arecs and $precs," \
-	"markers $amk and $pmk, sideband $aside and $pside"
+	"markers $amk and $pmk, sideband $aside and $pside (most of it the processes found at the start)"
 echo "  (a busy machine's markers and sideband (other jobs' processes) are written as they are:" \
 	"they, not the samples, then make the file)"
 verdict() { awk "BEGIN { exit !($1) }" && echo PASS || echo FAIL; }
