@@ -96,6 +96,7 @@ start() {
 	done
 	PERFMARK_SOCKET=$sock "$PERFMARK" session create "bench-$name" -a -F 99 -g "$@" -o "$d" \
 		>>"$W/create.$name.log" 2>&1 || { cat "$W/create.$name.log" "$W/pmd.log" >&2; die "session create failed"; }
+	touch "$W/ok.$name"
 }
 
 # the floor: bpftrace counting stacks in a map at the same rate
@@ -106,7 +107,7 @@ start_floor() {
 	pid=$!
 	echo "$pid" >"$W/pid.floor"
 	for i in $(seq 100); do
-		[ -n "$(grep -l '^prog_id' /proc/"$pid"/fdinfo/* 2>/dev/null)" ] && break
+		[ -n "$(grep -l '^prog_id' /proc/"$pid"/fdinfo/* 2>/dev/null)" ] && touch "$W/ok.floor" && break
 		sleep 0.1
 	done
 }
@@ -127,7 +128,7 @@ start plain &
 if command -v bpftrace >/dev/null; then start_floor & runs="$runs floor"; fi
 # (a wait can return early, on a signal a child's kill delivers: until none is left)
 while [ -n "$(jobs -pr)" ]; do wait; done
-for r in $runs; do [ -s "$W/pid.$r" ] || { cat "$W"/*.log >&2; die "the $r run did not start"; }; done
+for r in $runs; do [ -e "$W/ok.$r" ] || { cat "$W"/*.log >&2; die "the $r run did not start"; }; done
 # The readings start no process inside the window the files are measured
 # over: every exec and mmap is sideband that both -a sessions write, as
 # they write the exec of a bpftool that reads the other daemon's
