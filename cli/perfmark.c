@@ -45,21 +45,31 @@ void pm_warnings(void)
 /*
  * One line on stderr, escaped for the terminal: messages quote names from
  * recordings and perfmarkd (escape.h), which must neither drive the
- * terminal nor break the line in two.
+ * terminal nor break the line in two.  Built whole and written in one
+ * write: stderr is unbuffered, and a command record runs shares it.
  */
 static void vline(const char *fmt, va_list ap)
 {
-	char *buf = NULL;
+	char *buf = NULL, *line = NULL;
+	size_t len = 0;
 	int n = vasprintf(&buf, fmt, ap);
+	FILE *m = open_memstream(&line, &len);
 
-	fputs("perfmark: ", stderr);
-	if (n >= 0) {
-		escape_term(stderr, buf, (size_t)n, 0);
+	if (!m) {
+		fputs("perfmark: out of memory\n", stderr);
 		free(buf);
-	} else {
-		fputs("out of memory", stderr);
+		return;
 	}
-	fputc('\n', stderr);
+	fputs("perfmark: ", m);
+	if (n >= 0)
+		escape_term(m, buf, (size_t)n, 0);
+	else
+		fputs("out of memory", m);
+	fputc('\n', m);
+	free(buf);
+	if (fclose(m) == 0)
+		fwrite(line, 1, len, stderr);
+	free(line);
 }
 
 int pm_err(const char *fmt, ...)

@@ -583,6 +583,13 @@ static int drive(struct record *r, const struct record_backend *b)
 			kill(r->child, SIGKILL), waitpid(r->child, NULL, 0);
 		goto fail_unlink;
 	}
+	/*
+	 * Said before the command runs: it shares this stderr (in pipe mode its
+	 * stdout too), and a notice written while it writes would land inside
+	 * its output (t-markers-mix once read its own expected payload broken
+	 * by "cycles is not supported here" on a loaded machine).
+	 */
+	flush_notices(r);
 	if (r->cmd_argc && heldcmd__release(&r->held, r->cmd[0]))
 		goto fail_unlink;
 	flush_notices(r);

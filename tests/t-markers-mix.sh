@@ -25,6 +25,9 @@ record() {
 	      cp "$T/rec.err" "$T/prog.out";;
 	esac
 	rc=$?
+	# the recorder's notices come before the command's first line, never inside its output
+	awk '/^pid [0-9]+ / { started = 1 } started && /perfmark: / && !/^\[ perfmark record/ { bad = 1 } END { exit bad }' \
+		"$T/rec.err" || die "$mode: a notice of the recorder is inside the command's output" -- "$T/rec.err"
 	[ "$rc" -eq 0 ] || die "$mode: record exited $rc" -- "$T/rec.err" "$T/prog.out"
 	grep -q '^done$' "$T/prog.out" || die "$mode: prog-markers did not finish" -- "$T/prog.out"
 
