@@ -211,6 +211,8 @@ void runs__drain_all(void);
 /* the loop's tick: drains every run, pings the watchdog; re-armed by runs__update_tick */
 extern struct watch runs__tick;
 void runs__update_tick(void);
+/* the tick back at SESSION_DRAIN_MS: a live reader attached (it stays there while one is) */
+void runs__hurry(void);
 
 /* --- sessions.c ---------------------------------------------------------- */
 
@@ -468,6 +470,8 @@ void streams__init(struct client *c);
  * everything up to that moment first (a regular file: all of it).
  */
 struct json_object *streams__take(struct client *c, struct dsess *d, int *fds, size_t nfds);
+/* live readers (session attach) attached now, in every session */
+unsigned streams__nr_live(void);
 /* Write out what the session's readers have pending (after a drain). */
 void streams__flush_readers(struct dsess *d);
 /* The session ended: its readers' connections end with it. */

@@ -40,9 +40,17 @@ static void pump_end(struct client *c)
 }
 
 /* The reader or pump of c goes (its fd closed); the connection stays. */
+static unsigned nr_live;   /* attached readers: while there is one, rounds go out at the fast tick */
+
+unsigned streams__nr_live(void)
+{
+	return nr_live;
+}
+
 static void streams_detach(struct client *c)
 {
 	if (c->reader) {
+		nr_live--;
 		if (c->reader_polled)
 			watch__del(reader__fd(c->reader));
 		sink__detach(c->att->sink, c->reader);
@@ -363,12 +371,15 @@ struct json_object *cmd_attach(struct client *c, struct dsess *d, int *fds, size
 		return reply_err("cannot attach: %s", strerror(-e));
 	fds[0] = -1;
 	c->att = d;
+	nr_live++;
+	runs__hurry();
 	c->reader_polled = watch__add(&c->wr, reader__fd(c->reader), 0) == 0;
 	e = reader__flush(c->reader);
 	if (e && e != -EAGAIN) {
 		sink__detach(d->sink, c->reader);
 		c->reader = NULL;
 		c->att = NULL;
+		nr_live--;
 		return reply_err("cannot write to the output: %s", strerror(-e));
 	}
 	if (!c->reader_polled) {   /* a regular file: writes never wait */
