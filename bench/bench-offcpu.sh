@@ -116,33 +116,44 @@ for _ in $(seq 100); do
 	[ -S "$sock" ] && PERFMARK_SOCKET=$sock "$PERFMARK" session list >/dev/null 2>&1 && break
 	sleep 0.1
 done
-# the session's programs: those of the links its daemon pinned; ID NAME RUN_NS RUNS each
+# the session's programs: those of the links its daemon pinned, their ids
+# found before the window; inside it one bpftool reads every program's
+# run-time stats (python3 may be a shell shim of dozens of processes here,
+# each an exec, fork and switches the session would record and count)
 prog_ids() {
-	local l ids=
+	local l
 	for l in /sys/fs/bpf/perfmark-bench-$$/offcpu-idle/link*; do
-		ids="$ids $(bpftool link show pinned "$l" --json 2>/dev/null |
-			python3 -c 'import json, sys; print(json.load(sys.stdin)["prog_id"])')"
+		bpftool link show pinned "$l" --json 2>/dev/null |
+			python3 -c 'import json, sys; print(json.load(sys.stdin)["prog_id"])'
 	done
-	bpftool prog show --json 2>/dev/null | python3 -c '
+}
+# prog_stats IDS_FILE JSON: ID NAME RUN_NS RUNS of the programs listed
+prog_stats() {
+	python3 - "$1" "$2" <<'PY'
 import json, sys
-want = set(sys.argv[1:])
-for p in json.load(sys.stdin):
+want = set(open(sys.argv[1]).read().split())
+for p in json.load(open(sys.argv[2])):
     if str(p["id"]) in want:
-        print(p["id"], p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))' $ids
+        print(p["id"], p.get("name", "?"), p.get("run_time_ns", 0), p.get("run_cnt", 0))
+PY
 }
 PERFMARK_SOCKET=$sock "$PERFMARK" session create offcpu-idle -a --off-cpu=1ms -F 10 --ring 4M \
 	>/dev/null 2>"$W/create.err" || { cat "$W/create.err" >&2; die "session create failed"; }
+prog_ids >"$W/ids"
 sleep 2   # past the start-up (synthesizing every process)
 sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot turn on kernel.bpf_stats_enabled"
-cpu_of() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
-tck=$(getconf CLK_TCK)
-prog_ids | sort >"$W/p0"
+# the daemon's CPU in ns, all its threads (schedstat: /proc/PID/stat counts 10 ms ticks)
+cpu_of() { cat /proc/"$1"/task/*/schedstat | awk '{ n += $1 } END { printf "%d\n", n }'; }
+tck=1000000000
 ctxt() { awk '/^ctxt/ { print $2 }' /proc/stat; }
+bpftool prog show --json >"$W/p0.json" 2>/dev/null
 c0=$(cpu_of "$PMD_PID") t0=$(date +%s.%N) x0=$(ctxt)
 sleep "$idle_secs"
 c1=$(cpu_of "$PMD_PID") t1=$(date +%s.%N) x1=$(ctxt)
-prog_ids | sort >"$W/p1"
+bpftool prog show --json >"$W/p1.json" 2>/dev/null
 sysctl -qw kernel.bpf_stats_enabled="$stats0"
+prog_stats "$W/ids" "$W/p0.json" | sort >"$W/p0"
+prog_stats "$W/ids" "$W/p1.json" | sort >"$W/p1"
 PERFMARK_SOCKET=$sock "$PERFMARK" session show offcpu-idle --json >"$W/show.json" 2>/dev/null
 PERFMARK_SOCKET=$sock "$PERFMARK" session delete offcpu-idle >/dev/null 2>&1
 python3 - /dev/null "$W/p0" "$W/p1" "$W/show.json" "$c0" "$c1" "$tck" "$t0" "$t1" "$(nproc)" "$((x1 - x0))" <<'PY'
@@ -165,7 +176,7 @@ for pid, (name, ns, cnt) in sorted(p1.items(), key=lambda kv: -kv[1][1]):
     if n:
         print(f"  BPF {name:<16} {n:>9} runs {d / 1e6:9.2f} ms  {d / max(n, 1):7.0f} ns/run")
 daemon = (c1 - c0) / tck * 1e9
-print(f"  BPF total {bpf / 1e6:.2f} ms, perfmarkd {daemon / 1e6:.0f} ms (CPU, {1e9 / tck / 1e6:.0f} ms ticks)")
+print(f"  BPF total {bpf / 1e6:.2f} ms, perfmarkd {daemon / 1e6:.2f} ms (CPU, schedstat)")
 share = 100 * (bpf + daemon) / total
 switches = int(sys.argv[11])
 print(f"  share of the machine's CPU: {share:.4f} %; the machine switched {switches / secs:.0f} times a second,"
@@ -199,7 +210,7 @@ c0, c1, tck = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
 secs, ncpu, fsecs = float(sys.argv[5]) - float(sys.argv[4]), int(sys.argv[6]), float(sys.argv[7])
 daemon = (c1 - c0) / tck * 1e9
 print(f"floor (load average {open('/proc/loadavg').read().split()[0]}):")
-print(f"  perfmarkd with the same session without --off-cpu: {daemon / 1e6:.0f} ms in {secs:.0f} s,"
+print(f"  perfmarkd with the same session without --off-cpu: {daemon / 1e6:.2f} ms in {secs:.0f} s,"
       f" {100 * daemon / (secs * ncpu * 1e9):.4f} % of the machine")
 for path, what in ((sys.argv[8], "an empty program on sched_switch"),
                    (sys.argv[9], "user+kernel stacks of each user thread leaving a CPU")):
