@@ -11,16 +11,21 @@ need_daemon
 daemon_start
 
 wakeups() { awk '/^voluntary_ctxt_switches/ { print $2 }' "/proc/$PMD_PID/status"; }
+# wakeups_over SECONDS WHY: the daemon's wakeups while SECONDS pass
+wakeups_over() {
+	local w1 w2
+	w1=$(wakeups)
+	let_time_pass "$1" "$2"
+	w2=$(wakeups)
+	echo $((w2 - w1))
+}
 
 mkdir "$T/out"
 pm session create quiet -a -F 10 --output "$T/out" >/dev/null 2>"$T/create.err" ||
 	die "session create failed" -- "$T/create.err"
 wait_until 60 session_at_least quiet samples 1 || die "the session records no samples" -- "$T/pmd.log"
 let_time_pass 3 "the tick slows from 100 ms to 1 s over 2.5 s of quiet ticks"
-w1=$(wakeups)
-let_time_pass 4 "the quiet daemon's wakeups are counted over 4 s"
-w2=$(wakeups)
-quiet=$((w2 - w1))
+quiet=$(wakeups_over 4 "the quiet daemon's wakeups are counted over 4 s")
 echo "quiet: $quiet wakeups in 4 s"
 # 4 at the slow tick; 40 at the fast one (before: every tick that read a record kept it fast)
 [ "$quiet" -le 12 ] || die "perfmarkd woke $quiet times in 4 s for a -a -F 10 session (want about 4)"
@@ -31,10 +36,7 @@ pm session attach quiet -o - >"$T/live.data" 2>"$T/attach.err" &
 att=$!
 _bg_pids+=("$att")
 wait_until 30 test -s "$T/live.data" || die "session attach wrote nothing" -- "$T/attach.err"
-w1=$(wakeups)
-let_time_pass 2 "the attached daemon's wakeups are counted over 2 s"
-w2=$(wakeups)
-live=$((w2 - w1))
+live=$(wakeups_over 2 "the attached daemon's wakeups are counted over 2 s")
 echo "attached: $live wakeups in 2 s"
 [ "$live" -ge 8 ] || die "with a live reader perfmarkd woke only $live times in 2 s (want about 20)"
 ok "a live reader attached: $live wakeups in 2 s"
