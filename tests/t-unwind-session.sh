@@ -54,7 +54,15 @@ perf script -i "$T/snap2" -F comm,pid,ip,sym 2>/dev/null | awk -v p="$tree" '
 	BEGIN { RS = "" } { split($0, l, "\n"); split(l[1], h, " "); if (h[2] != p) next
 	n++; if ($0 ~ /\n[^\n]* t1\n/ && $0 ~ /\n[^\n]* main(\n|$)/) m++ } END { print m + 0, n + 0 }' >"$T/after"
 read -r m n <"$T/after"
-[ "$n" -ge 1000 ] || die "after the restart: $n samples of prog-unwind pid $tree" -- "$T/pmd.log"
-fcmp "$m / $n >= 0.9" || die "after the restart: $m of $n samples reach main through t1"
+# what the snapshot holds of the new prog-unwind, to tell missing symbols from short stacks
+why_after() {
+	{ echo "its mappings:"; perf script -i "$T/snap2" --show-mmap-events --show-task-events 2>/dev/null |
+		grep -a "PERF_RECORD.* $tree/" | head -8
+	  echo "its first samples:"; perf script -i "$T/snap2" -F comm,pid,time,ip,sym,dso 2>/dev/null |
+		awk -v p="$tree" 'BEGIN { RS = "" } { split($0, l, "\n"); split(l[1], h, " "); if (h[1] == "prog-unwind" && h[2] == p && k++ < 3) print $0 "\n" }'
+	  echo "session show:"; pm session show uw1; } >"$T/after.why" 2>&1
+}
+[ "$n" -ge 1000 ] || { why_after; die "after the restart: $n samples of prog-unwind pid $tree" -- "$T/after.why" "$T/pmd.log"; }
+fcmp "$m / $n >= 0.9" || { why_after; die "after the restart: $m of $n samples reach main through t1" -- "$T/after.why"; }
 ok "after kill -9 and a restart: $m of $n samples of a new prog-unwind reach main"
 pm session delete uw1 >/dev/null 2>&1
