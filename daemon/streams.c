@@ -39,7 +39,6 @@ static void pump_end(struct client *c)
 	c->pump_src = c->pump_dst = -1;
 }
 
-/* The reader or pump of c goes (its fd closed); the connection stays. */
 static unsigned nr_live;   /* attached readers: while there is one, rounds go out at the fast tick */
 
 unsigned streams__nr_live(void)
@@ -47,6 +46,7 @@ unsigned streams__nr_live(void)
 	return nr_live;
 }
 
+/* The reader or pump of c goes (its fd closed); the connection stays. */
 static void streams_detach(struct client *c)
 {
 	if (c->reader) {
