@@ -10,7 +10,8 @@
  *     range "lock"  { lock_waiter():  pthread_mutex_lock of a mutex that thread
  *                                     "pm-locker" holds for 15 ms }
  *     range "crowd" { crowd_spin():   it and two "pm-crowd" threads spin 30 ms,
- *                                     the three pinned to two CPUs }
+ *                                     on two CPUs: it and one on the first,
+ *                                     the other alone on the second }
  *
  * The truth, measured by the thread itself around each range: its wall time
  * (CLOCK_MONOTONIC), its CPU time (CLOCK_THREAD_CPUTIME_ID), and the time it
@@ -41,6 +42,7 @@ static pthread_barrier_t crowd_start;
 static volatile uint64_t sink;
 static int crowd_rounds;
 static cpu_set_t two_cpus;
+static cpu_set_t crowd_cpu[2];   /* crowd: main and one thread on the first, the other on the second */
 
 static uint64_t clock_ns(clockid_t c)
 {
@@ -116,10 +118,18 @@ __attribute__((noinline)) void lock_waiter(void)
 	pthread_mutex_unlock(&held);
 }
 
+/*
+ * Which of three spinners on two CPUs waits depends on where the scheduler
+ * put them: one alone on a CPU never does, and in 30 ms the balancer may
+ * not move it (a CI run found main alone, 1.9 % of the range waiting).  So
+ * main shares the first CPU with one of them: it waits about half.
+ */
 __attribute__((noinline)) void crowd_spin(void)
 {
+	sched_setaffinity(0, sizeof(crowd_cpu[0]), &crowd_cpu[0]);
 	pthread_barrier_wait(&crowd_start);
 	spin_wall(30000000);
+	sched_setaffinity(0, sizeof(two_cpus), &two_cpus);
 }
 
 static void *writer(void *arg)
@@ -155,7 +165,9 @@ static void *locker(void *arg)
  */
 static void *crowd(void *arg)
 {
-	sched_setaffinity(0, sizeof(two_cpus), &two_cpus);
+	const cpu_set_t *cpu = &crowd_cpu[(uintptr_t)arg];
+
+	sched_setaffinity(0, sizeof(*cpu), cpu);
 	for (int i = 0; i < crowd_rounds; i++) {
 		pthread_barrier_wait(&crowd_start);
 		spin_wall(30000000);
@@ -192,14 +204,18 @@ int main(int argc, char **argv)
 	for (i = 0; i < CPU_SETSIZE && n < 2; i++)
 		if (CPU_ISSET(i, &all)) {
 			CPU_SET(i, &two_cpus);
+			CPU_ZERO(&crowd_cpu[n]);
+			CPU_SET(i, &crowd_cpu[n]);
 			n++;
 		}
+	if (n < 2)   /* one CPU: all three on it */
+		crowd_cpu[1] = crowd_cpu[0];
 	if (pipe(go_writer) || pipe(data_pipe) || pipe(go_locker) || pipe(locked_ack))
 		return 2;
 	pthread_barrier_init(&crowd_start, NULL, 3);
 	crowd_rounds = rounds;
 	if (pthread_create(&tw, NULL, writer, NULL) || pthread_create(&tl, NULL, locker, NULL) ||
-	    pthread_create(&tc[0], NULL, crowd, NULL) || pthread_create(&tc[1], NULL, crowd, NULL))
+	    pthread_create(&tc[0], NULL, crowd, (void *)0) || pthread_create(&tc[1], NULL, crowd, (void *)1))
 		return 2;
 	pthread_setname_np(tw, "pm-writer");
 	pthread_setname_np(tl, "pm-locker");
