@@ -146,3 +146,20 @@ marker_lines() {
 		awk '/perfmark:printf/ { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+(\/[0-9]+)?$/) { p = $i; sub(/\/.*/, "", p); break } }
 		     /BPF string/ { sub(/^ */, ""); print p, $0 }'
 }
+
+# snapshot_holds FILE COMM [PID]: what a recording holds of a process, for a
+# failure to tell a lost sample from a lost mapping: its COMM/MMAP/FORK
+# records, how many samples it has, its first three (PID: that process only)
+snapshot_holds() {
+	local f=$1 comm=$2 pid=${3:-} who
+	who=${pid:+ $pid/}
+	echo "its records:"
+	perf script -i "$f" --show-mmap-events --show-task-events 2>/dev/null |
+		grep -a "PERF_RECORD" | grep -a -- "${who:-$comm}" | head -8
+	perf script -i "$f" -F comm,pid,time,ip,sym,dso 2>/dev/null |
+		awk -v c="$comm" -v p="$pid" '
+			/^[^\t]/ { split($0, h, " "); mine = h[1] == c && (p == "" || h[2] == p)
+				    if (mine && ++n <= 3) first = first "\n" $0; next }
+			mine && n <= 3 && NF { first = first "\n" $0 }
+			END { print "its samples: " n + 0; print "its first samples:" first }'
+}

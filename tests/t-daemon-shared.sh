@@ -49,10 +49,7 @@ pm session snapshot sh1 -o "$T/s1" && pm session snapshot sh2 -o "$T/s2" || die 
 for f in s1 s2; do
 	perf report -i "$T/$f" --stdio --no-children >"$T/$f.report" 2>"$T/$f.report.err"
 	grep -q spin_loop "$T/$f.report" && continue
-	# what the snapshot holds of prog-spin, to tell a lost sample from a lost mapping
-	{ echo "prog-spin's samples: $(perf script -i "$T/$f" -F comm 2>/dev/null | grep -c prog-spin)"
-	  echo "its sideband:"; perf script -i "$T/$f" --show-task-events --show-mmap-events 2>/dev/null |
-		grep -a 'prog-spin' | grep -av 'cpu-clock\|cycles' | head -8
+	{ snapshot_holds "$T/$f" prog-spin
 	  echo "report:"; grep -v '^#' "$T/$f.report" | grep . | head -15; } >"$T/$f.why"
 	die "$f: no spin_loop samples" -- "$T/$f.why" "$T/$f.report.err"
 done

@@ -56,10 +56,7 @@ perf script -i "$T/snap2" -F comm,pid,ip,sym 2>/dev/null | awk -v p="$tree" '
 read -r m n <"$T/after"
 # what the snapshot holds of the new prog-unwind, to tell missing symbols from short stacks
 why_after() {
-	{ echo "its mappings:"; perf script -i "$T/snap2" --show-mmap-events --show-task-events 2>/dev/null |
-		grep -a "PERF_RECORD.* $tree/" | head -8
-	  echo "its first samples:"; perf script -i "$T/snap2" -F comm,pid,time,ip,sym,dso 2>/dev/null |
-		awk -v p="$tree" 'BEGIN { RS = "" } { split($0, l, "\n"); split(l[1], h, " "); if (h[1] == "prog-unwind" && h[2] == p && k++ < 3) print $0 "\n" }'
+	{ snapshot_holds "$T/snap2" prog-unwind "$tree"
 	  echo "session show:"; pm session show uw1; } >"$T/after.why" 2>&1
 }
 [ "$n" -ge 1000 ] || { why_after; die "after the restart: $n samples of prog-unwind pid $tree" -- "$T/after.why" "$T/pmd.log"; }
