@@ -89,6 +89,8 @@ const volatile __s64 pc_from_rq = 0;
 __u64 offcpu_samples = 0;
 __u64 offcpu_merged = 0;
 __u64 offcpu_lost = 0;
+/* of those, intervals whose end no switch program saw (off_unseen) */
+__u64 offcpu_unseen = 0;
 
 /*
  * a thread off the CPU: the record's header, the system call, the user
@@ -143,14 +145,39 @@ struct {
 	__type(value, struct off_slot);
 } off_build SEC(".maps");
 
-/* short intervals, summed per thread, state, system call and user stack; user space drains it */
+/*
+ * Short intervals, summed per thread, state, system call and user stack,
+ * in one of two maps: the one off_ctl names.  User space empties the other
+ * (collector_offcpu.c): it switches the maps, waits until no CPU is still
+ * adding into the one it left (off_busy), and takes that one whole.  One
+ * map taken while a program added into it lost what the program added to
+ * an entry already taken out.
+ */
+#define OFF_AGG(name) \
+	struct { \
+		__uint(type, BPF_MAP_TYPE_HASH); \
+		__uint(map_flags, BPF_F_NO_PREALLOC); \
+		__uint(max_entries, PM_OFF_AGG_MAX); \
+		__type(key, struct pm_off_key); \
+		__type(value, struct off_slot); \
+	} name SEC(".maps")
+OFF_AGG(off_agg);
+OFF_AGG(off_agg1);
+
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, PM_OFF_AGG_MAX);
-	__type(key, struct pm_off_key);
-	__type(value, struct off_slot);
-} off_agg SEC(".maps");
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);   /* the map sums go into: 0 off_agg, 1 off_agg1 */
+} off_ctl SEC(".maps");
+
+/* per CPU: programs reading off_ctl, and programs adding into each map (bpf/offcpu_wire.h) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pm_off_busy);
+} off_busy SEC(".maps");
 
 /*
  * Does sched_waking run in an interrupt (hard, soft, NMI)?  The preempt
@@ -228,6 +255,8 @@ static __always_inline bool off_in_syscall(struct pt_regs *regs, __s64 sysno)
 }
 
 static void off_finish(void *ctx, struct off_task *ot, struct task_struct *t, __u64 now, bool ustack);
+static __always_inline void off_unseen(void *ctx, struct off_task *ot, struct task_struct *prev,
+				       struct pt_regs *regs, __u64 now);
 
 /*
  * Is this a thread of the recording's own process (perfmarkd, or the
@@ -259,6 +288,8 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 		ot = bpf_task_storage_get(&off_task, prev, NULL, 0);
 		if (ot && ot->pending)
 			off_finish(ctx, ot, prev, now, false);
+		else if (ot && ot->h.time)
+			off_unseen(ctx, ot, prev, NULL, now);
 		return;
 	}
 	/* prev is current here: the filter and helpers the samples use apply */
@@ -280,6 +311,8 @@ static __always_inline void off_out(void *ctx, struct task_struct *prev, bool pr
 	 */
 	if (ot->pending)
 		off_finish(ctx, ot, prev, now, true);
+	else if (ot->h.time)
+		off_unseen(ctx, ot, prev, regs, now);
 	ot->h.rec_type = PM_REC_OFFCPU;
 	ot->h.pid = id >> 32;
 	ot->h.tid = (__u32)id;
@@ -453,11 +486,11 @@ static __always_inline void off_key(struct pm_off_key *k, struct off_task *ot, s
 }
 
 /*
- * Sum a short interval; false: the map is full.  A new sum's record is
- * built whole (its kernel stack walked once); dwarf keeps no copy for a
- * sum: its user part is the pc the thread left at.
+ * Sum a short interval into map; false: the map is full.  A new sum's
+ * record is built whole (its kernel stack walked once); dwarf keeps no
+ * copy for a sum: its user part is the pc the thread left at.
  */
-static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t, bool walk)
+static __always_inline bool off_sum(void *map, struct off_task *ot, struct task_struct *t, bool walk)
 {
 	struct pm_off_key key;
 	struct off_slot *v, *b;
@@ -465,7 +498,7 @@ static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t
 	__u64 nk;
 
 	off_key(&key, ot, t);
-	v = bpf_map_lookup_elem(&off_agg, &key);
+	v = bpf_map_lookup_elem(map, &key);
 	if (v) {
 		__sync_fetch_and_add(&v->h.period, ot->h.period);
 		__sync_fetch_and_add(&v->h.runq, ot->h.runq);
@@ -493,7 +526,31 @@ static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t
 			b->h.nr_ustack = 1;
 		}
 	}
-	return !bpf_map_update_elem(&off_agg, &key, b, BPF_NOEXIST);
+	return !bpf_map_update_elem(map, &key, b, BPF_NOEXIST);
+}
+
+/*
+ * Sum a short interval into the map off_ctl names, saying so in off_busy
+ * while at it: counts, not flags, so that a program that interrupts
+ * another on this CPU leaves them as it found them.  Atomic adds: each is
+ * a full barrier, so user space, having switched maps, sees every CPU
+ * that may still add into the one it left.
+ */
+static __always_inline bool off_merge(struct off_task *ot, struct task_struct *t, bool walk)
+{
+	__u32 zero = 0, *ctl = bpf_map_lookup_elem(&off_ctl, &zero), slot;
+	struct pm_off_busy *busy = bpf_map_lookup_elem(&off_busy, &zero);
+	bool ok;
+
+	if (!ctl || !busy)
+		return false;
+	__sync_fetch_and_add(&busy->entering, 1);
+	slot = *(volatile __u32 *)ctl & 1;
+	__sync_fetch_and_add(&busy->in[slot], 1);
+	__sync_fetch_and_add(&busy->entering, -1);
+	ok = slot ? off_sum(&off_agg1, ot, t, walk) : off_sum(&off_agg, ot, t, walk);
+	__sync_fetch_and_add(&busy->in[slot], -1);
+	return ok;
 }
 
 /*
@@ -530,41 +587,105 @@ static __always_inline void off_pend(struct off_task *ot, struct task_struct *t)
 	ot->pending = 1;
 }
 
-/* next runs again: its interval, if noted, goes out */
-static __always_inline void off_in(struct task_struct *next, __u64 now)
+/*
+ * A noted interval ends at end: written, summed (shorter than MIN_NS, or
+ * the ring is full) or counted lost.  walk: t has not run since it left,
+ * so its kernel stack is walked now; a lazy one then waits for its user
+ * frames (off_sys_exit).
+ */
+static __always_inline void off_close(struct off_task *ot, struct task_struct *t, __u64 end, bool walk)
 {
-	struct off_task *ot = bpf_task_storage_get(&off_task, next, NULL, 0);
 	struct off_slot *b;
-	__u64 d;
+	__u64 d = end - ot->h.time;
 
-	if (!ot || !ot->h.time || ot->pending)
-		return;
-	d = now - ot->h.time;
-	ot->h.end = now;
+	ot->h.end = end;
 	ot->h.period = d;
 	/* preempted: it waited for a CPU all along; blocked: from its wakeup on */
 	if (ot->h.state == PM_OFF_RUNNABLE)
 		ot->h.runq = d;
-	else if (ot->woken >= ot->h.time && ot->woken <= now)
-		ot->h.runq = now - ot->woken;
+	else if (ot->woken >= ot->h.time && ot->woken <= end)
+		ot->h.runq = end - ot->woken;
 	else
 		ot->h.runq = 0;
 	ot->h.count = 1;
 	ot->h.cpu = bpf_get_smp_processor_id();
-	if (d < offcpu_min_ns && off_merge(ot, next, true)) {
+	if (d < offcpu_min_ns && off_merge(ot, t, walk)) {
 		__sync_fetch_and_add(&offcpu_merged, 1);
-	} else if (ot->lazy) {
-		off_pend(ot, next);
+	} else if (ot->lazy && walk) {
+		off_pend(ot, t);
 		return;   /* still noted: off_sys_exit writes it */
-	} else if ((b = off_build_rec(ot, next, true)) && off_emit(b, next, now)) {
+	} else if ((b = off_build_rec(ot, t, walk)) && off_emit(b, t, end)) {
 		__sync_fetch_and_add(&offcpu_samples, 1);
-	} else if (d >= offcpu_min_ns && off_merge(ot, next, true)) {
+	} else if (d >= offcpu_min_ns && off_merge(ot, t, walk)) {
 		/* the ring is full: summed, not lost */
 		__sync_fetch_and_add(&offcpu_merged, 1);
 	} else {
 		__sync_fetch_and_add(&offcpu_lost, 1);
 	}
 	ot->h.time = 0;
+}
+
+/* next runs again: its interval, if noted, goes out */
+static __always_inline void off_in(struct task_struct *next, __u64 now)
+{
+	struct off_task *ot = bpf_task_storage_get(&off_task, next, NULL, 0);
+
+	if (!ot || !ot->h.time || ot->pending)
+		return;
+	off_close(ot, next, now, true);
+}
+
+/*
+ * When did the thread running (t, leaving the CPU now) last come on it?
+ * The scheduler keeps that (sched_info.last_arrival) on its runqueue's
+ * clock, which it read for this switch (rq->clock): now less the
+ * difference.  false: not known (no CONFIG_SCHED_INFO, not a fair task).
+ */
+static __always_inline bool off_arrived(struct task_struct *t, __u64 now, __u64 *when)
+{
+	struct rq *rq;
+	__u64 clock, arrival;
+
+	if (!bpf_core_field_exists(struct cfs_rq, rq) || !bpf_core_field_exists(t->sched_info))
+		return false;
+	rq = t->se.cfs_rq ? t->se.cfs_rq->rq : NULL;   /* BTF loads, no helper */
+	if (!rq)
+		return false;
+	clock = rq->clock;
+	arrival = t->sched_info.last_arrival;
+	if (!arrival || arrival > clock || clock - arrival > now)
+		return false;
+	*when = now - (clock - arrival);
+	return true;
+}
+
+/*
+ * prev leaves the CPU with its last interval still noted: the switch that
+ * brought it back ran no program.  Seen on this kernel under load (one
+ * switch-in in some thousands, with no recursion miss counted; the
+ * program's first instruction did not run), so not to be lost silently:
+ * the interval ends when the scheduler says prev arrived, its kernel
+ * stack unknown (it has run since), and is counted (offcpu_unseen).
+ */
+static __always_inline void off_unseen(void *ctx, struct off_task *ot, struct task_struct *prev,
+				       struct pt_regs *regs, __u64 now)
+{
+	__u64 end;
+
+	if (!off_arrived(prev, now, &end) || end < ot->h.time) {
+		__sync_fetch_and_add(&offcpu_lost, 1);
+		ot->h.time = 0;
+		return;
+	}
+	__sync_fetch_and_add(&offcpu_unseen, 1);
+	ot->nr_kfr = 0;
+	if (ot->lazy) {
+		/* still in the same system call: its user frames are those it waited with */
+		ot->lazy = 0;
+		ot->h.nr_ustack = regs && off_in_syscall(regs, (__s64)regs->orig_ax) && regs->ip == ot->pc ?
+				  off_ustack(ctx, ot, ot->h.pid) : 0;
+	}
+	off_close(ot, prev, end, false);
 }
 
 SEC("tp_btf/sched_switch")

@@ -68,6 +68,16 @@ struct pm_off_key {
 };
 
 /*
+ * per CPU, while a program sums an interval: reading off_ctl, and adding
+ * into map 0 or 1 (8-byte multiple: a per-CPU value as user space reads it)
+ */
+struct pm_off_busy {
+	__u32 entering;
+	__u32 in[2];
+	__u32 pad;
+};
+
+/*
  * The waker's stack, taken in sched_waking when the interval is already
  * MIN_NS long (so it will be written on its own) and PM_OFF_WAKER_MIN_NS
  * (so that --off-cpu=0 on a switch-heavy program does not walk two more
@@ -79,6 +89,7 @@ struct pm_off_key {
 
 /* the BPF side's figures (its .bss), read by user space */
 #define PM_OFF_AGG_MAX  4096    /* keys merged between two reads; past it: one record each */
+
 #define PM_OFF_USTACK   8192    /* dwarf mode: user stack bytes copied at a switch, at most */
 
 #endif

@@ -365,6 +365,16 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 			(unsigned long long)st->offcpu_summed,
 			(unsigned long long)r->so.spec.off_cpu_min_ns,
 			(unsigned long long)st->offcpu_lost);
+	/* ended by a switch the kernel ran no program for: timed from the scheduler's own record */
+	if (r->so.spec.off_cpu && st->offcpu_unseen)
+		fprintf(stderr, "[ perfmark record: %llu off-cpu intervals ended by a switch the switch "
+			"program did not see: ended at the scheduler's arrival time, no kernel stack ]\n",
+			(unsigned long long)st->offcpu_unseen);
+	/* every interval the programs wrote or summed is in the file (test: t-offcpu-record) */
+	if (r->verbose && r->so.spec.off_cpu)
+		fprintf(stderr, "[ perfmark record: off-cpu: %llu intervals written or summed by the "
+			"switch programs, %llu in the samples written ]\n", (unsigned long long)st->offcpu_bpf,
+			(unsigned long long)(st->offcpu - st->offcpu_sums + st->offcpu_summed));
 	/* what the recorder did to what it was given: nothing of it is silent */
 	if (r->verbose)
 		fprintf(stderr, "[ perfmark record: %llu marker times clamped into what the recorder "

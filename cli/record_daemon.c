@@ -117,6 +117,7 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->offcpu_sums = (uint64_t)jsonf_get_int(o, "offcpu_sums");
 	st->offcpu_summed = (uint64_t)jsonf_get_int(o, "offcpu_summed");
 	st->offcpu_lost = (uint64_t)jsonf_get_int(o, "offcpu_lost");
+	st->offcpu_unseen = (uint64_t)jsonf_get_int(o, "offcpu_unseen");
 	st->late = (uint64_t)jsonf_get_int(o, "late");
 	st->late_unordered = (uint64_t)jsonf_get_int(o, "late_unordered");
 	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");

@@ -468,6 +468,9 @@ static int do_show(int argc, char **argv)
 		       "%lld intervals lost\n", jsonf_get_int(s, "offcpu"),
 		       jsonf_get_int(s, "offcpu_sums"), jsonf_get_int(s, "offcpu_summed"),
 		       jsonf_get_int(s, "offcpu_lost"));
+	if (jsonf_get_int(s, "offcpu_unseen") > 0)
+		printf("          %lld intervals ended by a switch no program saw (timed from the "
+		       "scheduler's arrival time)\n", jsonf_get_int(s, "offcpu_unseen"));
 	printf("late:     %lld (%lld older than what perf had already sorted)\n",
 	       jsonf_get_int(s, "late"), jsonf_get_int(s, "late_unordered"));
 	printf("window:   %lld bytes held, %lld records written early (it was full)\n",

@@ -102,6 +102,23 @@ for f in pipe_read pipe_reader lock_waiter sleep_waiter; do
 done
 ok "--call-graph dwarf: perf unwinds the off-CPU stack copies"
 
+# --- nothing lost between the switch program and the file --------------------
+# A byte at a time through a pipe: thousands of waits, nearly all under
+# 10 ms, so summed in BPF while the recorder takes the sums out of their
+# map at every read.  Each interval the programs wrote or summed is in the
+# file (a sum counts its intervals); each read switches the programs to
+# the other map before it takes one, so none is added to a sum being
+# taken out.
+"$PERFMARK" record --off-cpu=10ms -v -o "$T/pp.data" -- \
+	sh -c 'dd if=/dev/zero bs=1 count=60000 status=none | cat >/dev/null' \
+	>"$T/pp.out" 2>"$T/pp.err" || die "record --off-cpu=10ms of a pipe failed" -- "$T/pp.err"
+read -r seen written < <(sed -n 's/.*off-cpu: \([0-9]*\) intervals written or summed .*, \([0-9]*\) in the samples written.*/\1 \2/p' "$T/pp.err")
+[ -n "$seen" ] || die "record -v does not say what the switch programs wrote or summed" -- "$T/pp.err"
+[ "$seen" -ge 1000 ] || die "only $seen off-CPU intervals of a byte-at-a-time pipe" -- "$T/pp.err"
+[ "$seen" -eq "$written" ] || die "$seen intervals written or summed in BPF, $written in the file" -- "$T/pp.err"
+grep -q ' 0 intervals lost' "$T/pp.err" || die "intervals lost" -- "$T/pp.err"
+ok "a byte-at-a-time pipe: all $seen off-CPU intervals in the file, summed or not"
+
 # --- errors ------------------------------------------------------------------
 for bad in 1m -5 10000000001 x; do
 	if "$PERFMARK" record --off-cpu="$bad" -o "$T/bad.data" -- true 2>"$T/bad.err"; then

@@ -452,7 +452,8 @@ struct collector *collector_alloc(const struct recspec *spec)
 	c->rb_fd = c->targets_fd = c->bss_fd = c->cfg_fd = c->uids_fd = c->exec_fd = -1;
 	c->uw_pools_fd = c->uw_maps_fd = c->uw_pids_fd = c->uw_efd = -1;
 	c->sideband_fd = c->own_sideband_fd = -1;
-	c->off_agg_fd = -1;
+	for (int i = 0; i < OFF_FDS; i++)
+		c->off_fd[i] = -1;
 	c->tp_prog_fd = -1;
 	c->refs = 1;
 	return c;
@@ -498,8 +499,8 @@ void collector_free(struct collector *c)
 	perfmark_bpf__destroy(c->skel);
 	if (c->own_fds) {
 		int fds[] = { c->rb_fd, c->targets_fd, c->bss_fd, c->cfg_fd, c->uids_fd, c->exec_fd,
-			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd, c->off_agg_fd,
-			      c->tp_prog_fd };
+			      c->uw_pools_fd, c->uw_maps_fd, c->uw_pids_fd, c->off_fd[OFF_AGG0],
+			      c->off_fd[OFF_AGG1], c->off_fd[OFF_CTL], c->off_fd[OFF_BUSY], c->tp_prog_fd };
 
 		for (i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
 			if (fds[i] >= 0)
@@ -634,8 +635,14 @@ int collector__get(struct collector **out, const struct recspec *spec, bool pinn
 	e = collector_unwind_start(c, bpf_map__fd(c->skel->maps.uw_pools),
 				   bpf_map__fd(c->skel->maps.uw_maps), bpf_map__fd(c->skel->maps.uw_pids),
 				   err, errlen);
-	if (!e)
-		e = collector_offcpu_start(c, bpf_map__fd(c->skel->maps.off_agg), err, errlen);
+	if (!e) {
+		const int off[OFF_FDS] = {
+			bpf_map__fd(c->skel->maps.off_agg), bpf_map__fd(c->skel->maps.off_agg1),
+			bpf_map__fd(c->skel->maps.off_ctl), bpf_map__fd(c->skel->maps.off_busy),
+		};
+
+		e = collector_offcpu_start(c, off, err, errlen);
+	}
 	if (e)
 		goto fail;
 	{

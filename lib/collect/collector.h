@@ -213,6 +213,7 @@ struct collector_offcpu_stats {
 	uint64_t samples;    /* written one each */
 	uint64_t merged;     /* summed with others of the same thread, state and stack */
 	uint64_t lost;       /* neither (the ring and the map of sums were full) */
+	uint64_t unseen;     /* of samples and merged: ended by a switch no program saw */
 };
 void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st);
 /*

@@ -38,6 +38,7 @@
 
 #include "collector.h"
 #include "perfmark_wire.h"
+#include "offcpu_wire.h"
 
 #define DEFAULT_RINGBUF   (16u << 20)
 #define SIDEBAND_PAGES    64          /* per CPU */
@@ -47,6 +48,9 @@
 #define MAX_NOTICES       4
 /* links besides the sampling events': task tracepoints, gap sideband, off-CPU */
 #define MAX_TP_LINKS      10
+/* --off-cpu's maps, pinned under these names (collector_offcpu.c) */
+enum { OFF_AGG0, OFF_AGG1, OFF_CTL, OFF_BUSY, OFF_FDS };
+extern const char *const offcpu_pin_names[OFF_FDS];
 
 struct marker_lib {
 	char path[PATH_MAX];
@@ -107,7 +111,11 @@ struct collector {
 	char notices[MAX_NOTICES][256];  /* what it was told, for those who share later */
 	size_t nr_notices;
 	struct collector_markers *mk;  /* collector_markers.c: probe files, uprobes, fast lane */
-	int off_agg_fd;                /* --off-cpu: the summed intervals (collector_offcpu.c) */
+	/* --off-cpu (collector_offcpu.c): the two maps of summed intervals, which, who is in them */
+	int off_fd[OFF_FDS];
+	uint32_t off_slot;             /* the map the programs sum into (off_ctl) */
+	int off_ncpus;
+	struct pm_off_busy *off_busy;  /* off_busy as read, a value per CPU */
 	void *off_keys, *off_vals;     /* a batch of them as it leaves the map */
 	uint64_t off_drained;          /* offcpu_merged at the last drain */
 	uint64_t trap_why[PM_TRAP_NR]; /* trap-lane markers read, by the library's why */
@@ -148,7 +156,7 @@ int collector_open_sideband(struct collector *c, perf_buffer_event_fn on_sideban
 
 /* collector_offcpu.c: off-CPU time */
 int collector_offcpu_setup(struct collector *c);                       /* before load */
-int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen);
+int collector_offcpu_start(struct collector *c, const int fds[OFF_FDS], char *err, size_t errlen);
 int collector_offcpu_attach(struct collector *c, char *err, size_t errlen);
 void collector_offcpu_ring(struct collector *c, const void *data, size_t size);
 void collector_offcpu_drain(struct collector *c);   /* each read: the sums, one record each */

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * A collector's off-CPU time (--off-cpu; bpf/offcpu.bpf.c): the switch and
- * wakeup programs, and the map of summed short intervals, drained at every
- * read of the ring: each of its entries goes to the sessions as one record
- * (count = the intervals it sums) and leaves the map, so a sum never spans
- * more than one read.
+ * wakeup programs, and the two maps of summed short intervals, drained at
+ * every read of the ring that follows new sums: the programs are switched
+ * to the other map, and once no CPU is still adding into the one they left
+ * (off_busy), each of its entries goes to the sessions as one record
+ * (count = the intervals it sums) and leaves the map; then the same the
+ * other way, so that a read leaves no sum behind.  Pins from before the
+ * second map: the one map is taken as it is (an interval added to an entry
+ * as it is taken out is lost).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +25,19 @@
 #include "offcpu_wire.h"
 #include "unwind_wire.h"
 #include "collector_int.h"
+#include "clock.h"
 #include "unwind.h"
+
+const char *const offcpu_pin_names[OFF_FDS] = {
+	[OFF_AGG0] = "off_agg", [OFF_AGG1] = "off_agg1", [OFF_CTL] = "off_ctl", [OFF_BUSY] = "off_busy",
+};
 
 /* entries taken from the map per system call */
 #define OFF_BATCH 128
+/* for a CPU still adding into the map the programs left, at most */
+#define OFF_WAIT_NS 10000000ull
+/* a per-CPU value is read 8-byte aligned per CPU: the array is one of these per CPU */
+_Static_assert(sizeof(struct pm_off_busy) % 8 == 0, "off_busy values are read in 8-byte steps");
 #define OFF_SLOT  (sizeof(struct pm_offcpu) + (2 * PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(uint64_t))
 
 /*
@@ -87,14 +101,38 @@ int collector_offcpu_setup(struct collector *c)
 	return 0;
 }
 
-int collector_offcpu_start(struct collector *c, int agg_fd, char *err, size_t errlen)
+int collector_offcpu_start(struct collector *c, const int fds[OFF_FDS], char *err, size_t errlen)
 {
-	c->off_agg_fd = agg_fd;
+	uint32_t zero = 0, slot = 0;
+	int i;
+
+	memcpy(c->off_fd, fds, sizeof(c->off_fd));
 	if (!c->spec.off_cpu)
 		return 0;
-	if (agg_fd < 0) {
+	if (fds[OFF_AGG0] < 0) {
 		snprintf(err, errlen, "the off-cpu map is missing");
 		return -ENOENT;
+	}
+	/* both maps or neither (older pins): the one map alone, taken as it is */
+	for (i = OFF_AGG1; i < OFF_FDS; i++)
+		if (fds[i] < 0)
+			break;
+	if (i < OFF_FDS) {
+		for (i = OFF_AGG1; i < OFF_FDS; i++)
+			if (c->off_fd[i] >= 0)
+				close(c->off_fd[i]);
+		for (i = OFF_AGG1; i < OFF_FDS; i++)
+			c->off_fd[i] = -1;
+	} else {
+		/* adopted: the map the programs sum into now */
+		if (!bpf_map_lookup_elem(fds[OFF_CTL], &zero, &slot))
+			c->off_slot = slot & 1;
+		c->off_ncpus = libbpf_num_possible_cpus();
+		if (c->off_ncpus <= 0)
+			return -EINVAL;
+		c->off_busy = calloc((size_t)c->off_ncpus, sizeof(*c->off_busy));
+		if (!c->off_busy)
+			return -ENOMEM;
 	}
 	c->off_keys = calloc(OFF_BATCH, sizeof(struct pm_off_key));
 	c->off_vals = calloc(OFF_BATCH, OFF_SLOT);
@@ -130,7 +168,9 @@ void collector_offcpu_free(struct collector *c)
 {
 	free(c->off_keys);
 	free(c->off_vals);
+	free(c->off_busy);
 	c->off_keys = c->off_vals = NULL;
+	c->off_busy = NULL;
 }
 
 /*
@@ -146,8 +186,8 @@ void collector_offcpu_ring(struct collector *c, const void *data, size_t size)
 		unwinder__sample(c->uw, o->pid, false);   /* never a copy: fp where no tables */
 }
 
-/* the summed intervals: out of the map, one record each */
-void collector_offcpu_drain(struct collector *c)
+/* every entry of one map of sums: out of it, one record each */
+static void take_sums(struct collector *c, int fd)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct pm_off_key in, out;
@@ -155,25 +195,10 @@ void collector_offcpu_drain(struct collector *c)
 	uint32_t n, i;
 	int e;
 
-	if (c->off_agg_fd < 0 || !c->off_vals)
-		return;
-	/*
-	 * Nothing summed since the last drain: the map is empty, and the batch
-	 * walk of its empty buckets (8 us here) is skipped, ten times a second
-	 * on an idle machine.  The skeleton's mapping of .bss: no syscall
-	 * (adopted: no mapping, always drained).
-	 */
-	if (c->skel && c->skel->bss) {
-		uint64_t merged = __atomic_load_n(&c->skel->bss->offcpu_merged, __ATOMIC_RELAXED);
-
-		if (merged == c->off_drained)
-			return;
-		c->off_drained = merged;
-	}
 	for (;;) {
 		n = OFF_BATCH;
-		e = bpf_map_lookup_and_delete_batch(c->off_agg_fd, first ? NULL : &in, &out,
-						    c->off_keys, c->off_vals, &n, &opts);
+		e = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, c->off_keys,
+						    c->off_vals, &n, &opts);
 		if (e && errno != ENOENT)
 			n = 0;      /* ENOSPC: a bucket holds more than a batch; the next read */
 		for (i = 0; i < n && i < OFF_BATCH; i++) {
@@ -194,6 +219,62 @@ void collector_offcpu_drain(struct collector *c)
 	}
 }
 
+/*
+ * The programs sum into the other map from now on; the one they left is
+ * taken once no CPU is reading which (entering) or adding into it, or
+ * after OFF_WAIT_NS (a program runs for microseconds).
+ */
+static void switch_and_take(struct collector *c)
+{
+	uint32_t zero = 0, left = c->off_slot, next = left ^ 1;
+	uint64_t until;
+
+	if (bpf_map_update_elem(c->off_fd[OFF_CTL], &zero, &next, BPF_ANY))
+		return;     /* still summing into it: the next read */
+	c->off_slot = next;
+	until = clock_mono_ns() + OFF_WAIT_NS;
+	for (;;) {
+		bool busy = false;
+
+		if (bpf_map_lookup_elem(c->off_fd[OFF_BUSY], &zero, c->off_busy))
+			break;
+		for (int i = 0; i < c->off_ncpus; i++)
+			if (c->off_busy[i].entering || c->off_busy[i].in[left])
+				busy = true;
+		if (!busy || clock_mono_ns() > until)
+			break;
+		sched_yield();
+	}
+	take_sums(c, c->off_fd[left ? OFF_AGG1 : OFF_AGG0]);
+}
+
+/* the summed intervals: out of the maps, one record each */
+void collector_offcpu_drain(struct collector *c)
+{
+	if (c->off_fd[OFF_AGG0] < 0 || !c->off_vals)
+		return;
+	/*
+	 * Nothing summed since the last drain: the maps are empty, and the
+	 * batch walk of their empty buckets (8 us here) is skipped, ten times
+	 * a second on an idle machine.  The skeleton's mapping of .bss: no
+	 * syscall (adopted: no mapping, always drained).
+	 */
+	if (c->skel && c->skel->bss) {
+		uint64_t merged = __atomic_load_n(&c->skel->bss->offcpu_merged, __ATOMIC_RELAXED);
+
+		if (merged == c->off_drained)
+			return;
+		c->off_drained = merged;
+	}
+	if (c->off_fd[OFF_CTL] < 0) {
+		take_sums(c, c->off_fd[OFF_AGG0]);
+		return;
+	}
+	/* the map summed into until now, then the one summed into while it was taken */
+	switch_and_take(c);
+	switch_and_take(c);
+}
+
 void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st)
 {
 	struct perfmark_bpf__bss bss;
@@ -205,4 +286,5 @@ void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_
 	st->samples = bss.offcpu_samples;
 	st->merged = bss.offcpu_merged;
 	st->lost = bss.offcpu_lost;
+	st->unseen = bss.offcpu_unseen;
 }

@@ -39,7 +39,10 @@ int collector__pin(struct collector *c, const char *dir)
 		{ c->rb_fd, "rb" }, { c->targets_fd, "targets" }, { c->bss_fd, "bss" },
 		{ c->cfg_fd, "cfg" }, { c->uids_fd, "uids" }, { c->exec_fd, "exec" },
 		{ c->uw_pools_fd, "uw_pools" }, { c->uw_maps_fd, "uw_maps" },
-		{ c->uw_pids_fd, "uw_pids" }, { c->off_agg_fd, "off_agg" },
+		{ c->uw_pids_fd, "uw_pids" }, { c->off_fd[OFF_AGG0], offcpu_pin_names[OFF_AGG0] },
+		{ c->off_fd[OFF_AGG1], offcpu_pin_names[OFF_AGG1] },
+		{ c->off_fd[OFF_CTL], offcpu_pin_names[OFF_CTL] },
+		{ c->off_fd[OFF_BUSY], offcpu_pin_names[OFF_BUSY] },
 	};
 	char name[32];
 	size_t i;
@@ -198,10 +201,19 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 				   pinned_fd(pin_dir, "uw_pids"), err, errlen);
 	if (e)
 		goto fail;
-	/* --off-cpu's sums (pins of perfmark before 0.2 have none: --off-cpu then fails) */
-	e = collector_offcpu_start(c, pinned_fd(pin_dir, "off_agg"), err, errlen);
-	if (e)
-		goto fail;
+	/*
+	 * --off-cpu's sums (pins of perfmark before 0.2 have none: --off-cpu
+	 * then fails; before the second map, one: drained as it was)
+	 */
+	{
+		int off[OFF_FDS];
+
+		for (int i = 0; i < OFF_FDS; i++)
+			off[i] = pinned_fd(pin_dir, offcpu_pin_names[i]);
+		e = collector_offcpu_start(c, off, err, errlen);   /* c owns them now */
+		if (e)
+			goto fail;
+	}
 	if (spec->aggregate) {
 		int agg[7];
 

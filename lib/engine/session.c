@@ -457,6 +457,8 @@ void session__stats(const struct session *s, struct session_stats *st)
 		collector__unwind_stats(s->c, &st->unwind);
 		collector__offcpu_stats(s->c, &os);
 		st->offcpu_lost = os.lost;
+		st->offcpu_unseen = os.unseen;
+		st->offcpu_bpf = os.samples + os.merged;
 		collector__agg_stats(s->c, &st->agg);
 		collector__marker_stats(s->c, &ms);
 		st->jit_lines = ms.jit_lines - s->ms0.jit_lines;
