@@ -7,7 +7,9 @@ Runs `perf report --stdio -g none --sort KEYS --children|--no-children OPTION...
 and `perfmark report --json --sort KEYS [--no-children] OPTION...` on FILE and
 compares the Children and Self percentages of every row: a row one side lacks
 counts 0 there.  Exit 1 when a row differs by more than 0.1 point, or when
-either side has no row.  --rows-of compares only the rows of that file or
+either side has no row.  Rows of frames no symbol covers are not compared
+(perf has a row per raw address, perfmark one [unknown] row, or none for
+an address 0).  --rows-of compares only the rows of that file or
 symbol in the Children column: with --dsos or --symbols, perf report
 --children shows a caller's row or not by which sample created it first
 (the leaf's filter bit stays with the entry), which perfmark does not copy;
@@ -94,12 +96,25 @@ def main():
                      for i, v in enumerate(k))
     pr = {cut(k): v for k, v in pr.items()}
     mr = {cut(k): v for k, v in mr.items()}
+    # frames no symbol covers: perf writes a row per raw address (0x...), perfmark one
+    # [unknown] row per file; not the same rows by design, so neither is compared
+    if "sym" in keys:
+        si = keys.index("sym")
+
+        def named(k):
+            return not (isinstance(k[si], str) and re.match(r"^(\[unknown\]|0x[0-9a-f]+|[0-9a-f]{16})$", k[si]))
+        pr = {k: v for k, v in pr.items() if named(k)}
+        mr = {k: v for k, v in mr.items() if named(k)}
     if rows_of and children and rows_of.split("=", 1)[0] not in cols:
         # perf left the --rows-of column out (its filter made it single-valued), so its
         # callers' rows read like the file's own; their Self column is as order-dependent
         # as their Children (a caller's own samples count when a kept sample made its
-        # entry first): perf's rows that perfmark does not list are callers, not compared
+        # entry first): perf's rows that perfmark does not list are callers, not compared;
+        # and a row of the file's own that perf leaves out altogether (its entry made
+        # first by a sample through it whose leaf is elsewhere, so filtered, and kept
+        # so by the leaf samples added after) is perf's order, not compared either
         pr = {k: v for k, v in pr.items() if k in mr}
+        mr = {k: v for k, v in mr.items() if k in pr}
     worst, bad = 0.0, 0
     for k in sorted(set(pr) | set(mr), key=str):
         p, m = pr.get(k, (0.0, 0.0)), mr.get(k, (0.0, 0.0))

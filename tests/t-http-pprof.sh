@@ -44,9 +44,12 @@ for c in json.load(open(sys.argv[2]))["commands"]:
         rep[f["name"]] = rep.get(f["name"], 0) + f["self_pct"]
 print("pprof :", sorted(pprof.items(), key=lambda x: -x[1])[:4])
 print("report:", sorted(rep.items(), key=lambda x: -x[1])[:4])
-top = max(rep, key=rep.get)
-assert top == "render_scene", top
-assert max(pprof, key=pprof.get) == top, pprof
+# render_scene, not necessarily first: on this VM the kernel's irq enable
+# (pvm_irq_enable, where the sampling interrupt lands after the workload's
+# clock_gettime calls) can take as large a share
+top = "render_scene"
+for shares in (rep, pprof):
+    assert shares.get(top, 0) >= 15 and shares[top] > 1.5 * shares.get("update_world", 0), shares
 assert abs(pprof[top] - rep[top]) <= 3.0, (pprof[top], rep[top])
 PY
 ok "go tool pprof -top over HTTP: render_scene's share within 3 points of perfmark report"

@@ -51,13 +51,23 @@ t_end=$(sed -n "$((n * 7 / 10))p" "$T/times")
 cpu=$(perf script -i "$F" -F cpu --comms pmf-alpha 2>/dev/null | tr -d ' []' | sort | uniq -c |
 	sort -rn | awk 'NR == 1 { print $2 + 0 }')
 
-for f in "--comm pmf-alpha" "--comms pmf-beta,sh" "--pid $pid_a" "--tid $pid_b" \
+for f in "--comm pmf-alpha" "--comms pmf-beta,sh" \
 	 "--cpu $cpu" "--time $t_start,$t_end" "--time $t_start," "--time 10%/3" "--time 25%-75%" \
 	 "--percent-limit 2" "--comm pmf-beta --percentage relative" "--comm pmf-alpha --cpu $cpu"; do
 	# shellcheck disable=SC2086
 	cmp comm,dso,sym children -- $f
 	# shellcheck disable=SC2086
 	cmp comm,dso,sym self -- $f
+done
+# --pid and --tid sorted by thread too: perf keeps a filtered-out sample's period in
+# an entry a kept one made first (or the other way), and both processes start as
+# prog-filter (ld.so, execve) before they rename themselves, so without the thread
+# in the key their first samples share rows in perf by the order they came in
+for f in "--pid $pid_a" "--tid $pid_b"; do
+	# shellcheck disable=SC2086
+	cmp tid,comm,dso,sym children -- $f
+	# shellcheck disable=SC2086
+	cmp tid,comm,dso,sym self -- $f
 done
 # --dso and --sym keep the samples whose leaf frame is there: their own rows as perf's
 # (perf's callers' rows depend on the order of samples, see report_cmp.py)
