@@ -38,6 +38,9 @@ $PARSE csv "$T/perf.csv" >"$T/perf.json" || die "perf's CSV does not parse" -- "
 $PARSE csv "$T/pm.csv" >"$T/pm.json" || die "perfmark's CSV does not parse" -- "$T/pm.csv"
 for e in task-clock context-switches page-faults syscalls:sys_enter_write; do
 	p=$(val "$T/perf.json" $e) m=$(val "$T/pm.json" $e)
+	# task-clock: perfmark also counts the start before the gate (exec, ld.so: 4 ms
+	# of 204 on a busy run here), which perf stat -p cannot; up to 15 ms more
+	[ "$e" = task-clock ] && fcmp "$m >= $p && $m <= $p + 15" && continue
 	near "$m" "$p" 2 || die "$e: perfmark $m, perf $p: more than 2 % apart" -- "$T/pm.csv" "$T/perf.csv"
 done
 [ "$(val "$T/pm.json" syscalls:sys_enter_write)" = "$(val "$T/perf.json" syscalls:sys_enter_write)" ] ||

@@ -109,6 +109,7 @@ bool collector__consume(struct collector *c)
 	bool more;
 
 	collector_unwind_begin(c);
+	c->sideband_read_at = t0;
 	perf_buffer__consume(c->pb);
 	c->rb_left = COLLECTOR_RB_BATCH;
 	c->rb_more = false;
@@ -702,6 +703,11 @@ fail:
 uint64_t collector__sideband_since(const struct collector *c)
 {
 	return c->sideband_since;
+}
+
+uint64_t collector__sideband_read_at(const struct collector *c)
+{
+	return c->sideband_read_at;
 }
 
 const struct evspec *collector__events(const struct collector *c, size_t *nr)

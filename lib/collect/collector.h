@@ -208,6 +208,12 @@ void collector__agg_flush(struct collector *c);
  * happened before, while no daemon read.
  */
 uint64_t collector__sideband_since(const struct collector *c);
+/*
+ * When the last read of the perf sideband began: what the kernel put there
+ * before then has been read; a BPF twin of anything later may have no
+ * perf copy read yet (it is read after the BPF ring's records).
+ */
+uint64_t collector__sideband_read_at(const struct collector *c);
 /* --off-cpu: intervals since the collector was loaded (zeros without it) */
 struct collector_offcpu_stats {
 	uint64_t samples;    /* written one each */

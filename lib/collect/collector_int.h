@@ -77,6 +77,7 @@ struct collector {
 	int own_sideband_fd;
 	uint32_t rb_id;                /* identity of the pinned ring, for adoption */
 	uint64_t sideband_since;       /* CLOCK_MONOTONIC ns: the perf sideband runs from here */
+	uint64_t sideband_read_at;     /* when the last read of the perf sideband began */
 	struct ring_buffer *rb;
 	size_t rb_left;                /* bytes this consume may still read of it (COLLECTOR_RB_BATCH) */
 	bool rb_more;                  /* the consume stopped there: more waits */

@@ -183,7 +183,13 @@ void targets_on_sideband(void *ctx, const struct perf_event_header *h)
 /*
  * The gap sideband, for what the kernel's sideband did not reach us: what
  * happened before this collector's perf buffers were open (while no daemon
- * ran); later records are the kernel's twins and go.
+ * ran); later records are the kernel's twins and go, but only those from
+ * before this drain's read of the perf sideband began.  A twin from after
+ * it may have a perf copy not read yet, which dies with the daemon if it
+ * is killed before the next read (t-session-tracepoint lost a child's
+ * FORK that way: its sample then had no command): it is kept, and the
+ * copy read later, if any, repeats it (a FORK, COMM, EXIT or MMAP twice
+ * is harmless to perf).
  */
 static void on_gap(struct session *s, const void *data, size_t size)
 {
@@ -193,7 +199,7 @@ static void on_gap(struct session *s, const void *data, size_t size)
 	size_t len = encode_gap(data, size, s->chain_buf, &uid);
 
 	if (len && !perfdata_decode_sample_id(h, len, &sid) &&
-	    sid.time < collector__sideband_since(s->c))
+	    (sid.time < collector__sideband_since(s->c) || sid.time >= collector__sideband_read_at(s->c)))
 		stage_sideband(s, h, &uid);
 }
 
