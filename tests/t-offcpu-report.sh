@@ -76,7 +76,9 @@ top = max(fns, key=lambda f: f["self_period"])
 print(f"inside pipe, off CPU: {top['name']} {top['self_pct']} % of {rp['period'] / 1e6:.1f} ms")
 assert "pipe_read" in top["name"] and top["self_pct"] >= 90, top
 total = {f["name"]: f for f in fns}
-assert total["pipe_reader"]["total_pct"] >= 90, total.get("pipe_reader")
+# 8 rounds: the first may come before prog-offcpu's unwind tables are built, and
+# a stack taken then is frame pointers' (pipe_reader, built without them, skipped)
+assert total["pipe_reader"]["total_pct"] >= 80, total.get("pipe_reader")
 PY
 ok "report -e offcpu-time --range pipe: the time off CPU, by function"
 
