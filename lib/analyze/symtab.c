@@ -130,6 +130,14 @@ void symtab__load_kallsyms(struct symtab *t, char **names)
 		nlen = strcspn(name, " \t\n");
 		if (!nlen)
 			continue;
+		/*
+		 * BPF programs come and go: the one at this address now need
+		 * not be the one a recording sampled (the recorder's own are
+		 * gone once it exits), so a file would read differently
+		 * depending on what happens to be loaded.
+		 */
+		if (strstr(name + nlen, "[bpf]"))
+			continue;
 		if (grow_to(&knames, &ncap, len + nlen + 1, 1, 1 << 20) ||
 		    grow_to(&offs, &capoffs, noffs + 1, sizeof(*offs), 65536))
 			break;
