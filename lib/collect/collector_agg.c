@@ -29,7 +29,6 @@
  */
 #include <errno.h>
 #include <json-c/json.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,7 +68,7 @@ struct collector_agg {
 	uint32_t *stack_nr;          /* the frames of each stack read */
 	uint64_t *frames;            /* depth frames per stack read */
 	size_t nr_stacks, cap_stacks;
-	uint32_t *busy;              /* per CPU */
+	void *busy;                  /* agg_busy as read: a u32 per CPU, 8 bytes apart */
 	int idle_fd;                 /* agg_idle (RULE above); -1: the idle task is sampled */
 	uint64_t idle_ip;
 	uint64_t *idle_last, *idle_now;   /* idle ns per CPU, AGG_IDLE_NONE: not known */
@@ -287,7 +286,7 @@ int collector_agg_start(struct collector *c, const int fds[7], char *err, size_t
 	a->keys = calloc(AGG_MAX_COUNTS, sizeof(*a->keys));
 	a->vals = calloc(AGG_MAX_COUNTS, sizeof(*a->vals));
 	a->stack_at = calloc(AGG_STACK_IDS, sizeof(*a->stack_at));
-	a->busy = calloc((size_t)a->ncpus, sizeof(*a->busy));
+	a->busy = calloc((size_t)a->ncpus, COLLECTOR_PERCPU_STRIDE(sizeof(uint32_t)));
 	a->rec = malloc(sizeof(struct pm_sample) + (size_t)a->max_stack * sizeof(uint64_t));
 	if (!a->keys || !a->vals || !a->stack_at || !a->busy || !a->rec)
 		goto fail;
@@ -316,24 +315,13 @@ fail:
 	return e;
 }
 
-/* every CPU that may still count into set old has left it */
-static void wait_quiet(struct collector_agg *a, uint32_t old)
+/* a CPU counting into set old, or reading which set (AGG_ENTERING) */
+static bool agg_busy(const void *value, uint32_t old)
 {
-	uint64_t until = clock_mono_ns() + AGG_WAIT_NS;
-	uint32_t zero = 0;
+	uint32_t v;
 
-	for (;;) {
-		bool busy = false;
-
-		if (bpf_map_lookup_elem(a->busy_fd, &zero, a->busy))
-			return;
-		for (int i = 0; i < a->ncpus; i++)
-			if (a->busy[i] == old + 1 || a->busy[i] == 3 /* AGG_ENTERING */)
-				busy = true;
-		if (!busy || clock_mono_ns() > until)
-			return;
-		sched_yield();
-	}
+	memcpy(&v, value, sizeof(v));
+	return v == old + 1 || v == 3 /* AGG_ENTERING */;
 }
 
 /* all of a hash map's entries into keys/vals (at most max), the map emptied */
@@ -515,7 +503,8 @@ void collector_agg_flush(struct collector *c, bool force)
 	/* the next interval ends a whole interval after this one (not after now: no drift) */
 	while (a->next_ns <= now)
 		a->next_ns += a->interval_ns;
-	wait_quiet(a, old);
+	/* every CPU that may still count into set old has left it */
+	collector_wait_quiet(a->busy_fd, a->busy, sizeof(uint32_t), a->ncpus, agg_busy, old, AGG_WAIT_NS);
 	a->nr_counts = take_all(a->counts_fd[old], a->keys, sizeof(*a->keys), a->vals,
 				sizeof(*a->vals), AGG_MAX_COUNTS);
 	hand_out(c, now, a->stacks_fd[old]);

@@ -6,6 +6,7 @@
  * that calls between them go one way (tests/t-calls.sh).
  */
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "collector_int.h"
+#include "clock.h"
 
 void collector_notice(struct collector *c, const char *fmt, ...)
 {
@@ -46,6 +48,26 @@ int collector_pin_fd(int fd, const char *dir, const char *name)
 	if (bpf_obj_pin(fd, path) && errno != EEXIST)
 		return -errno;
 	return 0;
+}
+
+void collector_wait_quiet(int fd, void *buf, size_t value_size, int ncpus,
+			  bool (*busy)(const void *value, uint32_t arg), uint32_t arg, uint64_t wait_ns)
+{
+	size_t stride = COLLECTOR_PERCPU_STRIDE(value_size);
+	uint64_t until = clock_mono_ns() + wait_ns;
+	uint32_t zero = 0;
+
+	for (;;) {
+		bool any = false;
+
+		if (bpf_map_lookup_elem(fd, &zero, buf))
+			return;
+		for (int i = 0; i < ncpus && !any; i++)
+			any = busy((const char *)buf + (size_t)i * stride, arg);
+		if (!any || clock_mono_ns() > until)
+			return;
+		sched_yield();
+	}
 }
 
 void collector__boost_thread(void)

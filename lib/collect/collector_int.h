@@ -135,6 +135,15 @@ void collector_notice(struct collector *c, const char *fmt, ...) __attribute__((
 /* hands a record ready as it is to the active subscribers */
 void collector_dispatch_subs(struct collector *c, const void *data, size_t size);
 int collector_pin_fd(int fd, const char *dir, const char *name);
+/*
+ * Per-CPU values as the kernel copies them out: each value_size rounded
+ * up to 8 bytes.  collector_wait_quiet: wait (yielding) until no CPU's
+ * value at key 0 of the per-CPU array fd is busy(value, arg), or wait_ns
+ * has passed (a program runs for microseconds); buf holds ncpus values.
+ */
+#define COLLECTOR_PERCPU_STRIDE(value_size) (((value_size) + 7) / 8 * 8)
+void collector_wait_quiet(int fd, void *buf, size_t value_size, int ncpus,
+			  bool (*busy)(const void *value, uint32_t arg), uint32_t arg, uint64_t wait_ns);
 
 /* collector.c */
 struct collector *collector_alloc(const struct recspec *spec);

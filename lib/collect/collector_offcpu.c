@@ -11,7 +11,6 @@
  * as it is taken out is lost).
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +24,6 @@
 #include "offcpu_wire.h"
 #include "unwind_wire.h"
 #include "collector_int.h"
-#include "clock.h"
 #include "unwind.h"
 
 const char *const offcpu_pin_names[OFF_FDS] = {
@@ -37,7 +35,8 @@ const char *const offcpu_pin_names[OFF_FDS] = {
 /* for a CPU still adding into the map the programs left, at most */
 #define OFF_WAIT_NS 10000000ull
 /* a per-CPU value is read 8-byte aligned per CPU: the array is one of these per CPU */
-_Static_assert(sizeof(struct pm_off_busy) % 8 == 0, "off_busy values are read in 8-byte steps");
+_Static_assert(sizeof(struct pm_off_busy) == COLLECTOR_PERCPU_STRIDE(sizeof(struct pm_off_busy)),
+	       "off_busy is read into an array of them: 8-byte steps");
 #define OFF_SLOT  (sizeof(struct pm_offcpu) + (2 * PM_MAX_STACK + PM_OFF_WSTACK) * sizeof(uint64_t))
 
 /*
@@ -224,27 +223,22 @@ static void take_sums(struct collector *c, int fd)
  * taken once no CPU is reading which (entering) or adding into it, or
  * after OFF_WAIT_NS (a program runs for microseconds).
  */
+static bool off_busy(const void *value, uint32_t left)
+{
+	const struct pm_off_busy *b = value;
+
+	return b->entering || b->in[left];
+}
+
 static void switch_and_take(struct collector *c)
 {
 	uint32_t zero = 0, left = c->off_slot, next = left ^ 1;
-	uint64_t until;
 
 	if (bpf_map_update_elem(c->off_fd[OFF_CTL], &zero, &next, BPF_ANY))
 		return;     /* still summing into it: the next read */
 	c->off_slot = next;
-	until = clock_mono_ns() + OFF_WAIT_NS;
-	for (;;) {
-		bool busy = false;
-
-		if (bpf_map_lookup_elem(c->off_fd[OFF_BUSY], &zero, c->off_busy))
-			break;
-		for (int i = 0; i < c->off_ncpus; i++)
-			if (c->off_busy[i].entering || c->off_busy[i].in[left])
-				busy = true;
-		if (!busy || clock_mono_ns() > until)
-			break;
-		sched_yield();
-	}
+	collector_wait_quiet(c->off_fd[OFF_BUSY], c->off_busy, sizeof(*c->off_busy), c->off_ncpus,
+			     off_busy, left, OFF_WAIT_NS);
 	take_sums(c, c->off_fd[left ? OFF_AGG1 : OFF_AGG0]);
 }
 
