@@ -683,8 +683,12 @@ static __always_inline void off_clk_note(struct task_struct *t, __u64 now)
 /* next runs again: its interval, if noted, goes out */
 static __always_inline void off_in(struct task_struct *next, __u64 now)
 {
-	struct off_task *ot = bpf_task_storage_get(&off_task, next, NULL, 0);
+	struct off_task *ot;
 
+	/* kernel threads and the idle task are never noted (off_out): no lookup */
+	if (next->flags & PF_KTHREAD)
+		return;
+	ot = bpf_task_storage_get(&off_task, next, NULL, 0);
 	if (!ot || !ot->h.time || ot->pending)
 		return;
 	off_clk_note(next, now);
