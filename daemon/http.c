@@ -265,7 +265,8 @@ static unsigned parse_seconds(const char *v)
 /* The snapshot (a perf.data in j->fd) as gzip'd profile.proto, into j->body. */
 static void encode_pprof(struct http_job *j)
 {
-	struct pprof_opts po = { .since = j->since };
+	size_t taken = 0;
+	struct pprof_opts po = { .since = j->since, .taken = &taken };
 	struct profile_opts lo = { .keep_addrs = true };   /* pprof's stacks by address */
 	struct profile *p = NULL;
 	char err[256] = "";
@@ -290,6 +291,14 @@ static void encode_pprof(struct http_job *j)
 	if (f && fclose(f) && !e)
 		e = -ENOMEM;
 	profile__free(p);
+	if (!e && !taken) {
+		/* the snapshot's samples are all older than the window */
+		free(j->body);
+		j->body = NULL;
+		j->status = MHD_HTTP_NOT_FOUND;
+		snprintf(j->err, sizeof(j->err), "no samples in the last %u s", j->seconds);
+		return;
+	}
 	j->len = len;
 	j->ctype = "application/octet-stream";
 	if (e) {

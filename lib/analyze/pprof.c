@@ -72,6 +72,7 @@ struct pb {
 	int64_t k_range, k_comm, k_state, k_pid;
 	struct idmap chpid;         /* range chain << 32 | pid -> a number (< 2^24) */
 	uint64_t since;             /* samples before it are left out */
+	size_t taken;               /* samples (and off-CPU ones) at or after it */
 	bool lines;                 /* read source lines */
 	int err;
 	char *fix;                  /* a string made valid UTF-8 */
@@ -484,6 +485,7 @@ static int pb_samples(struct pb *b, bool offcpu_analysed)
 
 		if (sv[i].time < b->since)
 			continue;
+		b->taken++;
 		s = pb_sample(b, &ids, sv[i].anode, sv[i].range, 0,
 			      sv[i].thread < nt ? tv[sv[i].thread].pid : 0);
 		if (!s)
@@ -497,6 +499,7 @@ static int pb_samples(struct pb *b, bool offcpu_analysed)
 
 		if (ov[i].time < b->since)
 			continue;
+		b->taken++;
 		s = pb_sample(b, &ids, ov[i].anode, ov[i].range, ov[i].state,
 			      ov[i].thread < nt ? tv[ov[i].thread].pid : 0);
 		if (!s)
@@ -615,8 +618,10 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 		b.prof.n_sample_type = b.nvalues;
 		b.prof.period_type = &types[3];
 		b.prof.period = b.clock_ns ? (int64_t)b.ns_per_sample : 1;
-		b.prof.duration_nanos = (int64_t)(profile__end(p) -
-			(b.since > profile__start(p) ? b.since : profile__start(p)));
+		uint64_t from = b.since > profile__start(p) ? b.since : profile__start(p);
+
+		/* nothing at or after since: no span (not a negative one) */
+		b.prof.duration_nanos = profile__end(p) > from ? (int64_t)(profile__end(p) - from) : 0;
 		b.prof.default_sample_type = types[1].type;
 		err = pb_chains(&b);
 	}
@@ -630,6 +635,8 @@ int pprof__write(const struct profile *p, const struct pprof_opts *o, FILE *out)
 		err = pb_pack(&b, out);
 	if (o && o->src)
 		*o->src = b.src;
+	if (o && o->taken)
+		*o->taken = b.taken;
 	b.prof.period_type = NULL;
 	pb_free(&b);
 	return err;

@@ -18,6 +18,7 @@ struct pprof_opts {
 	uint64_t since;     /* samples older than this (the recording's clock) are left out */
 	bool lines;         /* source lines from the files' DWARF (srcline.h) */
 	struct srcline_stats *src;  /* NULL, or where what reading them met goes */
+	size_t *taken;      /* NULL, or where the number of samples written goes (since on) */
 };
 
 /*
