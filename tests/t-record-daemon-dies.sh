@@ -15,7 +15,8 @@ daemon_start
 # is prog-emit writing $T/emitN.txt) in the background, stderr in
 # $T/recN.err; perfmarkd is killed -9 once the recording OUT holds MARKERS
 # markers of prog-emit (the daemon has written them: what the kill may not
-# take).  Sets rc (record's exit status) and pid (prog-emit's), and checks
+# take); the command then waits for $T/goN, made once the daemon is killed,
+# so the kill lands while it runs however late a loaded daemon writes.  Sets rc (record's exit status) and pid (prog-emit's), and checks
 # the command is not left running.
 written() {   # OUT N: the recording so far holds N markers of $pid
 	[ "$(marker_lines "$1" | grep -c "^$pid ")" -ge "$2" ]
@@ -28,6 +29,7 @@ kill9_under() {
 	pid=$(awk '/^pid/ { print $2 }' "$T/emit$n.txt")
 	wait_until 120 written "$out" "$markers" || die "the recording never held $markers markers" -- "$T/rec$n.err"
 	daemon_kill9
+	touch "$T/go$n"
 	wait "$rec"
 	rc=$(cat "$T/rec$n.rc")
 	pid=$(awk '/^pid/ { print $2 }' "$T/emit$n.txt")
@@ -37,7 +39,7 @@ kill9_under() {
 # 1. a file: taken over in-process.  (Markers of a process registered on
 # the fast lane before the daemon died do not reach the new recorder:
 # markers, issue 13; the CPU burner started after the take-over is the check.)
-kill9_under 1 300 "$T/out.data" "'$PERFMARK' record -F 999 -o '$T/out.data' -- sh -c '\"$PROGS/prog-emit\" 1000 dd 2 >\"$T/emit1.txt\"; \"$PROGS/prog-spin\" 1; exit 7'"
+kill9_under 1 300 "$T/out.data" "'$PERFMARK' record -F 999 -o '$T/out.data' -- sh -c '\"$PROGS/prog-emit\" 1000 dd 2 >\"$T/emit1.txt\"; until [ -e \"$T/go1\" ]; do sleep 0.05; done; \"$PROGS/prog-spin\" 1; exit 7'"
 [ "$rc" = 7 ] || die "record returned $rc, not the command's 7" -- "$T/rec1.err"
 grep -c '^perfmark: perfmarkd went away' "$T/rec1.err" | grep -qx 1 ||
 	die "not one line about the daemon going away" -- "$T/rec1.err"
@@ -57,7 +59,7 @@ ok "kill -9 under record: exit 7 kept; $n markers from before (seq 0 on, in orde
 
 # 2. a pipe: no take-over, the command is still waited for
 daemon_start
-kill9_under 2 100 "$T/pipe.data" "'$PERFMARK' record -F 99 -o - -- sh -c '\"$PROGS/prog-emit\" 1000 pp 3 >\"$T/emit2.txt\"; exit 3' >'$T/pipe.data'"
+kill9_under 2 100 "$T/pipe.data" "'$PERFMARK' record -F 99 -o - -- sh -c '\"$PROGS/prog-emit\" 1000 pp 3 >\"$T/emit2.txt\"; until [ -e \"$T/go2\" ]; do sleep 0.05; done; exit 3' >'$T/pipe.data'"
 [ "$rc" = 3 ] || die "record -o - returned $rc, not 3" -- "$T/rec2.err"
 grep -q '^perfmark: perfmarkd went away at .*the stream ends' "$T/rec2.err" || die "no line about it" -- "$T/rec2.err"
 n=$(marker_lines "$T/pipe.data" | grep -c "^$pid ")
