@@ -165,15 +165,19 @@ fi
 # ---- collapsed and flame graph of -e offcpu-time ----------------------------------------
 "$PERFMARK" export -i "$T/w.data" -e offcpu-time --format collapsed -o "$T/w.folded" 2>"$T/c.err" ||
 	die "export -e offcpu-time collapsed failed" -- "$T/c.err"
-python3 - "$T/w.folded" <<'PY' || die "the off-CPU folded stacks are wrong" -- "$T/w.folded"
-import sys
+python3 - "$T/w.folded" "$T/w.out" <<'PY' || die "the off-CPU folded stacks are wrong" -- "$T/w.folded" "$T/w.out"
+import re, sys
 w = {}
 for line in open(sys.argv[1]):
     stack, n = line.rsplit(" ", 1)
     w[stack] = w.get(stack, 0) + int(n)
 pipe = sum(n for s, n in w.items() if "pipe_reader" in s and "pipe_read" in s.split(";")[-1])
-print(f"pipe_reader blocked in pipe_read: {pipe / 1e6:.1f} ms (the weights are ns)")
-assert pipe >= 5 * 15e6, pipe
+# the truth: the pipe ranges' blocked time as the program measured it (about
+# 20 ms a round idle, less when a loaded machine runs the writer late)
+blocked = int(re.search(r"^range pipe .* blocked_ns (\d+)", open(sys.argv[2]).read(), re.M).group(1))
+print(f"pipe_reader blocked in pipe_read: {pipe / 1e6:.1f} ms (the weights are ns), "
+      f"the program measured {blocked / 1e6:.1f} ms")
+assert blocked > 0 and pipe >= 0.5 * blocked, (pipe, blocked)
 PY
 "$PERFMARK" flamegraph -i "$T/w.data" -e offcpu-time -o "$T/off.svg" 2>"$T/fg.err" ||
 	die "flamegraph -e offcpu-time failed" -- "$T/fg.err"
