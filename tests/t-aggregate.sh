@@ -126,15 +126,16 @@ ok "a flood of stacks: $stacks kept in the interval, $spilled written as they we
 # --- a session with --aggregate, across a kill -9 of the daemon --------------------------
 export PERFMARK_NO_DAEMON=0
 daemon_start
+# the machine's idle and total time (/proc/stat ticks: idle + iowait, all) over the aggregated
+# session's life: it reads the kernel's idle time when it is created, so from here to the snapshot
+stat_idle() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t }' /proc/stat; }
 pm session create agg1 -g -F 499 --aggregate 1 --ring 16M >"$T/create.out" 2>&1 ||
 	die "session create --aggregate failed" -- "$T/create.out" "$T/pmd.log"
+read -r idle0 total0 < <(stat_idle)
 pm session show agg1 --json | python3 -c 'import json,sys; assert json.load(sys.stdin)["spec"]["aggregate"] == 1' ||
 	die "the session's spec lacks aggregate 1"
 pm session create plain1 -g -F 499 --ring 64M >"$T/create.out" 2>&1 ||
 	die "session create plain1 failed" -- "$T/create.out" "$T/pmd.log"
-# the machine's idle and total time (/proc/stat ticks: idle + iowait, all) from here to the snapshot
-stat_idle() { awk '$1 == "cpu" { t = 0; for (i = 2; i <= 9; i++) t += $i; print $5 + $6, t }' /proc/stat; }
-read -r idle0 total0 < <(stat_idle)
 daemon_kill9
 "$PROGS/prog-ratio" 1 >/dev/null &
 r=$!; _bg_pids+=("$r")
