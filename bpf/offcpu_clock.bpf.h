@@ -87,7 +87,7 @@ static __always_inline bool off_arrived(struct task_struct *t, __u64 now, __u64 
 	k = bpf_map_lookup_elem(&off_clk, &zero);
 	if (k && k->at && now - k->at <= OFF_CLK_KEEP_NS && k->lag < lag)
 		lag = k->lag;
-	*when = now - (clock - arrival) - (__u64)((__s64)(now - clock) - lag);
+	*when = arrival + (__u64)lag;  /* the runqueue clock's arrival, on bpf_ktime_get_ns */
 	return true;
 }
 
