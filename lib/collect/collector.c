@@ -428,7 +428,12 @@ uint32_t collector_map_id(int fd)
 	return info.id;
 }
 
-/* no events means the default one; targets are the subscribers' business */
+/*
+ * No events means the default one.  Which processes are the subscribers'
+ * business, but whether any are named is the collection's: a targeted one
+ * drops the idle task, takes off-CPU user stacks at sys_exit and wakes for
+ * new mappings (collector_events.c, collector_offcpu.c, collector_unwind.c).
+ */
 static void normalize(const struct recspec *in, struct recspec *out)
 {
 	*out = *in;
@@ -436,7 +441,7 @@ static void normalize(const struct recspec *in, struct recspec *out)
 		evspec_lookup(recspec_event_name(in, 0), &out->events[0]);
 		out->nr_events = 1;
 	}
-	out->target = RECSPEC_TARGET_ALL;
+	out->target = in->target == RECSPEC_TARGET_ALL ? RECSPEC_TARGET_ALL : RECSPEC_TARGET_PIDS;
 	out->nr_pids = 0;
 	out->zstd_level = 0;
 }
