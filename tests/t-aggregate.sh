@@ -99,6 +99,8 @@ line=$(grep '^\[ perfmark record: aggregated every 1 s: ' "$T/agg.err")
 st=$(sed -n 's/.* \([0-9]*\) aggregated samples written (one per distinct stack) for \([0-9]*\) samples, \([0-9]*\) samples lost.*/\1 \2 \3/p' <<<"$line")
 read -r stacks samples lost <<<"$st"
 [ "${stacks:-0}" -gt 0 ] && [ "${samples:-0}" -ge "$stacks" ] || die "aggregation figures: '$line'"
+# a recording of a command counts no idle time: the machine's idle task is not its target
+grep -q ' 0 ms idle' <<<"$line" || die "a recording of a command counted the machine's idle time: '$line'"
 ok "record -v: $line"
 
 # --- a process that floods the maps: what does not fit is written as it is, nothing lost ------
