@@ -14,9 +14,12 @@
 #     per-site program (on_register, on_trap, on_marker), each of which cost
 #     a wait for grace periods per site as the recording ended; with
 #     --no-markers no marker program at all.  Every link a recording held is
-#     gone once it exited.
+#     gone once it exited.  With --off-cpu: off_switch, off_waking and
+#     off_sys_exit (a command's waits in a system call get their user stack
+#     as they leave it).
 #  2. a named session in perfmarkd (pinned: it may outlive the daemon) has
-#     the gap programs.
+#     the gap programs; a system-wide --off-cpu one has no off_sys_exit
+#     (it would run at every system call of the machine).
 #  3. perfmarkd --linger 60: a second anonymous recording with the same
 #     options runs on the very on_sample (its id) of the first, and record
 #     -v counts the second one's markers by lane (fast + trap = its own N),
@@ -113,6 +116,12 @@ if "$BPFTOOL" btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "'btf_
 		die "record --call-graph ehframe does not hold uw_prepare_exec" -- "$T/progs2"
 	ok "record --call-graph ehframe holds uw_prepare_exec, and still no gap sideband"
 fi
+# off-CPU of a command: user stacks of waits in a system call taken as the thread leaves it
+inproc 9 -F 99 -g --off-cpu
+for p in off_switch off_waking off_sys_exit; do
+	grep -qx "$p" "$T/progs9" || die "record --off-cpu -- CMD does not hold $p" -- "$T/progs9"
+done
+ok "record --off-cpu -- CMD holds off_switch, off_waking and off_sys_exit"
 
 # --- 2. a named (pinned) session has the gap sideband --------------------------
 daemon_start
@@ -123,6 +132,13 @@ for p in gap_exec gap_exit gap_fork gap_rename; do
 done
 pm session delete pinned || die "session delete failed" -- "$T/pmd.log"
 ok "a named session in perfmarkd holds gap_exec, gap_exit, gap_fork, gap_rename"
+# system-wide off-CPU takes user stacks at the switch: no program at every system call of the machine
+pm session create offall -a -F 99 --off-cpu || die "session create --off-cpu failed" -- "$T/pmd.log"
+names=$(prog_names "$PMD_PID")
+grep -qx off_switch <<<"$names" || die "a system-wide --off-cpu session has no off_switch" -- "$T/pmd.log"
+grep -qx off_sys_exit <<<"$names" && die "a system-wide --off-cpu session runs off_sys_exit at every system call"
+pm session delete offall || die "session delete failed" -- "$T/pmd.log"
+ok "a system-wide --off-cpu session holds off_switch, not off_sys_exit"
 kill "$PMD_PID"
 wait "$PMD_PID" 2>/dev/null
 PMD_PID=
