@@ -36,6 +36,9 @@
  *   the sample program takes them (the recording's --call-graph mode;
  *   frame pointers without one), and a sum is keyed by it.  dwarf: the
  *   registers and stack are copied at the switch (a sum keeps the pc).
+ *   ehframe: taken at the switch too, where interrupts are off: the walk
+ *   keeps its state per CPU (uw_state), which a cpu-clock sample taken
+ *   during a sys_exit walk would reuse (collector_offcpu.c).
  * - Kernel stacks are taken as the thread comes back, with
  *   bpf_get_task_stack: it has not run since, so its kernel stack is as it
  *   left it, and the walk is made only for an interval written on its own

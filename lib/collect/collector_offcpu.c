@@ -70,8 +70,13 @@ static int64_t preempt_count_from_rq(void)
 
 /*
  * Are user stacks of waits in a system call taken as the thread leaves the
- * call (bpf/offcpu.bpf.c, off_sys_exit), not at the switch?  Not for dwarf
- * (the stack is copied at the switch).  Not system-wide: off_sys_exit runs
+ * call (bpf/offcpu.bpf.c, off_sys_exit), not at the switch?  Only by frame
+ * pointers (bpf_get_stack writes into the thread's own storage).  Not for
+ * dwarf (the stack is copied at the switch).  Not for ehframe: the walk
+ * keeps its state per CPU (uw_state, bpf/unwind.bpf.c), and sys_exit runs
+ * with interrupts on, so a cpu-clock sample walking the same CPU's state
+ * mid-walk left a wrong stack (t-offcpu-report: sleep_ms called from
+ * burn_cpu); the switch runs with them off.  Not system-wide: off_sys_exit runs
  * at every system call of the machine, and measured on the idle VM
  * (bench-offcpu: 12k calls a second, 440 switches) it cost more (55 ms in
  * 30 s) than the user stacks it saved; for the processes of a command,
@@ -83,7 +88,7 @@ static int64_t preempt_count_from_rq(void)
  */
 static bool offcpu_eager(const struct collector *c)
 {
-	return collector_ustack_mode(&c->spec) == PM_US_DWARF ||
+	return collector_ustack_mode(&c->spec) != PM_US_FP ||
 	       c->spec.target != RECSPEC_TARGET_PIDS;
 }
 
