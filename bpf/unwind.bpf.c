@@ -80,6 +80,23 @@ __u64 uw_frames_fp = 0;
 __u64 uw_stale = 0;
 /* samples with a frame in a file mapping user space has not installed yet (copied) */
 __u64 uw_unknown = 0;
+/* walks asked for while this CPU's was under way (left to the caller's fallback) */
+__u64 uw_nested = 0;
+
+/*
+ * Is this CPU's uw_state in use?  A program that walks where interrupts
+ * are on (a tracepoint's, in a system call) can be interrupted by a
+ * cpu-clock sample, whose walk would overwrite the state (and the cache
+ * entry) the first is part way through.  The second one is left to its
+ * caller's fallback (a copy of the stack, or frame pointers).  Interrupts
+ * nest, so a plain flag does.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} uw_busy SEC(".maps");
 
 /*
  * The rules found lately, per CPU, by (table generation, ELF address): a
@@ -306,29 +323,13 @@ static __always_inline bool uw_current(const struct pm_uw_pid *v)
 	return v->since >= began;
 }
 
-/*
- * Unwind the user stack of the current task into out, at most max frames
- * (what --max-stack leaves after the kernel's); returns the frames written, or -1 when user space has not installed the mappings of the
- * process's current image, or not all of them (the caller copies the stack
- * instead, as dwarf mode does).
- */
-__noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out,
-			      __u32 max)
+/* pm_unwind_user's walk, this CPU's uw_state its own (uw_busy) */
+static __always_inline int uw_walk(__u32 pid, struct pm_uframes *out, __u32 max)
 {
 	__u32 zero = 0, end;
-	struct pm_uw_pid *v;
 	struct uw_loop lc;
 	struct uw_state *st;
 
-	if (!ctx || !out)
-		return 0;
-	v = bpf_map_lookup_elem(&uw_pids, &pid);
-	if (!v)
-		return -1;
-	if (!uw_current(v)) {
-		__sync_fetch_and_add(&uw_stale, 1);
-		return -1;
-	}
 	st = bpf_map_lookup_elem(&uw_state, &zero);
 	if (!st || !user_regs(st->uregs))
 		return 0;
@@ -356,4 +357,41 @@ __noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct
 	__sync_fetch_and_add(&uw_frames_cfi, st->cfi);
 	__sync_fetch_and_add(&uw_frames_fp, st->fp);
 	return st->n > st->max ? st->max : st->n;
+}
+
+/*
+ * Unwind the user stack of the current task into out, at most max frames
+ * (what --max-stack leaves after the kernel's); returns the frames written,
+ * or -1 when user space has not installed the mappings of the process's
+ * current image, or not all of them (the caller copies the stack instead,
+ * as dwarf mode does), and when this CPU's walk is under way (uw_busy:
+ * this one was interrupted into, and is left to the caller's fallback).
+ */
+__noinline int pm_unwind_user(struct bpf_perf_event_data *ctx, __u32 pid, struct pm_uframes *out,
+			      __u32 max)
+{
+	__u32 zero = 0, *busy;
+	struct pm_uw_pid *v;
+	int n;
+
+	if (!ctx || !out)
+		return 0;
+	v = bpf_map_lookup_elem(&uw_pids, &pid);
+	if (!v)
+		return -1;
+	if (!uw_current(v)) {
+		__sync_fetch_and_add(&uw_stale, 1);
+		return -1;
+	}
+	busy = bpf_map_lookup_elem(&uw_busy, &zero);
+	if (!busy)
+		return -1;
+	if (*busy) {
+		__sync_fetch_and_add(&uw_nested, 1);
+		return -1;
+	}
+	*busy = 1;
+	n = uw_walk(pid, out, max);
+	*busy = 0;
+	return n;
 }
