@@ -431,8 +431,8 @@ uint32_t collector_map_id(int fd)
 /*
  * No events means the default one.  Which processes are the subscribers'
  * business, but whether any are named is the collection's: a targeted one
- * drops the idle task, takes off-CPU user stacks at sys_exit and wakes for
- * new mappings (collector_events.c, collector_offcpu.c, collector_unwind.c).
+ * drops the idle task and takes off-CPU user stacks at sys_exit
+ * (collector_events.c, collector_offcpu.c).
  */
 static void normalize(const struct recspec *in, struct recspec *out)
 {
