@@ -78,6 +78,7 @@ assert "pipe_read" in top["name"] and top["self_pct"] >= 90, top
 total = {f["name"]: f for f in fns}
 # 8 rounds: the first may come before prog-offcpu's unwind tables are built, and
 # a stack taken then is frame pointers' (pipe_reader, built without them, skipped)
+print(f"pipe_reader under {total['pipe_reader']['total_pct']} % of it")
 assert total["pipe_reader"]["total_pct"] >= 80, total.get("pipe_reader")
 PY
 ok "report -e offcpu-time --range pipe: the time off CPU, by function"
