@@ -431,8 +431,8 @@ uint32_t collector_map_id(int fd)
 /*
  * No events means the default one.  Which processes are the subscribers'
  * business, but whether any are named is the collection's: a targeted one
- * drops the idle task and takes off-CPU user stacks at sys_exit
- * (collector_events.c, collector_offcpu.c).
+ * takes off-CPU user stacks at sys_exit and writes no idle time when it
+ * aggregates (collector_offcpu.c, collector_agg.c).
  */
 static void normalize(const struct recspec *in, struct recspec *out)
 {
