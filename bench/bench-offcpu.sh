@@ -15,7 +15,8 @@
 #    perfmark's slowdown to perf's (goal <= 1.0), and the file's bytes per
 #    context switch (the switches both threads made, getrusage).  perfmark
 #    also samples cpu-clock at 4000 Hz, which perf-sched does not: pm-g
-#    shows what that costs alone.
+#    shows what that costs alone.  One more pm-offcpu run, not timed, with
+#    kernel.bpf_stats_enabled: what its programs cost a run.
 # 2. Always on: a perfmarkd session `-a --off-cpu=1ms -F 10` (10 Hz keeps the
 #    sampling event out of the figure) over BENCH_IDLE_SECS (30): the
 #    daemon's CPU (/proc/PID/stat) and the run time of the session's BPF
@@ -105,6 +106,29 @@ printf '  file size per context switch: pm-offcpu %.1f bytes, pm-offcpu0 %.1f, p
 	"$(bsw pm-offcpu)" "$(bsw pm-offcpu0)" "$(bsw perf-sched)"
 verdict() { if awk "BEGIN { exit !($2) }"; then echo "  PASS $1"; else echo "  FAIL $1"; fi; }
 verdict "goal: pm-offcpu's slowdown <= 1.0x perf-sched's (${wall_p%% *}x, median of rounds)" "${wall_p%% *} <= 1.0"
+# where pm-offcpu's time goes: one more run with kernel.bpf_stats_enabled (not
+# timed: the stats add two clock reads a run), its programs' last reading
+# before it exits (their stats go with them)
+sysctl -qw kernel.bpf_stats_enabled=1 || die "cannot turn on kernel.bpf_stats_enabled"
+"$PERFMARK" record --off-cpu -g -o "$W/out.data" -- "$W/pingpong" "$trips" "$W/res" >/dev/null 2>>"$W/err" &
+rec=$!
+while kill -0 "$rec" 2>/dev/null; do
+	bpftool prog show --json >"$W/ps.json" 2>/dev/null && grep -q '"off_switch"' "$W/ps.json" &&
+		cp "$W/ps.json" "$W/ps.last"
+	sleep 0.2
+done
+wait "$rec" || die "pm-offcpu with bpf_stats failed"
+sysctl -qw kernel.bpf_stats_enabled="$stats0"
+[ -s "$W/ps.last" ] && python3 - "$W/ps.last" <<'PY'
+import json, sys
+progs = {p.get("name"): p for p in json.load(open(sys.argv[1]))}
+out = []
+for name in ("off_switch", "off_sys_exit", "off_waking", "on_sample"):
+    p = progs.get(name)
+    if p and p.get("run_cnt"):
+        out.append(f"{name} {p['run_time_ns'] / p['run_cnt']:.0f} ns x {p['run_cnt']}")
+print("  pm-offcpu's programs (kernel.bpf_stats_enabled, one more run): " + ", ".join(out))
+PY
 
 # --- 2. an always-on session ---------------------------------------------------
 sock=$W/pmd.sock
