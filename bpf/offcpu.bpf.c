@@ -63,6 +63,7 @@
 #include "offcpu_wire.h"
 #include "offcpu_clock.bpf.h"
 
+#define PF_IDLE        0x00000002
 #define PF_EXITING     0x00000004
 #define PF_KTHREAD     0x00200000
 #define OFF_IRQ_MASK   0x00ff0100   /* preempt count: NMI, hard irq, serving a softirq */
@@ -694,7 +695,12 @@ int BPF_PROG(off_waking, struct task_struct *p)
 	if (!ot || !ot->h.time || ot->pending || ot->h.waker_flags)
 		return 0;
 	ot->woken = bpf_ktime_get_ns();
-	if (off_in_irq()) {
+	/*
+	 * The idle task wakes no one of its own: on an idle CPU a wakeup is an
+	 * interrupt's (a timer's), and the idle task, not a fair one, has no
+	 * runqueue for off_in_irq to read the preempt count from.
+	 */
+	if (off_in_irq() || (bpf_get_current_task_btf()->flags & PF_IDLE)) {
 		ot->h.waker_flags = PM_OFF_WAKER_IRQ;
 		return 0;
 	}
