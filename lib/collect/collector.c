@@ -403,7 +403,7 @@ static bool same_spec(const struct recspec *a, const struct recspec *b)
 	    a->markers != b->markers || a->ringbuf_size != b->ringbuf_size ||
 	    a->off_cpu != b->off_cpu || (a->off_cpu && a->off_cpu_min_ns != b->off_cpu_min_ns) ||
 	    a->aggregate != b->aggregate ||
-	    /* a targeted collection does not sample the idle task (collector_events.c) */
+	    /* targeted or not: how off-CPU user stacks and aggregated idle time are taken (normalize) */
 	    (a->target == RECSPEC_TARGET_ALL) != (b->target == RECSPEC_TARGET_ALL))
 		return false;
 	for (i = 0; i < a->nr_events; i++) {

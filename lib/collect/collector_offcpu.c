@@ -76,13 +76,14 @@ static int64_t preempt_count_from_rq(void)
  * keeps its state per CPU (uw_state, bpf/unwind.bpf.c), and sys_exit runs
  * with interrupts on, so a cpu-clock sample walking the same CPU's state
  * mid-walk left a wrong stack (t-offcpu-report: sleep_ms called from
- * burn_cpu); the switch runs with them off.  Not system-wide: off_sys_exit runs
- * at every system call of the machine, and measured on the idle VM
- * (bench-offcpu: 12k calls a second, 440 switches) it cost more (55 ms in
- * 30 s) than the user stacks it saved; for the processes of a command,
+ * burn_cpu); the switch runs with them off.  Not system-wide:
+ * off_sys_exit runs at every system call of the machine, and measured on
+ * the idle VM (bench-offcpu: 12k calls a second, 440 switches) it cost
+ * more (55 ms in 30 s) than the user stacks it saved; for the processes of a command,
  * whose switches are what is recorded, it saves a walk on every short wait
  * (pipe ping-pong, kernel.bpf_stats_enabled: off_switch 3.6 us a run taking
- * the stack, 0.64 us with off_sys_exit's 0.16 us a system call beside it).
+ * the stack, 1.4 us with off_sys_exit's 0.16 us a system call beside it;
+ * bench-offcpu prints them).
  * The collection's spec keeps whether it is targeted (normalize(),
  * collector.c): until it did, this was never so.
  */
