@@ -84,27 +84,32 @@ ok "a session without a ring: the next 20 s, then its profile"
 # --- 100 000 range names from one process ----------------------------------
 wait "$names" 2>/dev/null
 grep -q done "$T/names.out" || die "prog-latency --names failed" -- "$T/names.out"
-# every marker written or counted lost, and every range counted (the last
-# ones may still be on their way from the fast lane: read again until then)
+# every marker written or counted lost, and every range counted: in a label
+# set, as overflow, or as unpaired (an end that came before its begin, by the
+# other lane, and waited past the four a thread keeps).  The last ones may
+# still be on their way from the fast lane: read again until then.
 settled() {
 	curl -s "$U/metrics" >"$T/m2.txt"
 	m=$(metric "$(cat "$T/m2.txt")" 'perfmark_markers_total{session="names"}')
 	lost=$(metric "$(cat "$T/m2.txt")" 'perfmark_lost_total{session="names"}')
 	sets=$(metric "$(cat "$T/m2.txt")" 'perfmark_range_label_sets{session="names"}')
 	over=$(metric "$(cat "$T/m2.txt")" 'perfmark_range_overflow_total{session="names"}')
+	unp=$(metric "$(cat "$T/m2.txt")" 'perfmark_range_unpaired_total{session="names"}')
 	pairs=$(((m - 1) / 2))   # one marker is the counter
-	[ $((m + lost)) -ge 200009 ] && [ "$over" -ge $((pairs - 999 - lost)) ]
+	[ $((m + lost)) -ge 200009 ] && [ $((over + unp)) -ge $((pairs - 999 - lost)) ]
 }
-wait_for 60 settled || die "the ranges of --names never all arrived, or overflow $over does not count them" -- "$T/m2.txt"
+wait_for 60 settled ||
+	die "the ranges of --names never all arrived, or overflow $over + unpaired $unp does not count them" -- "$T/m2.txt"
+[ "$unp" -le $((pairs / 100)) ] || die "$unp of $pairs ranges unpaired" -- "$T/m2.txt"
 series=$(grep '^perfmark_range_duration_seconds_count{session="names"' "$T/m2.txt" | wc -l)
 bytes=$(wc -c <"$T/m2.txt")
-echo "ranges $pairs, lost markers $lost, label sets $sets, overflow $over, count series $series, /metrics $bytes bytes"
+echo "ranges $pairs, lost markers $lost, label sets $sets, overflow $over, unpaired $unp, count series $series, /metrics $bytes bytes"
 [ "$sets" = 1000 ] && [ "$series" = 999 ] || die "label sets not capped at 1000 ($sets, $series series)"
 [ "$pairs" -ge 50000 ] || die "only $pairs of the 100 004 ranges arrived" -- "$T/pmd.log"
 [ "$bytes" -lt 2000000 ] || die "/metrics is $bytes bytes"
 [ "$(metric "$(cat "$T/m2.txt")" 'perfmark_counter_value{session="names",counter="names",comm="pm-latency"}')" = 100000 ] ||
 	die "the counter marker's last value is not in /metrics" -- "$T/m2.txt"
-ok "100 000 range names: 1000 label sets (a counter's among them), $over ranges counted as overflow, $bytes bytes"
+ok "100 000 range names: 1000 label sets (a counter's among them), $over ranges counted as overflow, $unp unpaired, $bytes bytes"
 
 # the hostile names, escaped; the whole text parses
 grep -qF 'range="quo\"te"' "$T/m2.txt" && grep -qF 'range="back\\slash"' "$T/m2.txt" &&
