@@ -71,6 +71,9 @@ struct pb {
 	size_t nvalues;             /* 2, or 3 with off_cpu beside cpu */
 	int64_t k_range, k_comm, k_state, k_pid;
 	struct idmap chpid;         /* range chain << 32 | pid -> a number (< 2^24) */
+	struct idmap lab_ids;       /* label key << 32 | value -> index in labs */
+	PbLabel **labs;             /* each distinct label once, shared by the samples */
+	size_t nlabs, cap_labs;
 	uint64_t since;             /* samples before it are left out */
 	size_t taken;               /* samples (and off-CPU ones) at or after it */
 	bool lines;                 /* read source lines */
@@ -382,6 +385,34 @@ static int64_t state_sid(struct pb *b, char c)
 }
 
 /*
+ * The label KEY = STR (a string index) or KEY = NUM, made once and shared
+ * by every sample that has it: a sample deep in nested ranges holds up to
+ * MAX_LABELS pointers, not MAX_LABELS labels.  NULL: out of memory.
+ */
+static PbLabel *pb_label(struct pb *b, int64_t key, int64_t str, int64_t num)
+{
+	uint64_t k = (uint64_t)(uint32_t)key << 32 | (uint32_t)(str ? str : num);
+	uint32_t at = idmap__get(&b->lab_ids, k);
+	PbLabel *l;
+
+	if (at != TABLE_NONE)
+		return b->labs[at];
+	if (grow(&b->labs, &b->cap_labs, b->nlabs + 1, sizeof(*b->labs)) ||
+	    !(l = calloc(1, sizeof(*l))))
+		return NULL;
+	if (idmap__put(&b->lab_ids, k, (uint32_t)b->nlabs) < 0) {
+		free(l);
+		return NULL;
+	}
+	perftools__profiles__label__init(l);
+	l->key = key;
+	l->str = str;
+	l->num = num;
+	b->labs[b->nlabs++] = l;
+	return l;
+}
+
+/*
  * The pprof sample of (address stack, range chain, pid[, off-CPU state]),
  * made at its first use: stack, labels and values in one block.  NULL: out
  * of memory.  The anode under the root is the comm's.
@@ -399,7 +430,7 @@ static PbSample *pb_sample(struct pb *b, struct idmap *ids, uint32_t anode, uint
 	uint32_t cpid = idmap__get(&b->chpid, cp), at, k;
 	PbProfile *pr = &b->prof;
 	PbSample *s;
-	PbLabel *lab;
+	PbLabel **lab;
 
 	/* (range chain, pid) -> a number, so that one u64 keys a sample with its state */
 	if (cpid == TABLE_NONE) {
@@ -414,7 +445,7 @@ static PbSample *pb_sample(struct pb *b, struct idmap *ids, uint32_t anode, uint
 	for (k = anode; k && an[k].parent; k = an[k].parent)
 		depth++;
 	s = calloc(1, sizeof(*s) + depth * sizeof(uint64_t) + b->nvalues * sizeof(int64_t) +
-		   MAX_LABELS * (sizeof(PbLabel) + sizeof(PbLabel *)));
+		   MAX_LABELS * sizeof(PbLabel *));
 	if (!s || idmap__put(ids, key, (uint32_t)pr->n_sample) < 0) {
 		free(s);
 		return NULL;
@@ -426,34 +457,17 @@ static PbSample *pb_sample(struct pb *b, struct idmap *ids, uint32_t anode, uint
 	s->location_id = (uint64_t *)(s->value + b->nvalues);
 	for (k = anode; k && an[k].parent; k = an[k].parent)
 		s->location_id[s->n_location_id++] = an[k].loc + 1;
-	s->label = (PbLabel **)(s->location_id + depth);
-	lab = (PbLabel *)(s->label + MAX_LABELS);
-	for (uint32_t r = range; r != PROFILE_NONE && nl < MAX_LABELS - 3; r = rv[r].parent) {
-		perftools__profiles__label__init(&lab[nl]);
-		lab[nl].key = b->k_range;
-		lab[nl].str = pb_sid(b, rv[r].name);
-		s->label[nl] = &lab[nl];
-		nl++;
-	}
-	if (k) {
-		perftools__profiles__label__init(&lab[nl]);
-		lab[nl].key = b->k_comm;
-		lab[nl].str = pb_sid(b, fv[lv[an[k].loc].frame].name);
-		s->label[nl] = &lab[nl];
-		nl++;
-	}
-	perftools__profiles__label__init(&lab[nl]);
-	lab[nl].key = b->k_pid;
-	lab[nl].num = pid;
-	s->label[nl] = &lab[nl];
-	nl++;
-	if (state) {
-		perftools__profiles__label__init(&lab[nl]);
-		lab[nl].key = b->k_state;
-		lab[nl].str = state_sid(b, state);
-		s->label[nl] = &lab[nl];
-		nl++;
-	}
+	lab = s->label = (PbLabel **)(s->location_id + depth);
+	for (uint32_t r = range; r != PROFILE_NONE && nl < MAX_LABELS - 3; r = rv[r].parent)
+		lab[nl++] = pb_label(b, b->k_range, pb_sid(b, rv[r].name), 0);
+	if (k)
+		lab[nl++] = pb_label(b, b->k_comm, pb_sid(b, fv[lv[an[k].loc].frame].name), 0);
+	lab[nl++] = pb_label(b, b->k_pid, 0, pid);
+	if (state)
+		lab[nl++] = pb_label(b, b->k_state, state_sid(b, state), 0);
+	for (uint32_t i = 0; i < nl; i++)
+		if (!lab[i])
+			return NULL;
 	s->n_label = nl;
 	return s;
 }
@@ -558,6 +572,10 @@ static void pb_free(struct pb *b)
 	idmap__free(&b->chains);
 	idmap__free(&b->fn_ids);
 	idmap__free(&b->chpid);
+	for (size_t i = 0; i < b->nlabs; i++)
+		free(b->labs[i]);
+	free(b->labs);
+	idmap__free(&b->lab_ids);
 }
 
 static int pb_pack(struct pb *b, FILE *out)
