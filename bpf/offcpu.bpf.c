@@ -232,7 +232,9 @@ static __always_inline __u32 off_ustack(void *ctx, struct off_task *ot, __u32 pi
 	if (ustack_mode == PM_US_EHFRAME)
 		n = pm_unwind_user((struct bpf_perf_event_data *)ot, pid, (struct pm_uframes *)ot->ufr,
 				   kstack_max());
-	if (n < 0) {   /* fp, or no tables for this process yet */
+	if (n < 0)     /* fp, or no tables for this process yet */
+		n = ustack_fp(ot->ufr, PM_MAX_STACK);
+	if (n < 0) {
 		n = bpf_get_stack(ctx, ot->ufr, sizeof(ot->ufr), BPF_F_USER_STACK);
 		n = n > 0 ? n / sizeof(__u64) : 0;
 	}

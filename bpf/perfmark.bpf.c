@@ -166,6 +166,8 @@ static __always_inline __u64 ustack_take(void *ctx, __u64 *frames, __u64 room, l
 {
 	__u64 nu = 0;
 
+	if (n < 0)
+		n = ustack_fp(frames, room);
 	if (n < 0) {
 		n = bpf_get_stack(ctx, frames, room * sizeof(__u64), BPF_F_USER_STACK);
 		n = n > 0 ? n / sizeof(__u64) : 0;
