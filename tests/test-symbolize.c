@@ -225,9 +225,14 @@ static void test_fork_exec(void **state)
 	symbolizer__record(s, mk_comm(&r, child, child, "kid", false));
 	symbolizer__record(s, mk_fork(&r, child, child, child + 1, child));
 	assert_string_equal(symbolizer__comm(s, child + 1), "kid");
-	/* exec drops the maps */
+	/*
+	 * exec keeps the old image's maps (a sample in the exec itself is in
+	 * the old code) until the new image maps over them
+	 */
 	symbolizer__record(s, mk_comm(&r, child, child, "newprog", true));
 	assert_string_equal(symbolizer__comm(s, child), "newprog");
+	assert_string_equal(symbolizer__name(s, child, a, 0), "symbolize_test_target");
+	symbolizer__record(s, mk_mmap(&r, child, a & ~0xfffULL, 4096, 0, "//anon"));
 	assert_string_equal(symbolizer__name(s, child, a, 0), "[unknown]");
 	/* the parent is untouched */
 	assert_string_equal(symbolizer__name(s, me, a, 0), "symbolize_test_target");
@@ -278,7 +283,7 @@ static void test_version(void **state)
 	symbolizer__record(s, mk_fork(&r, child, me, child, me));
 	assert_true(symbolizer__version(s, child, 0) > v);
 	v = symbolizer__version(s, child, 0);
-	/* exec drops the maps */
+	/* exec: the maps are the new image's from now on */
 	symbolizer__record(s, mk_comm(&r, child, child, "newprog", true));
 	assert_true(symbolizer__version(s, child, 0) > v);
 	/* a comm that is not an exec changes no map */

@@ -227,10 +227,16 @@ static void record_comm(struct symbolizer *s, uint32_t pid, uint32_t tid, const 
 		snprintf(t->comm, sizeof(t->comm), "%s", comm);
 		t->has_comm = true;
 	}
+	/*
+	 * An exec keeps the old image's maps until the new image's cut them,
+	 * as perf does: a sample taken in the exec after its COMM, and before
+	 * the new image runs, still has the old image's user registers (its pc
+	 * in the old libc's execve).  The new image's code is always in maps
+	 * it recorded, which replace whatever they overlap.
+	 */
 	if (exec && (p = proc_get(s, pid, false))) {
-		maptree__drop(&s->ranges, p->maps);
 		maptree__drop(&s->ranges, p->jit);
-		p->maps = p->jit = NULL;
+		p->jit = NULL;
 		p->exe = NULL;
 		p->jit_loaded = false;
 		p->gen = ++s->gen;
