@@ -22,8 +22,9 @@
 #   nested    40,000 ranges nested in "outer", a sample in each
 #             (report --by-marker 18 s, flamegraph --range outer 20 s)
 #   leak      40,000 ranges begun and never ended, a sample in each
-# each must load in under 3 s of CPU time (user + sys, so a loaded machine
-# does not matter): linear where it was quadratic.
+# each must load in under 1 s of CPU time (user + sys, so a loaded machine
+# matters less; the lesser of two tries when the first is over): linear
+# where it was quadratic.
 #
 # Bounds asserted: peak RSS (GNU time) within the stated bound of script.h,
 # 32 MiB + 4 x (input + what it expands to, itself at most 64 MiB + 256 x
@@ -98,37 +99,41 @@ done
 grep -Eq "fifo\+0x[0-9a-f]+ \($T/fifo\)" <("$PERFMARK" script -i "$T/dwarf.data") ||
 	die "[dwarf] script does not show the sample in the FIFO's mapping"
 
-# bound NAME: under 3 s of CPU.  Linear work takes 0.1-0.7 s here, and the
-# same command on the same file 1.5-2x more when the VM's host is busy; the
-# quadratic loader took 7-58 s on these files, so the bound tells the two
-# apart on a slower machine too.
-cpu_bound() {
-	awk -v c="$CPU" 'BEGIN { exit !(c < 3.0) }' ||
-		die "[$1] $CPU s of CPU: quadratic again? (bound 3 s)" -- "$T/$1.err"
+# cmd_bound NAME ARGS...: cmd, then under 1 s of CPU (issue 18's bound).
+# Linear work takes 0.1-0.7 s here, the quadratic loader took 7-58 s on
+# these files.  The same command on the same file takes 1.5-2x more CPU
+# while the VM's host is busy, so a command over the bound runs once more,
+# and the lesser of the two counts: a runaway is over it both times.
+cmd_bound() {
+	local first
+	cmd "$@"
+	if ! fcmp "$CPU < 1.0"; then
+		first=$CPU
+		cmd "$@"
+		CPU=$(awk -v a="$first" -v b="$CPU" 'BEGIN { print (a < b ? a : b) }')
+	fi
+	fcmp "$CPU < 1.0" || die "[$1] $CPU s of CPU, twice: quadratic again? (bound 1 s)" -- "$T/$1.err"
 }
 
 craft ranges ranges 100000
 for c in report "report --by-marker" "flamegraph -o $T/r.html" "export --format chrome"; do
-	cmd ranges $c -i "$T/ranges.data"
-	cpu_bound ranges
+	cmd_bound ranges $c -i "$T/ranges.data"
 	ok "[ranges] $c: 100,000 unmatched ends in $CPU s of CPU"
 done
 craft nested nested 40000
 for c in "report --by-marker" "report --range outer" "flamegraph --range outer -o $T/n.svg" \
 	 "export --format pprof" \
 	 "export --format chrome"; do
-	cmd nested $c -i "$T/nested.data"
+	cmd_bound nested $c -i "$T/nested.data"
 	[ "$RC" -eq 0 ] || die "[nested] perfmark $c failed" -- "$T/nested.err"
-	cpu_bound nested
 	ok "[nested] $c: 40,000 nested ranges in $CPU s of CPU"
 done
 cmd nested report --by-marker -i "$T/nested.data"
 grep -Eq '^outer +1 +0 .* +0 +40000$' "$T/nested.out" ||
 	die "[nested] outer does not hold the 40,000 samples nested in it" -- "$T/nested.out"
 craft leak leak 40000
-cmd leak report --by-marker -i "$T/leak.data"
+cmd_bound leak report --by-marker -i "$T/leak.data"
 [ "$RC" -eq 0 ] || die "[leak] failed" -- "$T/leak.err"
-cpu_bound leak
 grep -Eq '^leak +0 +40000 .* 40000 +40000$' "$T/leak.out" ||
 	die "[leak] not 40,000 open ranges holding their samples" -- "$T/leak.out"
 ok "[leak] report --by-marker: 40,000 ranges never ended in $CPU s of CPU"

@@ -5,11 +5,14 @@
 # rows, more rows than a table holds, a CFA expression of a million ops
 # nested deep, a rule for register 200 M).  Under --call-graph ehframe the
 # recorder (root) must
-#   - stay under 128 MB more RSS and 3 s more CPU (user + sys, GNU time) than
+#   - stay under 64 MB more RSS and 1 s more CPU (user + sys, GNU time) than
 #     a run with the library's own .eh_frame (the program does a fixed
 #     amount of work, so its own CPU is the same in both).  Before the
 #     bounds these files took 1-2 GB and 70 s; within them the worst here
-#     is rows, 45-53 MB (the file's CFI read in) and +0.3-0.7 s;
+#     is rows, 45-53 MB (the file's CFI read in) and +0.3-0.75 s.  CPU time
+#     of the same run varies 1.5-2x with the VM's host, so a kind over a
+#     bound is recorded once more, beside a new base, and the lesser extra
+#     of the two tries counts: a runaway is over it both times;
 #   - refuse the library and count why (record -v: "files' CFI refused");
 #   - unwind the library's code by frame pointer instead (it is built with
 #     them): stacks through bomb_leaf reach bomb_mid and main.
@@ -128,15 +131,31 @@ read -r m n < <(chains_with "$T/base/perf.data" bomb-base main bomb_leaf)
 [ "$n" -ge 200 ] && fcmp "$m / $n >= 0.9" || die "base: $m of $n samples through bomb_leaf reach main"
 ok "base: recorder ${base_rss} KB, ${base_cpu} s CPU; $m of $n stacks through bomb_leaf reach main"
 
+# KIND: its RSS and CPU over base, the lesser of two tries when the first is
+# over a bound (64 MB, 1 s); sets extra_rss (KB) and extra_cpu (s)
+extra_over_base() {
+	local r1 c1
+	record_kind "$1"
+	extra_rss=$((RSS - base_rss))
+	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
+	[ "$extra_rss" -lt 65536 ] && fcmp "$extra_cpu < 1.0" && return
+	r1=$extra_rss c1=$extra_cpu
+	record_kind base
+	base_rss=$RSS base_cpu=$CPU
+	record_kind "$1"
+	extra_rss=$((RSS - base_rss))
+	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
+	[ "$r1" -lt "$extra_rss" ] && extra_rss=$r1
+	fcmp "$c1 < $extra_cpu" && extra_cpu=$c1
+}
+
 declare -A why=([flood]="hostile rules" [quad]="hostile rules" [pairs]="too much work"
 		[wide]="too much work" [rows]="too many rows" [expr]="hostile rules" [reg]="hostile rules")
 for k in $kinds; do
-	record_kind "$k"
+	extra_over_base "$k"
 	d=$T/$k
-	extra_rss=$((RSS - base_rss))
-	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
-	[ "$extra_rss" -lt 131072 ] || die "$k: the recorder took $extra_rss KB more than base" -- "$d/err"
-	fcmp "$extra_cpu < 3.0" || die "$k: the recorder took $extra_cpu s more CPU than base" -- "$d/err"
+	[ "$extra_rss" -lt 65536 ] || die "$k: the recorder took $extra_rss KB more than base, twice" -- "$d/err"
+	fcmp "$extra_cpu < 1.0" || die "$k: the recorder took $extra_cpu s more CPU than base, twice" -- "$d/err"
 	r=$(unwound_count "$d/err" "files' CFI refused")
 	w=$(unwound_count "$d/err" "${why[$k]}")
 	[ "${r:-0}" -ge 1 ] && [ "${w:-0}" -ge 1 ] ||
@@ -173,8 +192,16 @@ for k in ${DWARF_KINDS:-flood pairs reg}; do
 	d=$T/$k
 	extra_rss=$((RSS - base_rss))
 	extra_cpu=$(awk -v a="$CPU" -v b="$base_cpu" 'BEGIN { printf "%+.2f", a - b }')
-	[ "$extra_rss" -lt 131072 ] || die "dwarf, $k: report took $extra_rss KB more than base" -- "$d/report.err"
-	fcmp "$extra_cpu < 3.0" || die "dwarf, $k: report took $extra_cpu s more CPU than base"
+	if ! fcmp "$extra_cpu < 1.0"; then   # once more, as for the recorder
+		c1=$extra_cpu
+		/usr/bin/time -o "$d/rtime" -f '%M %U %S' "$PERFMARK" report -i "$d/dwarf.data" --sort total \
+			>"$d/report" 2>"$d/report.err" || die "$k: perfmark report failed" -- "$d/report.err"
+		read -r RSS u s < <(tail -n 1 "$d/rtime")
+		extra_cpu=$(awk -v u="$u" -v s="$s" -v b="$base_cpu" -v c="$c1" \
+			'BEGIN { e = u + s - b; printf "%+.2f", e < c ? e : c }')
+	fi
+	[ "$extra_rss" -lt 65536 ] || die "dwarf, $k: report took $extra_rss KB more than base" -- "$d/report.err"
+	fcmp "$extra_cpu < 1.0" || die "dwarf, $k: report took $extra_cpu s more CPU than base, twice"
 	grep -q "perfmark: 1 files' CFI refused for --call-graph dwarf" "$d/report.err" ||
 		die "dwarf, $k: no refusal reported" -- "$d/report.err"
 	read -r m n < <(pm_chains "$d/dwarf.data" "bomb-$k" main bomb_leaf)
@@ -200,8 +227,8 @@ as_member "$T/quad/bomb-quad" "$ITERS" || die "bomb-quad as the member failed"
 c2=$(cpu_ticks) h2=$(hwm_kb)
 extra_cpu=$(awk -v a=$((c2 - c1)) -v b=$((c1 - c0)) -v t="$(getconf CLK_TCK)" \
 	'BEGIN { printf "%+.2f", (a - b) / t }')
-[ $((h2 - h1)) -lt 131072 ] || die "perfmarkd: its peak RSS grew by $((h2 - h1)) KB with bomb-quad" -- "$T/pmd.log"
-fcmp "$extra_cpu < 3.0" || die "perfmarkd: $extra_cpu s more CPU for bomb-quad than for bomb-base"
+[ $((h2 - h1)) -lt 65536 ] || die "perfmarkd: its peak RSS grew by $((h2 - h1)) KB with bomb-quad" -- "$T/pmd.log"
+fcmp "$extra_cpu < 1.0" || die "perfmarkd: $extra_cpu s more CPU for bomb-quad than for bomb-base"
 # the last samples may still be in the ring: wait until show counts the refusal
 cfi_refused() {
 	as_member "$PERFMARK" session show cfi >"$T/show"
