@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -163,7 +164,10 @@ static int check_geometry(struct area *a, const struct pm_fastreg *r)
  * that died, or the daemon before a restart, whose backlog we then read).
  * A reader starts at each ring's head, or at the tails the earlier holder
  * left; a consumer that records nothing of this process joins without
- * reading, so that the process need not wait for it.
+ * reading, so that the process need not wait for it.  The tail we publish
+ * is what we have handed on, not what we have copied (publish(),
+ * fastlane_read.c): joining again, we read on from our copy and publish
+ * from where we were.
  */
 static void join(struct fastlane *fl, struct area *a, int k, bool read)
 {
@@ -193,12 +197,18 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 		uint64_t head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
 		uint64_t t = again ? a->tails[s] :
 			     backlog ? __atomic_load_n(&sl->tail[k], __ATOMIC_ACQUIRE) : head;
+		uint64_t p;
 
 		if (t > head || head - t > a->ring_size || (t & 7))
 			t = head;               /* nothing sensible there: from now on */
+		p = again ? a->pub[s] : t;
+		if (p > t || t - p > a->ring_size)
+			p = t;
 		a->tails[s] = t;
-		__atomic_store_n(&sl->tail[k], t, __ATOMIC_RELEASE);
+		a->pub[s] = p;
+		__atomic_store_n(&sl->tail[k], p, __ATOMIC_RELEASE);
 		if (!again) {
+			a->unpub[s] = 0;
 			/* what the earlier holder took and never handed on: lost with it */
 			uint64_t held = __atomic_exchange_n(&sl->held[k], 0, __ATOMIC_ACQ_REL);
 
@@ -259,6 +269,8 @@ void fastlane_area_free(struct fastlane *fl, struct area *a)
 	if (a->pidfd >= 0)
 		close(a->pidfd);
 	free(a->tails);
+	free(a->pub);
+	free(a->unpub);
 	free(a->tids);
 	free(a);
 }
@@ -281,7 +293,9 @@ int fastlane_area_setup(struct area *a, const struct pm_fastreg *r)
 	if (e)
 		return e;
 	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
-	return a->tails ? 0 : -ENOMEM;
+	a->pub = calloc(a->nr_slots, sizeof(*a->pub));
+	a->unpub = calloc(a->nr_slots, sizeof(*a->unpub));
+	return a->tails && a->pub && a->unpub ? 0 : -ENOMEM;
 }
 
 /* join again as the consumer whose word holds our token (-ENOENT: none does) */
@@ -722,6 +736,29 @@ static void recycle(struct fastlane *fl, struct fl_seg *list)
 	}
 }
 
+/*
+ * Tests only: with records copied and not handed on yet, a consume waits
+ * while $PERFMARK_TEST_HOLD.fastlane exists, after it has created
+ * $PERFMARK_TEST_HOLD.fastlane.held (t-daemon-kill-copied.sh kills the
+ * recorder there).
+ */
+static void test_hold(void)
+{
+	const char *p = getenv("PERFMARK_TEST_HOLD");
+	char path[PATH_MAX], held[PATH_MAX + 8];
+	int fd;
+
+	if (!p || !*p || snprintf(path, sizeof(path), "%s.fastlane", p) >= (int)sizeof(path) ||
+	    access(path, F_OK))
+		return;
+	snprintf(held, sizeof(held), "%s.held", path);
+	fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	while (!access(path, F_OK))
+		usleep(10000);
+}
+
 bool fastlane__consume(struct fastlane *fl)
 {
 	struct area *dead = NULL, *a, **pp, *next;
@@ -757,6 +794,8 @@ bool fastlane__consume(struct fastlane *fl)
 		wake_drain(fl);         /* the rest at the next drain, after the BPF ring */
 	pthread_mutex_unlock(&fl->lock);
 
+	if (list)
+		test_hold();
 	fastlane_deliver(fl, list, &counts);
 
 	pthread_mutex_lock(&fl->lock);

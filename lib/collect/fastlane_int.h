@@ -65,7 +65,14 @@ struct area {
 	int cons;                     /* our consumer word (= our register site), -1: none */
 	bool reading;                 /* a session records it: read, else only joined */
 	bool has_tails;               /* tails[] hold where we are */
-	uint64_t *tails;              /* our tail per slot (the shared copy is theirs to scribble) */
+	uint64_t *tails;              /* per slot: how far we have copied (the shared copy is theirs to scribble) */
+	/*
+	 * Per slot: the tail we published in the slot's word, and how many
+	 * records we copied past it (fastlane_read.c, publish()).  With the
+	 * fastlane's lock held.
+	 */
+	uint64_t *pub;
+	uint64_t *unpub;
 	struct { uint32_t local, tid; } *tids;   /* thread ids when namespaces differ */
 	size_t nr_tids;
 	bool gone;                    /* exited or exec'd: read to the end, then let go */
@@ -94,7 +101,7 @@ struct fl_chunk {
 	uint64_t lo, hi;              /* the times its records may carry (clamped into) */
 	uint32_t bytes;
 	uint32_t slot;
-	uint32_t recs;                /* markers in it: counted in the slot's held[cons] */
+	uint32_t recs;                /* records in it (markers; fillers not counted) */
 	int32_t cons;                 /* our consumer word when it was copied */
 };
 

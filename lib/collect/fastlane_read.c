@@ -110,11 +110,79 @@ static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, 
 }
 
 /*
+ * The slot's tail we publish (RULE: what a recorder has seen, it never
+ * loses): what a recorder copied out of a ring is in its memory only until
+ * it has handed it on (the session journals each record to its sink at
+ * once).  So the tail in the slot's word moves as records are handed on
+ * (publish), not as they are copied: a recorder killed between the copy
+ * and the hand-on leaves its successor (perfmarkd restarted, with our
+ * token) the records where they were, in the ring.  Publishing only after
+ * the hand-on left 40 ms of every process's markers to a kill -9 that came
+ * between a drain's copy and its delivery (t-daemon-takeover).
+ *
+ * The pump's pass copies a ring that is filling up (pressure) so that its
+ * thread never waits for the session's drain: it publishes at once,
+ * and the records copied but not handed on yet are counted in the slot's
+ * held word (a successor counts them lost, the one case left where a
+ * recorder's death loses markers: a burst that filled a quarter of a
+ * ring).  Handed on later, they come off it.
+ *
+ * unpub[s]: records copied past pub[s].  All with the fastlane's lock held.
+ */
+static void publish_early(struct area *a, uint32_t s)
+{
+	struct pm_fl_slot *sl = area_slot(a, s);
+
+	if (a->unpub[s])
+		__atomic_fetch_add(&sl->held[a->cons], a->unpub[s], __ATOMIC_RELAXED);
+	a->unpub[s] = 0;
+	a->pub[s] = a->tails[s];
+	__atomic_store_n(&sl->tail[a->cons], a->pub[s], __ATOMIC_RELEASE);
+}
+
+/* n fewer records held in *held (never below 0: the word is in shared memory) */
+static void unhold(uint64_t *held, uint64_t n)
+{
+	uint64_t old = __atomic_load_n(held, __ATOMIC_RELAXED);
+
+	while (n && !__atomic_compare_exchange_n(held, &old, old > n ? old - n : 0, true,
+						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * The n records of ch's slot up to position end are handed on: the tail
+ * published goes to end, or, where the pump published past them already,
+ * they come off the held count.  Not once we are no longer that slot's
+ * consumer (let go, or joined again as another).
+ */
+static void publish(struct fastlane *fl, const struct fl_chunk *ch, uint64_t end, uint64_t n)
+{
+	struct area *a = ch->area;
+	struct pm_fl_slot *sl;
+
+	if (!n && end <= ch->pos)
+		return;
+	pthread_mutex_lock(&fl->lock);
+	if (ch->cons >= 0 && ch->cons == a->cons && ch->slot < a->nr_slots) {
+		sl = area_slot(a, ch->slot);
+		if (a->pub[ch->slot] >= end) {
+			unhold(&sl->held[ch->cons], n);
+		} else if (end <= a->tails[ch->slot]) {
+			a->pub[ch->slot] = end;
+			a->unpub[ch->slot] = a->unpub[ch->slot] > n ? a->unpub[ch->slot] - n : 0;
+			__atomic_store_n(&sl->tail[ch->cons], end, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&fl->lock);
+}
+
+/*
  * Copy what is complete in slot s; returns the bytes copied.  pressure:
  * the pump's pass, which leaves a ring alone while it is less than a
  * quarter full: what is still in a ring survives a kill -9 of the recorder
- * (its successor reads on from our tail), what the pump copied waits for
- * the next drain in our memory.
+ * (its successor reads on from our published tail); what the pump copies
+ * it publishes at once (publish_early).
  */
 static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool pressure)
 {
@@ -155,9 +223,8 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		ch->slot = s;
 		ch->cons = a->cons;
 		memcpy(ch + 1, ring + off, bytes);
-		/* held until delivered: if we die first, our successor counts them lost */
 		ch->recs = recs[part++];
-		__atomic_fetch_add(&sl->held[a->cons], ch->recs, __ATOMIC_RELAXED);
+		a->unpub[s] += ch->recs;
 		fl->tail->len += sizeof(*ch) + bytes;
 		fl->spilled += sizeof(*ch) + bytes;
 		a->queued++;
@@ -165,7 +232,8 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 	}
 	if (tail != start) {
 		a->tails[s] = tail;
-		__atomic_store_n(&sl->tail[a->cons], tail, __ATOMIC_RELEASE);
+		if (pressure)
+			publish_early(a, s);
 	}
 	return tail - start;
 }
@@ -353,26 +421,19 @@ struct stream {
 	bool clamped;                 /* ... and it had to be */
 	bool reloaded;
 	const struct fl_chunk *ch;    /* the chunk being read */
-	uint32_t emitted, unheld;     /* its records handed on: not yet unheld, unheld */
+	uint32_t emitted, published;  /* its records handed on: not yet published, published */
 	struct fastlane_counts *counts;
+	struct fastlane *fl;
 };
 
-/* n fewer records held in *held (never below 0: the word is in shared memory) */
-static void unhold(uint64_t *held, uint64_t n)
-{
-	uint64_t old = __atomic_load_n(held, __ATOMIC_RELAXED);
-
-	while (n && !__atomic_compare_exchange_n(held, &old, old > n ? old - n : 0, true,
-						 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
 /*
- * Records of the stream's chunk handed on (all of it: done) are no longer
- * ours to lose: off its slot's held count, every FL_UNHOLD_BATCH of them.
+ * Records of the stream's chunk handed on (all of it: done) are published
+ * (publish) every FL_PUBLISH_BATCH of them: a kill -9 between a record's
+ * hand-on and its batch's publication leaves it to be read again, so the
+ * batch is small (a lock each).
  */
-#define FL_UNHOLD_BATCH 256
-static void stream_unhold(struct stream *s, bool done)
+#define FL_PUBLISH_BATCH 64
+static void stream_publish(struct stream *s, bool done)
 {
 	const struct fl_chunk *ch = s->ch;
 	uint32_t n = s->emitted;
@@ -380,14 +441,13 @@ static void stream_unhold(struct stream *s, bool done)
 	if (!ch)
 		return;
 	if (done) {
-		n = ch->recs > s->unheld ? ch->recs - s->unheld : 0;
+		n = ch->recs > s->published ? ch->recs - s->published : 0;
 		/* what the copy held less than the ring had when checked: not handed on */
 		if (n > s->emitted)
 			s->counts->dropped += n - s->emitted;
 	}
-	if (n && ch->cons >= 0 && ch->cons < PM_FL_MAX_CONSUMERS && ch->slot < ch->area->nr_slots)
-		unhold(&area_slot(ch->area, ch->slot)->held[ch->cons], n);
-	s->unheld += n;
+	publish(s->fl, ch, done ? ch->pos + ch->bytes : s->pos, n);
+	s->published += n;
 	s->emitted = 0;
 	if (done)
 		s->ch = NULL;
@@ -411,8 +471,8 @@ static void stream_next(struct stream *s)
 {
 	const struct fl_chunk *ch;
 
-	if (s->cur && ++s->emitted >= FL_UNHOLD_BATCH)
-		stream_unhold(s, false);
+	if (s->cur && ++s->emitted >= FL_PUBLISH_BATCH)
+		stream_publish(s, false);
 	for (;;) {
 		while (s->left >= 8) {
 			const struct pm_fl_rec *r = (const void *)s->p;
@@ -440,7 +500,7 @@ static void stream_next(struct stream *s)
 				return;
 			}
 		}
-		stream_unhold(s, true);
+		stream_publish(s, true);
 		if (s->ref == s->end) {
 			s->cur = NULL;
 			return;
@@ -448,7 +508,7 @@ static void stream_next(struct stream *s)
 		ch = s->ref->ch;
 		s->ref++;
 		s->ch = ch;
-		s->unheld = 0;
+		s->published = 0;
 		s->p = (const char *)(ch + 1);
 		s->pos = ch->pos;
 		s->left = ch->bytes;
@@ -495,7 +555,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 		for (off = 0; off < sg->len; n++) {
 			const struct fl_chunk *ch = (const void *)(sg->data + off);
 			struct chunk_ref one = { ch->area, ch->slot, n, ch };
-			struct stream s1 = { .ref = &one, .end = &one + 1, .counts = counts };
+			struct stream s1 = { .ref = &one, .end = &one + 1, .counts = counts, .fl = fl };
 
 			off += sizeof(*ch) + ch->bytes;
 			if (refs && st && h) {
@@ -516,7 +576,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 
 		while (j < n && refs[j].area == refs[i].area && refs[j].slot == refs[i].slot)
 			j++;
-		st[ns] = (struct stream){ .ref = &refs[i], .end = &refs[j], .counts = counts };
+		st[ns] = (struct stream){ .ref = &refs[i], .end = &refs[j], .counts = counts, .fl = fl };
 		stream_next(&st[ns]);
 		if (st[ns].cur)
 			h[nh++] = (uint32_t)ns;

@@ -88,9 +88,11 @@ struct pm_fl_slot {
 	/* written by consumers, one word each */
 	uint64_t tail[PM_FL_MAX_CONSUMERS];
 	/*
-	 * Records consumer k took past its tail but has not handed on yet:
-	 * what a consumer that died leaves here is what it lost, which its
-	 * successor counts.  Producers never touch it.
+	 * Records consumer k copied and published its tail past (to make
+	 * room in a filling ring) but has not handed on yet: what a consumer
+	 * that died leaves here is what it lost, which its successor counts.
+	 * Otherwise a consumer publishes its tail only past what it has
+	 * handed on.  Producers never touch it.
 	 */
 	uint64_t held[PM_FL_MAX_CONSUMERS];
 };
