@@ -140,6 +140,69 @@ markers_in() {
 	perf script -i "$1" 2>/dev/null | grep 'BPF string' | grep -c -- "${2:-.}"
 }
 
+# Writers for the kill and takeover tests: K processes the launcher starts
+# (launcher_start), writer I writing N markers "wI seq=S" one a millisecond
+# ("at S" every 100) and then staying, their areas alive as a service's are,
+# until writers_kill.  K and N are the test's.
+writers_launch() {
+	local i
+	for i in $(seq "$K"); do launch "$T/w.$i" PROG_EMIT_EVERY=100 "$N" "w$i" 1 300; done
+}
+# writers_start NAME RING S: a daemon, session NAME (ring RING) recording
+# the launcher's children (-p: they stay its targets across a restart,
+# t-daemon-takeover-children.sh), and the writers, each at S markers at least
+writers_start() {
+	daemon_start
+	launcher_start
+	pm session create "$1" -p "$LAUNCHER" -F 99 --ring "$2" || die "create $1 failed" -- "$T/pmd.log"
+	writers_launch
+	wait_until 300 writers_at "$3" || die "the writers did not get to $3 markers each"
+}
+writer_pid() { awk '/^pid/ { print $2 }' "$T/w.$1" 2>/dev/null; }
+writer_at() { grep '^at ' "$T/w.$1" 2>/dev/null | tail -1 | awk '{ print $2 }'; }
+# writers_at S: every writer has written at least S markers
+writers_at() {
+	local i
+	for i in $(seq "$K"); do [ "$(writer_at "$i")" -ge "$1" ] 2>/dev/null || return 1; done
+}
+writers_emitted() {
+	local i
+	for i in $(seq "$K"); do grep -q '^emitted' "$T/w.$i" 2>/dev/null || return 1; done
+}
+writers_done() {
+	local i
+	for i in $(seq "$K"); do [ -e "$T/w.$i.done" ] || return 1; done
+}
+# the writers go, and the launcher's subshells say so (else their .done
+# files race the removal of $T at exit)
+writers_kill() {
+	local i
+	for i in $(seq "$K"); do kill "$(writer_pid "$i")" 2>/dev/null; done
+	wait_until 60 writers_done || die "the launcher's subshells did not end"
+}
+# writer_count I: "unique/all" of writer I's markers in $T/snap.txt, under its pid
+writer_count() {
+	local pid
+	pid=$(writer_pid "$1")
+	echo "$(grep "^$pid .*\"w$1 seq=" "$T/snap.txt" | grep -o "\"w$1 seq=[0-9]*\"" | sort -u | wc -l)/$(grep -c "^$pid .*\"w$1 seq=" "$T/snap.txt")"
+}
+# writers_complete SESSION: a snapshot of SESSION ($T/snap, its markers in
+# $T/snap.txt) holds every writer's N markers once each
+writers_complete() {
+	local i
+	pm session snapshot "$1" -o "$T/snap" 2>"$T/snap.err" || return 1
+	marker_lines "$T/snap" >"$T/snap.txt"
+	for i in $(seq "$K"); do [ "$(writer_count "$i")" = "$N/$N" ] || return 1; done
+}
+# writers_bad: " wI:unique/all" for each writer without its N markers once each
+writers_bad() {
+	local i n
+	for i in $(seq "$K"); do
+		n=$(writer_count "$i")
+		[ "$n" = "$N/$N" ] || printf ' w%s:%s' "$i" "$n"
+	done
+}
+
 # "PID BPF string: ..." for each string marker in a perf.data (or - for stdin)
 marker_lines() {
 	perf script -i "$1" 2>/dev/null |

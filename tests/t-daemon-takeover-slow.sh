@@ -17,19 +17,8 @@ need_daemon
 export PERFMARK_TEST_HOLD=$T/hold
 K=3
 N=30000    # a millisecond apart (30 s at least): they write on through the whole hold
-daemon_start
-launcher_start
-pm session create slow -p "$LAUNCHER" -F 99 --ring 64M || die "create slow failed" -- "$T/pmd.log"
-
-writer_pid() { awk '/^pid/ { print $2 }' "$1" 2>/dev/null; }
-at() { grep '^at ' "$T/w.$1" 2>/dev/null | tail -1 | awk '{ print $2 }'; }
-all_at() {
-	local i
-	for i in $(seq "$K"); do [ "$(at "$i")" -ge "$1" ] 2>/dev/null || return 1; done
-}
-for i in $(seq "$K"); do launch "$T/w.$i" PROG_EMIT_EVERY=100 "$N" "w$i" 1 300; done
-wait_until 300 all_at 500 || die "the writers did not get to 500 markers"
-for i in $(seq "$K"); do _bg_pids+=("$(writer_pid "$T/w.$i")"); done
+writers_start slow 64M 500
+for i in $(seq "$K"); do _bg_pids+=("$(writer_pid "$i")"); done
 
 takeover_field() {
 	"$PERFMARK" session show slow --json 2>/dev/null |
@@ -37,46 +26,23 @@ takeover_field() {
 }
 touch "$T/hold.slow.adopt"
 daemon_kill9
-for i in $(seq "$K"); do before[i]=$(at "$i"); done
+for i in $(seq "$K"); do before[i]=$(writer_at "$i"); done
 daemon_launch
 [ "$(takeover_field fastlane)" = "in progress" ] || die "the fast lane's takeover is not held" -- "$T/pmd.log"
 let_time_pass 6 "the readers silent longer than libperfmark's old 5 s rule: a slow restart"
 [ "$(takeover_field fastlane)" = "in progress" ] || die "the held takeover ended by itself"
 for i in $(seq "$K"); do
-	[ "$(at "$i")" -gt "${before[i]}" ] || die "writer $i did not write while the restart was held (at $(at "$i"))"
+	[ "$(writer_at "$i")" -gt "${before[i]}" ] || die "writer $i did not write while the restart was held (at $(writer_at "$i"))"
 	grep -q '^emitted' "$T/w.$i" && die "writer $i ended during the hold (the restart took more than 20 s): make N larger"
 done
 ok "the writers wrote on through a restart held 6 s"
 rm "$T/hold.slow.adopt"
 wait_until 120 session_is slow state running || die "slow did not start after its takeover" -- "$T/pmd.log"
-ended() {
-	local i
-	for i in $(seq "$K"); do grep -q '^emitted' "$T/w.$i" 2>/dev/null || return 1; done
-}
-wait_until 600 ended || die "the writers did not end their markers"
+wait_until 600 writers_emitted || die "the writers did not end their markers"
 
-count() {   # writer i: "unique/all" of its markers in snap.txt
-	local pid
-	pid=$(writer_pid "$T/w.$1")
-	echo "$(grep "^$pid .*\"w$1 seq=" "$T/snap.txt" | grep -o "\"w$1 seq=[0-9]*\"" | sort -u | wc -l)/$(grep -c "^$pid .*\"w$1 seq=" "$T/snap.txt")"
-}
-complete() {
-	local i
-	pm session snapshot slow -o "$T/snap" 2>"$T/snap.err" || return 1
-	marker_lines "$T/snap" >"$T/snap.txt"
-	for i in $(seq "$K"); do [ "$(count "$i")" = "$N/$N" ] || return 1; done
-}
-wait_until 120 complete || true
-bad=
-for i in $(seq "$K"); do
-	n=$(count "$i")
-	[ "$n" = "$N/$N" ] || bad="$bad w$i:$n"
-done
+wait_until 120 writers_complete slow || true
+bad=$(writers_bad)
 "$PERFMARK" session show slow >"$T/show.txt" 2>&1
+writers_kill
 [ -z "$bad" ] || die "markers lost or repeated across a restart held 6 s (writer:unique/all of $N):$bad" -- "$T/show.txt" "$T/pmd.log"
 ok "a restart held 6 s: all $K x $N markers once each"
-# the writers go, and the launcher's subshells have said so (else their
-# .done files race the removal of $T at exit)
-for i in $(seq "$K"); do kill "$(writer_pid "$T/w.$i")" 2>/dev/null; done
-all_done() { local i; for i in $(seq "$K"); do [ -e "$T/w.$i.done" ] || return 1; done; }
-wait_until 60 all_done || die "the launcher's subshells did not end"

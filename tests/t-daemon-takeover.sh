@@ -18,34 +18,14 @@ need_daemon
 export PERFMARK_TEST_HOLD=$T/hold
 K=24
 N=3000
-daemon_start
-launcher_start
-# -p the launcher: its children (the writers are its subshells' children)
-# stay its targets after the restart (t-daemon-takeover-children.sh)
-pm session create big -p "$LAUNCHER" -F 99 --ring 256M || die "create big failed" -- "$T/pmd.log"
-
-# K writers, a marker every millisecond ("at S" every 100), then they stay
-# (their areas live on, as the processes of a service do) until killed below
-for i in $(seq "$K"); do
-	launch "$T/w.$i" PROG_EMIT_EVERY=100 "$N" "w$i" 1 300
-done
-all_at() {   # every writer has written at least $1 markers
-	local i
-	for i in $(seq "$K"); do
-		[ "$(grep -c '^at ' "$T/w.$i" 2>/dev/null)" -ge $(($1 / 100)) ] || return 1
-	done
-}
-wait_until 300 all_at 200 || die "the writers did not get to 200 markers each"
+# K writers, a marker every millisecond, then they stay (their areas live
+# on, as the processes of a service do) until killed at the end
+writers_start big 256M 200
 daemon_kill9
 # they write on while no daemon runs, to the end: their rings keep what came
 # before they found the reader silent, the pinned BPF side the rest (for as
 # long as the restart takes: t-daemon-takeover-slow.sh)
-emitted() { grep -q '^emitted' "$T/w.$1"; }
-all_emitted() {
-	local i
-	for i in $(seq "$K"); do emitted "$i" || return 1; done
-}
-wait_until 300 all_emitted || die "the writers did not end their markers while no daemon ran"
+wait_until 300 writers_emitted || die "the writers did not end their markers while no daemon ran"
 
 # takeover_field F: field F of show's "takeover" (empty when not answered)
 takeover_field() {
@@ -71,23 +51,11 @@ wait_until 120 session_is big state running || die "big did not start after its 
 [ "$(takeover_field state)" = done ] || die "the takeover is not done once big runs"
 log_has "session 'big': fast lane taken back" || die "no takeover of the fast lane logged" -- "$T/pmd.log"
 
-# everything each writer wrote is in the ring once
-count_all() {
-	pm session snapshot big -o "$T/snap" 2>"$T/snap.err" || return 1
-	marker_lines "$T/snap" >"$T/snap.txt"
-	[ "$(grep -c ' seq=' "$T/snap.txt")" -ge $((K * N)) ]
-}
-wait_until 120 count_all || true
-bad=
-for i in $(seq "$K"); do
-	pid=$(awk '/^pid/ { print $2 }' "$T/w.$i")
-	all=$(grep -c "\"w$i seq=" "$T/snap.txt")
-	mine=$(grep -c "^$pid .*\"w$i seq=" "$T/snap.txt")
-	[ "$mine" -eq "$all" ] || echo "note: w$i: $((all - mine)) markers not attributed to pid $pid"
-	uniq=$(grep -o "\"w$i seq=[0-9]*\"" "$T/snap.txt" | sort -u | wc -l)
-	[ "$all" -eq "$N" ] && [ "$uniq" -eq "$N" ] || bad="$bad w$i:$uniq/$all"
-done
-for i in $(seq "$K"); do kill "$(awk '/^pid/ { print $2 }' "$T/w.$i")" 2>/dev/null; done
-[ -z "$bad" ] || die "markers lost or repeated across the kill and the takeover (writer:unique/all of $N):$bad" -- "$T/pmd.log"
+# everything each writer wrote is in the ring once, under its own pid
+wait_until 120 writers_complete big || true
+bad=$(writers_bad)
+"$PERFMARK" session show big >"$T/show.txt" 2>&1
+writers_kill
+[ -z "$bad" ] || die "markers lost or repeated across the kill and the takeover (writer:unique/all of $N):$bad" -- "$T/show.txt" "$T/pmd.log"
 late=$(session_field big late)
 ok "after the takeover: all $K x $N markers once each (late: $late)"
