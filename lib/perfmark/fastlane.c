@@ -299,7 +299,8 @@ static void register_area(struct pm_proc *p, uint32_t sites, uint64_t now, uint3
 /*
  * The process's first traced marker, or the library's constructor when a
  * recorder already listens (early): make the area and offer it.  The
- * marker that made it takes the trap lane (PM_TRAP_NO_AREA).
+ * marker that made it takes the trap lane (PM_TRAP_NO_AREA), before this
+ * runs (pm_fast_then).
  */
 static __attribute__((noinline, cold)) int setup(uint32_t sites, bool early)
 {
@@ -330,28 +331,21 @@ static __attribute__((noinline, cold)) int setup(uint32_t sites, bool early)
  * The first marker of a process whose area was offered as it loaded: offer
  * it again, now, so that the recorder records its markers under the owner
  * the process has now (the trap lane's rule), then use it.  This marker
- * takes the trap lane, as a first marker always did.
+ * takes the trap lane, as a first marker always did (pm_fast_then offers,
+ * after the trap).
  */
-static __attribute__((noinline, cold)) int confirm(struct pm_proc *p, uint32_t sites)
+static __attribute__((noinline, cold)) void confirm(struct pm_proc *p, uint32_t sites)
 {
 	uint32_t idle = 0;
 
-	/*
-	 * A vfork() child runs on its parent's memory: an offer from it would
-	 * name the child's pid for the parent's area (a second reader of the
-	 * same rings).  It takes the trap lane; the parent confirms.
-	 */
-	if ((uint32_t)getpid() != p->pid)
-		return PM_TRAP_NO_SLOT;
 	if (!__atomic_compare_exchange_n(&p->busy, &idle, 1, false, __ATOMIC_ACQUIRE,
 					 __ATOMIC_RELAXED))
-		return PM_TRAP_NO_AREA;
+		return;
 	if (!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE)) {
 		register_area(p, sites, clock_mono_ns(), PM_FL_REG_AREA);
 		__atomic_store_n(&p->confirmed, 1, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&p->busy, 0, __ATOMIC_RELEASE);
-	return PM_TRAP_NO_AREA;
 }
 
 /*
@@ -360,7 +354,7 @@ static __attribute__((noinline, cold)) int confirm(struct pm_proc *p, uint32_t s
  * was taken since the last offer (or that offer is long past), else at most
  * every reg_wait_ns, waiting longer each time nobody comes.
  */
-static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_t sites)
+static __attribute__((noinline, cold)) void unattached(struct pm_proc *p, uint32_t sites)
 {
 	uint64_t now = clock_mono_ns();
 
@@ -372,7 +366,41 @@ static __attribute__((noinline, cold)) int unattached(struct pm_proc *p, uint32_
 			p->reg_wait_ns *= 2;
 		register_area(p, sites, now, PM_FL_REG_AREA);
 	}
-	return PM_TRAP_NOT_JOINED;
+}
+
+/*
+ * What pm_fast_emit left for after the trap: the area made and offered,
+ * confirmed, or offered again.  An offer wakes every recorder at once (the
+ * BPF side forces the wakeup, so that they join while the process starts),
+ * and a recorder runs at a higher priority than the program: woken from
+ * this CPU it preempts this thread, which may then wait milliseconds for a
+ * CPU again behind the other runnable threads.  Made before the trap, that
+ * wait fell between the application's call and the trap's time: the
+ * marker was stamped milliseconds late (the first "frame" of
+ * t-report-markers.sh 4 ms shorter than the program timed it).  After the
+ * trap, the marker has its time and the wait is the program's, as any
+ * preemption.
+ */
+void pm_fast_then(uint32_t then, uint64_t semas)
+{
+	uint32_t sites = PM_SEMA_SITES(semas);
+	struct pm_proc *p = proc;
+
+	switch (then) {
+	case PM_THEN_SETUP:
+		setup(sites, false);
+		break;
+	case PM_THEN_CONFIRM:
+		if (p)
+			confirm(p, sites);
+		break;
+	case PM_THEN_OFFER:
+		if (p)
+			unattached(p, sites);
+		break;
+	default:
+		break;
+	}
 }
 
 /* --- slots -------------------------------------------------------------------- */
@@ -672,7 +700,7 @@ static int write_rec(struct pm_proc *p, uint32_t idx, const struct pm_marker_in 
 	return 0;
 }
 
-int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
+int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall, uint32_t *then)
 {
 	uint32_t sites = PM_SEMA_SITES(semas), joined, readers;
 	struct pm_proc *p = proc;
@@ -683,17 +711,32 @@ int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall)
 		return PM_TRAP_OFF;
 	if (trapall || !sites)
 		return PM_TRAP_TRAPALL;
-	if (unlikely(!p || !__atomic_load_n(&p->area, __ATOMIC_ACQUIRE)))
-		return setup(sites, false);
-	if (unlikely(!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE)))
-		return confirm(p, sites);
+	/* the work that offers the area waits for the trap: pm_fast_then */
+	if (unlikely(!p || !__atomic_load_n(&p->area, __ATOMIC_ACQUIRE))) {
+		*then = PM_THEN_SETUP;
+		return PM_TRAP_NO_AREA;
+	}
+	if (unlikely(!__atomic_load_n(&p->confirmed, __ATOMIC_ACQUIRE))) {
+		/*
+		 * A vfork() child runs on its parent's memory: an offer from it
+		 * would name the child's pid for the parent's area (a second
+		 * reader of the same rings).  It takes the trap lane; the parent
+		 * confirms.
+		 */
+		if ((uint32_t)getpid() != p->pid)
+			return PM_TRAP_NO_SLOT;
+		*then = PM_THEN_CONFIRM;
+		return PM_TRAP_NO_AREA;
+	}
 	/*
 	 * Every site holder must have joined: one that has not yet reads only
 	 * the trap lane and would miss what the ring takes.
 	 */
 	joined = __atomic_load_n(&p->area->joined, __ATOMIC_ACQUIRE);
-	if (unlikely(sites & ~joined))
-		return unattached(p, sites);
+	if (unlikely(sites & ~joined)) {
+		*then = PM_THEN_OFFER;
+		return PM_TRAP_NOT_JOINED;
+	}
 	readers = __atomic_load_n(&p->area->readers, __ATOMIC_ACQUIRE) & sites;
 	if (unlikely(!readers))
 		return 0;               /* every recorder declined this process */

@@ -53,9 +53,15 @@ struct pm_marker_in {
 /*
  * Write one marker into this thread's ring.  0: written; else the caller
  * must take the trap lane, and this says why (enum pm_trap_why: no ring
- * yet, no recorder attached yet, the ring is full, ...).  Async-signal-safe.
+ * yet, no recorder attached yet, the ring is full, ...).  *then (set only
+ * when there is some): what the caller must do after the trap, by
+ * pm_fast_then(*then, semas): make, confirm or offer again the area.
+ * Async-signal-safe.
  */
-int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall) PM_HIDDEN;
+enum { PM_THEN_NONE, PM_THEN_SETUP, PM_THEN_CONFIRM, PM_THEN_OFFER };
+int pm_fast_emit(const struct pm_marker_in *m, uint64_t semas, uint64_t trapall,
+		 uint32_t *then) PM_HIDDEN;
+void pm_fast_then(uint32_t then, uint64_t semas) PM_HIDDEN;
 /*
  * The common formats without vfprintf (format.c): the length written to buf
  * (NUL-terminated), or -1 when vsnprintf must do it.  *ap is consumed

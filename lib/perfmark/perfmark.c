@@ -165,10 +165,15 @@ __asm__(
 static __attribute__((noinline)) int traced(const struct pm_marker_in *m)
 {
 	uint64_t s = perfmark__semas[0];
+	uint32_t then = PM_THEN_NONE;
 	int why;
 
-	if ((PM_SEMA_SITES(s) || perfmark__semas[1]) && (why = pm_fast_emit(m, s, perfmark__semas[1])))
+	if ((PM_SEMA_SITES(s) || perfmark__semas[1]) &&
+	    (why = pm_fast_emit(m, s, perfmark__semas[1], &then)))
 		perfmark__trap(m->type, m->data, m->size, m->ip, PM_TRAP_TAG | (uint64_t)why);
+	/* the area's offer after the trap, which takes the marker's time */
+	if (unlikely(then != PM_THEN_NONE))
+		pm_fast_then(then, s);
 	if (PM_SEMA_UEVENT(s))
 		perfmark__uevent(m->type, m->data, m->size);
 	return m->size > PERFMARK_MAX_PAYLOAD ? -E2BIG : 0;
