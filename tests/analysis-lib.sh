@@ -3,7 +3,9 @@
 #
 #   record_phases [FRAMES]   record tests/prog-phases with call chains into
 #                            $PH (= $T/ph.data); its own timings go to $T/ph.out
-#                            ("range NAME count N total_ns T max_ns M" lines)
+#                            ("range NAME count N total_ns T max_ns M
+#                            total_in_ns TI max_in_ns MI" lines: from outside
+#                            the marker calls and from inside them)
 #   perf_self FILE           stock perf report's self % per symbol of the
 #                            sampling event only: lines "PERCENT SYMBOL"
 #   chromium_run ARGS...     headless Chromium as root, no network services
