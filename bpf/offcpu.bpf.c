@@ -96,6 +96,15 @@ __u64 offcpu_merged = 0;
 __u64 offcpu_lost = 0;
 /* of those, intervals whose end no switch program saw (off_unseen) */
 __u64 offcpu_unseen = 0;
+/*
+ * of those, intervals blocked whose wakeup no off_waking saw: no waker
+ * named (waker_flags 0).  The kernel does not always deliver sched_waking:
+ * under load a timer's wakeup of a thread in nanosleep reached no program
+ * and no perf event either (perf record -e sched:sched_waking,sched_wakeup
+ * of the same run had neither for it, then its switch-in), as switches go
+ * unseen (off_unseen).  Counted, so that a waker left out is said.
+ */
+__u64 offcpu_nowaker = 0;
 
 /*
  * a thread off the CPU: the record's header, the system call, the user
@@ -616,6 +625,8 @@ static __always_inline void off_close(struct off_task *ot, struct task_struct *t
 		ot->h.runq = 0;
 	ot->h.count = 1;
 	ot->h.cpu = bpf_get_smp_processor_id();
+	if (ot->h.state == PM_OFF_BLOCKED && !ot->h.waker_flags)
+		__sync_fetch_and_add(&offcpu_nowaker, 1);
 	if (d < offcpu_min_ns && off_merge(ot, t, walk)) {
 		__sync_fetch_and_add(&offcpu_merged, 1);
 	} else if (ot->lazy && walk) {

@@ -370,6 +370,11 @@ static void summary_stats(const struct record *r, const struct session_stats *st
 		fprintf(stderr, "[ perfmark record: %llu off-cpu intervals ended by a switch the switch "
 			"program did not see: ended at the scheduler's arrival time, no kernel stack ]\n",
 			(unsigned long long)st->offcpu_unseen);
+	/* woken without a sched_waking reaching the program: no waker named (waker_flags 0) */
+	if (r->so.spec.off_cpu && st->offcpu_nowaker)
+		fprintf(stderr, "[ perfmark record: %llu off-cpu intervals blocked whose wakeup the "
+			"waking program did not see: no waker named ]\n",
+			(unsigned long long)st->offcpu_nowaker);
 	/* every interval the programs wrote or summed is in the file (test: t-offcpu-record) */
 	if (r->verbose && r->so.spec.off_cpu)
 		fprintf(stderr, "[ perfmark record: off-cpu: %llu intervals written or summed by the "

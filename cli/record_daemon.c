@@ -118,6 +118,7 @@ static void take_stats(struct json_object *rep, struct session_stats *st)
 	st->offcpu_summed = (uint64_t)jsonf_get_int(o, "offcpu_summed");
 	st->offcpu_lost = (uint64_t)jsonf_get_int(o, "offcpu_lost");
 	st->offcpu_unseen = (uint64_t)jsonf_get_int(o, "offcpu_unseen");
+	st->offcpu_nowaker = (uint64_t)jsonf_get_int(o, "offcpu_nowaker");
 	st->late = (uint64_t)jsonf_get_int(o, "late");
 	st->late_unordered = (uint64_t)jsonf_get_int(o, "late_unordered");
 	st->overflow = (uint64_t)jsonf_get_int(o, "overflow");

@@ -471,6 +471,9 @@ static int do_show(int argc, char **argv)
 	if (jsonf_get_int(s, "offcpu_unseen") > 0)
 		printf("          %lld intervals ended by a switch no program saw (timed from the "
 		       "scheduler's arrival time)\n", jsonf_get_int(s, "offcpu_unseen"));
+	if (jsonf_get_int(s, "offcpu_nowaker") > 0)
+		printf("          %lld intervals blocked whose wakeup no program saw (no waker "
+		       "named)\n", jsonf_get_int(s, "offcpu_nowaker"));
 	printf("late:     %lld (%lld older than what perf had already sorted)\n",
 	       jsonf_get_int(s, "late"), jsonf_get_int(s, "late_unordered"));
 	printf("window:   %lld bytes held, %lld records written early (it was full)\n",

@@ -77,6 +77,7 @@ struct json_object *session_info(const struct dsess *d)
 		add_u64(o, "offcpu_summed", d->run.st.offcpu_summed);
 		add_u64(o, "offcpu_lost", d->run.st.offcpu_lost);
 		add_u64(o, "offcpu_unseen", d->run.st.offcpu_unseen);
+		add_u64(o, "offcpu_nowaker", d->run.st.offcpu_nowaker);
 	}
 	/* written before their reorder delay (the window was at its cap); its memory now */
 	add_u64(o, "overflow", d->run.st.overflow);
@@ -126,6 +127,7 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 		add_u64(x, "offcpu_summed", st->offcpu_summed);
 		add_u64(x, "offcpu_lost", st->offcpu_lost);
 		add_u64(x, "offcpu_unseen", st->offcpu_unseen);
+		add_u64(x, "offcpu_nowaker", st->offcpu_nowaker);
 	}
 	add_u64(x, "late", st->late);
 	add_u64(x, "late_unordered", st->late_unordered);

@@ -220,6 +220,7 @@ struct collector_offcpu_stats {
 	uint64_t merged;     /* summed with others of the same thread, state and stack */
 	uint64_t lost;       /* neither (the ring and the map of sums were full) */
 	uint64_t unseen;     /* of samples and merged: ended by a switch no program saw */
+	uint64_t nowaker;    /* of samples and merged: blocked, their wakeup seen by no program */
 };
 void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_stats *st);
 /*

@@ -290,4 +290,5 @@ void collector__offcpu_stats(const struct collector *c, struct collector_offcpu_
 	st->merged = bss.offcpu_merged;
 	st->lost = bss.offcpu_lost;
 	st->unseen = bss.offcpu_unseen;
+	st->nowaker = bss.offcpu_nowaker;
 }

@@ -458,6 +458,7 @@ void session__stats(const struct session *s, struct session_stats *st)
 		collector__offcpu_stats(s->c, &os);
 		st->offcpu_lost = os.lost;
 		st->offcpu_unseen = os.unseen;
+		st->offcpu_nowaker = os.nowaker;
 		st->offcpu_bpf = os.samples + os.merged;
 		collector__agg_stats(s->c, &st->agg);
 		collector__marker_stats(s->c, &ms);

@@ -84,6 +84,7 @@ struct session_stats {
 	uint64_t offcpu, offcpu_sums, offcpu_summed;
 	uint64_t offcpu_lost;      /* intervals the collector (shared) could not keep */
 	uint64_t offcpu_unseen;    /* intervals (of the collector) timed from the scheduler's arrival time */
+	uint64_t offcpu_nowaker;   /* intervals (of the collector) blocked, their wakeup seen by no program */
 	uint64_t offcpu_bpf;       /* intervals the collector's programs wrote or summed (all its sessions') */
 	uint64_t overflow;         /* written before their reorder delay: the window was full */
 	uint64_t window_bytes;     /* the reorder window's memory now */
