@@ -116,8 +116,8 @@ static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, 
  * once).  So the tail in the slot's word moves as records are handed on
  * (publish), not as they are copied: a recorder killed between the copy
  * and the hand-on leaves its successor (perfmarkd restarted, with our
- * token) the records where they were, in the ring.  Publishing only after
- * the hand-on left 40 ms of every process's markers to a kill -9 that came
+ * token) the records where they were, in the ring.  Publishing at the
+ * copy left 40 ms of every process's markers to a kill -9 that came
  * between a drain's copy and its delivery (t-daemon-takeover).
  *
  * The pump's pass copies a ring that is filling up (pressure) so that its
