@@ -120,12 +120,11 @@ static uint64_t complete_end(const struct area *a, const struct pm_fl_slot *sl, 
  * copy left 40 ms of every process's markers to a kill -9 that came
  * between a drain's copy and its delivery (t-daemon-takeover).
  *
- * The pump's pass copies a ring that is filling up (pressure) so that its
- * thread never waits for the session's drain: it publishes at once,
+ * A ring in a burst is the exception (copy_ring): its producer must have
+ * the room back at once, so what is copied of it is published at once,
  * and the records copied but not handed on yet are counted in the slot's
  * held word (a successor counts them lost, the one case left where a
- * recorder's death loses markers: a burst that filled a quarter of a
- * ring).  Handed on later, they come off it.
+ * recorder's death loses markers).  Handed on later, they come off it.
  *
  * unpub[s]: records copied past pub[s].  All with the fastlane's lock held.
  */
@@ -178,27 +177,43 @@ static void publish(struct fastlane *fl, const struct fl_chunk *ch, uint64_t end
 }
 
 /*
- * Copy what is complete in slot s; returns the bytes copied.  pressure:
- * the pump's pass, which leaves a ring alone while it is less than a
+ * Copy what is complete in slot s; returns how full its producer saw the
+ * ring (head less our published tail, /1024 of it).  pressure: the pump's
+ * pass, which leaves a ring alone while the producer sees it less than a
  * quarter full: what is still in a ring survives a kill -9 of the recorder
- * (its successor reads on from our published tail); what the pump copies
- * it publishes at once (publish_early).
+ * (its successor reads on from our published tail).
+ *
+ * A ring in a burst (a quarter full at the pump's pass, a sixteenth at a
+ * drain's) is published as it is copied (publish_early): its producer has
+ * the room back now, not once the session has taken the copy.  Held until
+ * the hand-on, as every copy was in e10aa67, a process that emits 10^6
+ * markers at once sent three times as many of them to the trap lane (ring
+ * full) and spent twice the time per marker (bench-markers (w)).
  */
 static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool pressure)
 {
 	struct pm_fl_slot *sl = area_slot(a, s);
 	const char *ring = (const char *)sl + PM_FL_CTL_SIZE;
-	uint64_t tail = a->tails[s], head, end, start = tail, seen;
+	uint64_t tail = a->tails[s], head, end, seen, used;
 	uint32_t rs = a->ring_size, recs[2];
 	unsigned part = 0;
+	bool burst;
 
 	head = __atomic_load_n(&sl->head, __ATOMIC_ACQUIRE);
-	if (head == tail || (pressure && head - tail < rs / 4))
+	if (head == a->pub[s])
 		return 0;
 	/* producers reserve multiples of 8: anything else is not a position */
 	if (head < tail || head - tail > rs || ((head | tail) & 7)) {
 		a->corrupt = true;
 		return 0;
+	}
+	used = head - a->pub[s];        /* pub <= tail: at most twice rs */
+	burst = used >= (pressure ? rs / 4 : rs / 16);
+	used = used >= rs ? 1024 : used * 1024 / rs;
+	if (head == tail || (pressure && !burst)) {
+		if (burst)
+			publish_early(a, s);    /* all copied, not yet handed on */
+		return used;
 	}
 	end = complete_end(a, sl, tail, head, recs);
 	if (end == UINT64_MAX) {
@@ -230,12 +245,10 @@ static uint64_t copy_ring(struct fastlane *fl, struct area *a, uint32_t s, bool 
 		a->queued++;
 		tail += bytes;
 	}
-	if (tail != start) {
-		a->tails[s] = tail;
-		if (pressure)
-			publish_early(a, s);
-	}
-	return tail - start;
+	a->tails[s] = tail;
+	if (burst)
+		publish_early(a, s);
+	return used;
 }
 
 /*
@@ -262,7 +275,7 @@ static bool unconfirmed_due(struct area *a, uint32_t used, uint64_t now)
 
 uint64_t fastlane_pass(struct fastlane *fl, uint64_t wait_ns, bool pressure)
 {
-	uint64_t now = clock_mono_ns(), most = 0;   /* largest share of a ring copied, /1024 */
+	uint64_t now = clock_mono_ns(), most = 0;   /* the fullest ring, /1024 of it */
 
 	for (struct area *a = fl->areas; a; a = a->next) {
 		uint32_t used;
@@ -283,7 +296,7 @@ uint64_t fastlane_pass(struct fastlane *fl, uint64_t wait_ns, bool pressure)
 		if (!a->confirmed && !a->read_anyway && !unconfirmed_due(a, used, now))
 			continue;
 		for (uint32_t s = 0; s < used && !a->corrupt; s++) {
-			uint64_t share = copy_ring(fl, a, s, pressure) * 1024 / a->ring_size;
+			uint64_t share = copy_ring(fl, a, s, pressure);
 
 			if (share > most)
 				most = share;
