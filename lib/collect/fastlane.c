@@ -30,6 +30,7 @@
 
 #include <linux/magic.h>
 
+#include "bigmem.h"
 #include "clock.h"
 #include "fastlane.h"
 #include "fastlane_int.h"
@@ -569,7 +570,7 @@ static void free_segs(struct fl_seg *list)
 {
 	for (struct fl_seg *next; list; list = next) {
 		next = list->next;
-		free(list);
+		bigmem_free(list, sizeof(*list) + list->cap);
 	}
 }
 
@@ -726,12 +727,12 @@ static void recycle(struct fastlane *fl, struct fl_seg *list)
 			ch->area->queued--;
 			off += sizeof(*ch) + ch->bytes;
 		}
-		if (list->cap == FL_SEG_SIZE && fl->nr_spare < FL_SPARE_SEGS) {
+		if (list->cap == FL_SEG_CAP && fl->nr_spare < FL_SPARE_SEGS) {
 			list->next = fl->spare;
 			fl->spare = list;
 			fl->nr_spare++;
 		} else {
-			free(list);
+			bigmem_free(list, sizeof(*list) + list->cap);
 		}
 	}
 }

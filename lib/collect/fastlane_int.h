@@ -92,8 +92,10 @@ struct area {
 struct fl_seg {
 	struct fl_seg *next;
 	size_t len, cap;              /* bytes of chunks in data, room */
-	char data[];                  /* FL_SEG_SIZE, or one larger ring's span */
+	char data[];                  /* FL_SEG_CAP, or one larger ring's span */
 };
+/* a segment is FL_SEG_SIZE bytes in all, in huge pages (bigmem.h) */
+#define FL_SEG_CAP (FL_SEG_SIZE - sizeof(struct fl_seg))
 
 struct fl_chunk {
 	struct area *area;

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grow.h"
+#include "bigmem.h"
 #include "heap.h"
 #include "window.h"
 
@@ -17,7 +17,7 @@
  * the records younger than a cutoff, and at a steady rate the same blocks
  * (and their pages) serve drain after drain.
  */
-#define BLOCK_SIZE  (1u << 20)
+#define BLOCK_SIZE  BIGMEM_PAGE  /* one huge page where the kernel gives them (bigmem.h) */
 #define BLOCK_HDR   64u
 #define MIN_SPARE   8            /* free blocks kept, at least */
 
@@ -84,6 +84,20 @@ static struct block *block_of(const char *rec)
 	return (struct block *)(void *)((uintptr_t)rec & ~(uintptr_t)(BLOCK_SIZE - 1));
 }
 
+/* an index array of cap entries: malloc's below a huge page, bigmem's from one up */
+static bool idx_big(size_t cap)
+{
+	return cap * sizeof(struct staged) >= BIGMEM_PAGE;
+}
+
+static void idx_free(struct staged *p, size_t cap)
+{
+	if (idx_big(cap))
+		bigmem_free(p, cap * sizeof(*p));
+	else
+		free(p);
+}
+
 void window__free(struct window *o)
 {
 	struct block *b, *next;
@@ -92,17 +106,17 @@ void window__free(struct window *o)
 		return;
 	for (b = o->free; b; b = next) {
 		next = b->next;
-		free(b);
+		bigmem_free(b, BLOCK_SIZE);
 	}
 	/* blocks still holding records: each is found from one of them */
 	for (size_t i = 0; i < o->n; i++) {
 		b = block_of(o->idx[i].rec);
 		if (b != o->cur && !--b->live)
-			free(b);
+			bigmem_free(b, BLOCK_SIZE);
 	}
-	free(o->cur);
-	free(o->idx);
-	free(o->tmp);
+	bigmem_free(o->cur, BLOCK_SIZE);
+	idx_free(o->idx, o->cap_idx);
+	idx_free(o->tmp, o->cap_idx);
 	free(o);
 }
 
@@ -127,7 +141,7 @@ static struct block *new_block(struct window *o)
 		if (--o->nr_free < o->min_free)
 			o->min_free = o->nr_free;
 	} else {
-		b = aligned_alloc(BLOCK_SIZE, BLOCK_SIZE);
+		b = bigmem_alloc(BLOCK_SIZE);
 		if (!b)
 			return NULL;
 		o->nr_blocks++;
@@ -138,10 +152,41 @@ static struct block *new_block(struct window *o)
 	return b;
 }
 
+/*
+ * Both index arrays doubled (from 16384 entries) to hold need, the records'
+ * entries kept (tmp is scratch).  Once they are a huge page or more they
+ * come from bigmem: a burst that grew them to 2^20 entries took 12 k page
+ * faults writing them for the first time.  0, or -ENOMEM with both as they
+ * were.
+ */
+static int grow_idx(struct window *o, size_t need)
+{
+	size_t cap = o->cap_idx ? o->cap_idx : 16384, bytes;
+	struct staged *idx, *tmp;
+
+	while (cap < need)
+		cap *= 2;
+	bytes = cap * sizeof(*idx);
+	idx = idx_big(cap) ? bigmem_alloc(bytes) : malloc(bytes);
+	tmp = idx_big(cap) ? bigmem_alloc(bytes) : malloc(bytes);
+	if (!idx || !tmp) {
+		idx_free(idx, cap);
+		idx_free(tmp, cap);
+		return -ENOMEM;
+	}
+	if (o->n)
+		memcpy(idx, o->idx, o->n * sizeof(*idx));
+	idx_free(o->idx, o->cap_idx);
+	idx_free(o->tmp, o->cap_idx);
+	o->idx = idx;
+	o->tmp = tmp;
+	o->cap_idx = cap;
+	return 0;
+}
+
 void *window__alloc(struct window *o, uint32_t len, uint64_t time)
 {
 	struct staged *e;
-	size_t cap = o->cap_idx;
 	uint32_t need = (len + 7) & ~7u;
 	uint64_t more = 0;
 	char *rec;
@@ -158,8 +203,7 @@ void *window__alloc(struct window *o, uint32_t len, uint64_t time)
 		o->full = true;
 		return NULL;
 	}
-	if (grow_to(&o->idx, &cap, o->n + 1, sizeof(*o->idx), 16384) ||
-	    grow_to(&o->tmp, &o->cap_idx, o->n + 1, sizeof(*o->tmp), 16384))
+	if (o->n + 1 > o->cap_idx && grow_idx(o, o->n + 1))
 		return NULL;
 	if (!o->cur || o->cur->used + need > BLOCK_SIZE) {
 		struct block *b = new_block(o);
@@ -328,7 +372,7 @@ static void keep_rest(struct window *o, size_t from)
 		o->free = b->next;
 		o->nr_free--;
 		o->nr_blocks--;
-		free(b);
+		bigmem_free(b, BLOCK_SIZE);
 	}
 	o->min_free = o->nr_free;
 }
