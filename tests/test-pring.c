@@ -6,7 +6,8 @@
  * killed in the middle of a frame (torn frame dropped, the rest kept, and
  * appending goes on), damaged files, and views read by another thread
  * while the writer goes on and laps the ring (every record the view held
- * handed on intact: the writer keeps what it evicts for an open view).
+ * handed on intact: the writer keeps what it evicts for an open view), the
+ * last records an earlier writer left.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -269,6 +270,44 @@ static void test_file_kept(void **state)
 	free(s);
 }
 
+/* the last records an earlier writer left, not those appended since */
+static void test_recovered_last(void **state)
+{
+	struct seen *s = calloc(1, sizeof(*s));
+	struct pring *r;
+	char buf[64];
+	uint64_t i;
+
+	pring__unlink(dfd, "r.ring");
+	assert_int_equal(open_file(&r, "events-a", NULL), 0);
+	for (i = 0; i < 100; i++)
+		pring__append(r, i, buf, mkrec(buf, i, 48));
+	assert_int_equal(pring__recovered_last(r, 10, collect, s), 0);
+	assert_int_equal(s->n, 0);      /* a new ring: nothing recovered */
+	pring__free(r);                 /* what a kill -9 leaves */
+	assert_int_equal(open_file(&r, "events-a", NULL), 0);
+	for (i = 100; i < 105; i++)
+		pring__append(r, i, buf, mkrec(buf, i, 48));
+	assert_int_equal(pring__recovered_last(r, 10, collect, s), 0);
+	assert_int_equal(s->n, 10);
+	for (i = 0; i < 10; i++)
+		assert_int_equal(s->idx[i], 90 + i);
+	s->n = 0;
+	assert_int_equal(pring__recovered_last(r, 1000, collect, s), 0);
+	assert_int_equal(s->n, 100);
+	assert_int_equal(s->idx[0], 0);
+	assert_int_equal(s->idx[99], 99);
+	/* lapped since: only what is still held */
+	for (i = 105; i < 1105; i++)
+		pring__append(r, i, buf, mkrec(buf, i, 48));
+	s->n = 0;
+	assert_int_equal(pring__recovered_last(r, 1000, collect, s), 0);
+	assert_int_equal(s->n, 0);
+	pring__free(r);
+	pring__unlink(dfd, "r.ring");
+	free(s);
+}
+
 /* a child appends records 0.. and is killed in the middle of record `tear` */
 static void append_until_killed(uint64_t tear, uint64_t first)
 {
@@ -526,6 +565,7 @@ int main(void)
 		cmocka_unit_test(test_sorted),
 		cmocka_unit_test(test_sideband),
 		cmocka_unit_test(test_file_kept),
+		cmocka_unit_test(test_recovered_last),
 		cmocka_unit_test(test_torn),
 		cmocka_unit_test(test_damaged),
 		cmocka_unit_test(test_view_lapped),

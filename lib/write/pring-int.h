@@ -53,6 +53,7 @@ struct pring {
 	uint8_t *sb[2], *data;
 	uint64_t data_size, sb_size;
 	uint64_t head, tail, frames;
+	uint64_t recovered;           /* the committed end found at open (0: a new ring) */
 	uint64_t sb_len, sb_frames;
 	struct pring_view *views;     /* open views: evicted frames are kept for them */
 };

@@ -202,6 +202,7 @@ static void recover_data(struct pring *r, struct pring_recovery *rec)
 		pos += f->size;
 	}
 	r->head = pos;
+	r->recovered = pos;
 	if (r->h->head > pos && r->h->head - pos <= ds)
 		rec->lost_bytes = r->h->head - pos;
 	if (w == WK_BAD || rec->lost_bytes)
@@ -580,6 +581,40 @@ int pring__foreach(const struct pring *r, bool sideband, pring_cb cb, void *ctx)
 		pos += f->size;
 	}
 	return 0;
+}
+
+/* the data frames in [from, to) still held, the first skip of them passed over */
+static int walk_data(const struct pring *r, uint64_t from, uint64_t to, uint64_t skip,
+		     uint64_t *seen, pring_cb cb, void *ctx)
+{
+	uint64_t ds = r->data_size, pos;
+	int e;
+
+	*seen = 0;
+	for (pos = from < r->tail ? r->tail : from; ds && pos < to && pos < r->head;) {
+		uint64_t off = pos % ds, rem = ds - off;
+		const struct frame *f = (const void *)(r->data + off);
+
+		if (rem < FRAME_HDR) {
+			pos += rem;
+			continue;
+		}
+		if (f->kind == FK_DATA && (*seen)++ >= skip && cb) {
+			e = cb(ctx, f->time, f + 1, f->size - FRAME_HDR);
+			if (e)
+				return e;
+		}
+		pos += f->size;
+	}
+	return 0;
+}
+
+int pring__recovered_last(const struct pring *r, uint64_t max_frames, pring_cb cb, void *ctx)
+{
+	uint64_t n;
+
+	walk_data(r, 0, r->recovered, 0, &n, NULL, NULL);
+	return walk_data(r, 0, r->recovered, n > max_frames ? n - max_frames : 0, &n, cb, ctx);
 }
 
 const void *pring__meta(const struct pring *r, size_t *len)

@@ -109,6 +109,13 @@ int pring_view__sorted(struct pring_view *v, uint64_t until, pring_cb cb, void *
 int pring_view__sorted_span(struct pring_view *v, uint64_t since, uint64_t until, pring_cb cb,
 			    void *ctx, uint64_t *evicted);
 void pring_view__free(struct pring_view *v);
+/*
+ * The newest max_frames data frames of those recovered at open (an
+ * earlier writer's last records), those still held, oldest first.  What a
+ * writer killed at once after appending a record wrote last (sinks.h:
+ * sink__journaled_before).
+ */
+int pring__recovered_last(const struct pring *r, uint64_t max_frames, pring_cb cb, void *ctx);
 /* time of the oldest data frame held (UINT64_MAX: none) */
 uint64_t pring__oldest(const struct pring *r);
 const void *pring__meta(const struct pring *r, size_t *len);

@@ -36,6 +36,10 @@ struct sink {
 	uint64_t records, reader_lost, sb_dropped, too_big;
 	int err;                          /* sticky output error */
 	bool closed;
+	/* ring: hashes of the last records recovered at open (sink__journaled_before) */
+	uint64_t *before;
+	size_t before_mask;
+	bool before_built;
 };
 
 /* sinkcopy.c */

@@ -419,6 +419,64 @@ int sink__journal(struct sink *s, uint64_t time, const void *rec, size_t len)
 	return e;
 }
 
+/* --- records journaled before a restart ----------------------------------- */
+
+/* a record's bytes (8-byte multiples) to 64 bits, never 0 (the empty slot) */
+static uint64_t rec_hash(const void *rec, size_t len)
+{
+	const uint8_t *p = rec;
+	uint64_t h = 0x6a09e667f3bcc909ull ^ len, w;
+
+	for (size_t i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, p + i, 8);
+		h = (h ^ w) * 0x9fb21c651e98df25ull;
+		h ^= h >> 29;
+	}
+	h ^= h >> 32;
+	return h ? h : 1;
+}
+
+static bool before_put(struct sink *s, uint64_t h, bool add)
+{
+	size_t i = (size_t)h & s->before_mask;
+
+	while (s->before[i]) {
+		if (s->before[i] == h)
+			return true;
+		i = (i + 1) & s->before_mask;
+	}
+	if (add)
+		s->before[i] = h;
+	return false;
+}
+
+static int before_add(void *ctx, uint64_t time, const void *rec, size_t len)
+{
+	(void)time;
+	before_put(ctx, rec_hash(rec, len), true);
+	return 0;
+}
+
+bool sink__journaled_before(struct sink *s, const void *rec, size_t len)
+{
+	if (!s->pr || s->o.kind != SINK_RING)
+		return false;
+	if (!s->before_built) {
+		s->before_built = true;
+		s->before_mask = 2 * SINK_BEFORE_FRAMES - 1;
+		s->before = calloc(s->before_mask + 1, sizeof(*s->before));
+		if (s->before)
+			pring__recovered_last(s->pr, SINK_BEFORE_FRAMES, before_add, s);
+	}
+	return s->before && before_put(s, rec_hash(rec, len), false);
+}
+
+void sink__forget_before(struct sink *s)
+{
+	free(s->before);
+	s->before = NULL;
+}
+
 int sink__record(struct sink *s, uint64_t time, const void *rec, size_t len)
 {
 	const struct perf_event_header *h = rec;
@@ -557,6 +615,7 @@ void sink__free(struct sink *s)
 		file_sink_free(s);
 	perfdata_writer__free(s->w);
 	pring__free(s->pr);
+	free(s->before);
 	for (i = 0; s->evs && i < s->nr_evs; i++)
 		free((char *)s->evs[i].name);
 	free(s->evs);

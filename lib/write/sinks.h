@@ -104,6 +104,16 @@ struct reader;
 int sink__new(struct sink **out, const struct sink_opts *opts, struct sink_recovery *rec);
 int sink__journal(struct sink *s, uint64_t time, const void *rec, size_t len);
 int sink__record(struct sink *s, uint64_t time, const void *rec, size_t len);
+/*
+ * Was this record (its bytes) among the last SINK_BEFORE_FRAMES the ring
+ * held when it was opened, journaled by the daemon before a kill -9?  For
+ * a record the source may have handed on already and reads again after a
+ * restart (the fast lane's tails move a batch at a time).  Built at the
+ * first ask; sink__forget_before() lets it go.  False for other kinds.
+ */
+#define SINK_BEFORE_FRAMES 65536u
+bool sink__journaled_before(struct sink *s, const void *rec, size_t len);
+void sink__forget_before(struct sink *s);
 /* end of a drain: FINISHED_ROUND to writers and readers, rotation */
 int sink__round(struct sink *s);
 /*
