@@ -72,6 +72,12 @@ struct pm_marker {
 
 /* pm_marker.ext: the time was outside what the recorder saw, clamped into it */
 #define PM_X_CLAMPED   0x1
+/*
+ * pm_marker.ext: read again after a restart, where the recorder before may
+ * have handed it on already (the fast lane's first records of each ring,
+ * the BPF ring's first): a session drops it if it journaled it before
+ */
+#define PM_X_REDELIVERED 0x2
 
 /*
  * Why a marker took the trap lane, as the library says (the trap site's

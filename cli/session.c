@@ -481,6 +481,9 @@ static int do_show(int argc, char **argv)
 	printf("clamped:  %lld marker times outside what the recorder saw; %lld fast-lane areas "
 	       "given up (nonsense in their rings)\n", jsonf_get_int(s, "clamped"),
 	       jsonf_get_int(s, "fastlane_corrupt"));
+	if (jsonf_get_int(s, "repeats") > 0)
+		printf("repeats:  %lld markers read again after a restart, already kept before it: "
+		       "dropped\n", jsonf_get_int(s, "repeats"));
 	if (json_object_object_get_ex(s, "lanes", &x)) {
 		uint64_t fast, trap[COLLECTOR_TRAP_WHYS];
 		char line[512];

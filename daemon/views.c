@@ -84,6 +84,8 @@ struct json_object *session_info(const struct dsess *d)
 	add_u64(o, "window_bytes", d->run.st.window_bytes);
 	/* marker times a traced process wrote outside what the recorder saw, clamped */
 	add_u64(o, "clamped", d->run.st.clamped);
+	/* markers read again after a restart that the ring had kept before the kill: dropped */
+	add_u64(o, "repeats", d->run.st.repeats);
 	add_u64(o, "fastlane_corrupt", d->run.st.fl_corrupt);   /* areas given up */
 	add_u64(o, "fastlane_offers_lost", d->run.st.offers_lost);   /* offers the BPF ring dropped */
 	/* markers by lane: the fast lane's, the trap lane's by why (all sessions on the same events) */
@@ -133,6 +135,7 @@ void stats_json(struct json_object *o, const struct session_stats *st)
 	add_u64(x, "late_unordered", st->late_unordered);
 	add_u64(x, "overflow", st->overflow);
 	add_u64(x, "clamped", st->clamped);
+	add_u64(x, "repeats", st->repeats);
 	add_u64(x, "fastlane_corrupt", st->fl_corrupt);
 	add_u64(x, "fastlane_offers_lost", st->offers_lost);
 	add_u64(x, "jit_lines", st->jit_lines);

@@ -72,6 +72,7 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
  */
 struct collector_adopt_stats {
 	uint64_t kept, rejoined, procs, steps;
+	uint64_t redo;     /* markers still to read that the daemon before may have handed on */
 };
 bool collector__adopt_step(struct collector *c, unsigned budget);
 bool collector__adopting(const struct collector *c, struct collector_adopt_stats *st);

@@ -91,6 +91,14 @@ struct collector {
 	size_t nr_subs;
 	size_t nr_active;
 	bool pinned, adopted;
+	/*
+	 * adopted: the first record read from the pinned BPF ring may be the
+	 * one the daemon before handed on as it was killed (libbpf moves the
+	 * consumer position after each record): a marker is flagged
+	 * PM_X_REDELIVERED for the sessions
+	 */
+	bool rb_redo;
+	bool test_rb_hold;             /* tests: $PERFMARK_TEST_HOLD.rbhanded (collector.c) */
 	bool pinnable;                 /* made with the gap sideband's programs */
 	bool umulti;                   /* marker sites on uprobe_multi links (on_probe) */
 	bool idle;                     /* no session since idle_since: kept for reuse */

@@ -720,7 +720,8 @@ bool collector__adopting(const struct collector *c, struct collector_adopt_stats
 
 	if (st)
 		*st = (struct collector_adopt_stats){ .kept = fs.kept, .rejoined = fs.rejoined,
-						      .procs = fs.procs, .steps = fs.steps };
+						      .procs = fs.procs, .steps = fs.steps,
+						      .redo = fs.redo };
 	return on;
 }
 

@@ -164,6 +164,7 @@ int collector__adopt(struct collector **out, const struct recspec *spec,
 		return -ENOMEM;
 	}
 	c->adopted = true;
+	c->rb_redo = true;
 	c->own_fds = true;
 	e = add_pin_dir(c, pin_dir);
 	if (e) {

@@ -23,12 +23,9 @@
 #include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
-
-#include <linux/magic.h>
 
 #include "bigmem.h"
 #include "clock.h"
@@ -37,105 +34,6 @@
 #include "synth.h"
 
 /* --- attaching to an area ------------------------------------------------ */
-
-/*
- * The memfd behind [addr, addr + size) in pid, mapped here.  /proc/PID/
- * map_files opened O_PATH: the mapped file is named by the kernel, and an
- * O_PATH open has no side effects even on a device; only a sealed shmem
- * file of exactly this size is then opened for real.
- */
-static int map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd,
-		    uint64_t *born)
-{
-	char path[96];
-	struct stat sb;
-	struct statfs sf;
-	int pfd, fd, e = 0;
-
-	snprintf(path, sizeof(path), "/proc/%u/map_files/%llx-%llx", pid,
-		 (unsigned long long)addr, (unsigned long long)(addr + size));
-	pfd = open(path, O_PATH | O_CLOEXEC);
-	if (pfd < 0)
-		return -errno;
-	if (fstat(pfd, &sb) || fstatfs(pfd, &sf)) {
-		e = -errno;
-		goto out;
-	}
-	if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != size ||
-	    (unsigned long)sf.f_type != TMPFS_MAGIC) {
-		e = -EINVAL;
-		goto out;
-	}
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
-	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0) {
-		e = -errno;
-		goto out;
-	}
-	e = fastlane_map_fd(fd, size, out, born);
-	if (e)
-		close(fd);
-	else
-		*memfd = fd;
-out:
-	close(pfd);
-	return e;
-}
-
-/*
- * When the file at fd was made, on CLOCK_MONOTONIC: its birth time (which
- * its owner cannot set, unlike mtime and ctime) less the clocks' offset now.
- * 0 when the filesystem does not say.
- */
-static uint64_t birth_mono(int fd)
-{
-	struct statx sx;
-	struct timespec rt;
-	uint64_t born, now, real;
-
-	if (statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &sx) || !(sx.stx_mask & STATX_BTIME) ||
-	    sx.stx_btime.tv_sec < 0)
-		return 0;
-	/* both clocks at one moment: read again if we were preempted between them */
-	for (int i = 0; i < 3; i++) {
-		uint64_t before = clock_mono_ns();
-
-		if (clock_gettime(CLOCK_REALTIME, &rt))
-			return 0;
-		now = clock_mono_ns();
-		if (now - before < 100 * 1000)
-			break;
-	}
-	born = (uint64_t)sx.stx_btime.tv_sec * 1000000000ull + sx.stx_btime.tv_nsec;
-	real = (uint64_t)rt.tv_sec * 1000000000ull + (uint64_t)rt.tv_nsec;
-	if (born >= real)
-		return now;
-	return real - born < now ? now - (real - born) : 0;
-}
-
-/*
- * fd, a shmem file sealed against shrinking, of exactly size bytes, mapped;
- * *born: when it was made (birth_mono)
- */
-int fastlane_map_fd(int fd, uint64_t size, void **out, uint64_t *born)
-{
-	int seals = fcntl(fd, F_GET_SEALS);
-	struct statfs sf;
-	struct stat sb;
-	void *m;
-
-	if (seals < 0)
-		return -errno;
-	if (!(seals & F_SEAL_SHRINK) || fstat(fd, &sb) || fstatfs(fd, &sf) || !S_ISREG(sb.st_mode) ||
-	    (uint64_t)sb.st_size != size || (unsigned long)sf.f_type != TMPFS_MAGIC)
-		return -EINVAL;
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED)
-		return -errno;
-	*out = m;
-	*born = birth_mono(fd);
-	return 0;
-}
 
 /* the header's geometry, checked once and kept in private memory */
 static int check_geometry(struct area *a, const struct pm_fastreg *r)
@@ -210,6 +108,10 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 		__atomic_store_n(&sl->tail[k], p, __ATOMIC_RELEASE);
 		if (!again) {
 			a->unpub[s] = 0;
+			/* up to a batch of what we read first may be in its sessions already */
+			a->redo_left -= a->redo[s];
+			a->redo[s] = backlog && t != head ? FL_PUBLISH_BATCH : 0;
+			a->redo_left += a->redo[s];
 			/* what the earlier holder took and never handed on: lost with it */
 			uint64_t held = __atomic_exchange_n(&sl->held[k], 0, __ATOMIC_ACQ_REL);
 
@@ -272,6 +174,7 @@ void fastlane_area_free(struct fastlane *fl, struct area *a)
 	free(a->tails);
 	free(a->pub);
 	free(a->unpub);
+	free(a->redo);
 	free(a->tids);
 	free(a);
 }
@@ -296,7 +199,8 @@ int fastlane_area_setup(struct area *a, const struct pm_fastreg *r)
 	a->tails = calloc(a->nr_slots, sizeof(*a->tails));
 	a->pub = calloc(a->nr_slots, sizeof(*a->pub));
 	a->unpub = calloc(a->nr_slots, sizeof(*a->unpub));
-	return a->tails && a->pub && a->unpub ? 0 : -ENOMEM;
+	a->redo = calloc(a->nr_slots, sizeof(*a->redo));
+	return a->tails && a->pub && a->unpub && a->redo ? 0 : -ENOMEM;
 }
 
 /* join again as the consumer whose word holds our token (-ENOENT: none does) */
@@ -349,7 +253,7 @@ static int attach(struct fastlane *fl, const struct pm_fastreg *r, struct area *
 		e = -errno;
 		goto fail;
 	}
-	e = map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd, &a->born);
+	e = fastlane_map_area(r->pid, r->reg.area, r->reg.size, &a->map, &a->memfd, &a->born);
 	if (e)
 		goto fail;
 	a->gid = fastlane_proc_gid(r->pid);
@@ -738,20 +642,30 @@ static void recycle(struct fastlane *fl, struct fl_seg *list)
 }
 
 /*
- * Tests only: with records copied and not handed on yet, a consume waits
- * while $PERFMARK_TEST_HOLD.fastlane exists, after it has created
- * $PERFMARK_TEST_HOLD.fastlane.held (t-daemon-kill-copied.sh kills the
- * recorder there).
+ * Tests only: a consume waits while $PERFMARK_TEST_HOLD.WHAT exists, after
+ * it has created $PERFMARK_TEST_HOLD.WHAT.held, where the tests kill the
+ * recorder: "fastlane", with records copied and not handed on yet
+ * (t-daemon-kill-copied.sh); "handed", with records handed on and their
+ * batch not published (fastlane_read.c, t-daemon-kill-handed.sh).
  */
-static void test_hold(void)
+bool fl_test_armed(const char *what)
+{
+	const char *p = getenv("PERFMARK_TEST_HOLD");
+	char path[PATH_MAX];
+
+	return p && *p && snprintf(path, sizeof(path), "%s.%s", p, what) < (int)sizeof(path) &&
+	       !access(path, F_OK);
+}
+
+void fl_test_hold(const char *what)
 {
 	const char *p = getenv("PERFMARK_TEST_HOLD");
 	char path[PATH_MAX], held[PATH_MAX + 8];
 	int fd;
 
-	if (!p || !*p || snprintf(path, sizeof(path), "%s.fastlane", p) >= (int)sizeof(path) ||
-	    access(path, F_OK))
+	if (!fl_test_armed(what))
 		return;
+	snprintf(path, sizeof(path), "%s.%s", p, what);
 	snprintf(held, sizeof(held), "%s.held", path);
 	fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd >= 0)
@@ -796,7 +710,7 @@ bool fastlane__consume(struct fastlane *fl)
 	pthread_mutex_unlock(&fl->lock);
 
 	if (list)
-		test_hold();
+		fl_test_hold("fastlane");
 	fastlane_deliver(fl, list, &counts);
 
 	pthread_mutex_lock(&fl->lock);

@@ -98,6 +98,7 @@ struct fastlane_adopt_stats {
 	uint64_t rejoined;            /* live areas found in the scan */
 	uint64_t procs;               /* processes scanned */
 	uint64_t steps;
+	uint64_t redo;                /* records still to read that may be handed on already */
 };
 void fastlane__adopt_begin(struct fastlane *fl);
 bool fastlane__adopt_step(struct fastlane *fl, unsigned budget);
@@ -129,5 +130,12 @@ void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);
  * alive: the uid its markers are recorded under and its /proc group.
  */
 bool fastlane__owner(struct fastlane *fl, uint32_t pid, uint32_t *uid, uint32_t *gid);
+
+/*
+ * Tests only (fastlane.c): $PERFMARK_TEST_HOLD.WHAT exists; wait while it
+ * does, after creating $PERFMARK_TEST_HOLD.WHAT.held
+ */
+bool fl_test_armed(const char *what);
+void fl_test_hold(const char *what);
 
 #endif

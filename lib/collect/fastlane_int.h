@@ -25,6 +25,7 @@
 #define FL_SPILL_MAX      (256u << 20)                   /* copied, not yet delivered */
 #define FL_SEG_SIZE       (4u << 20)                     /* the spill is a queue of these */
 #define FL_SPILL_WAKE     FL_SEG_SIZE                    /* this much copied: wake the drain */
+#define FL_PUBLISH_BATCH  64u     /* records handed on between publications (fastlane_read.c) */
 #define FL_CONSUME_MAX    (2u << 20)                     /* per consume: the BPF ring is read between */
 _Static_assert(FL_SPILL_MAX / FL_CONSUME_MAX < COLLECTOR_ALL_BATCHES, "all batches take the spill");
 #define FL_SPARE_SEGS     16                             /* emptied segments kept for reuse */
@@ -73,6 +74,15 @@ struct area {
 	 */
 	uint64_t *pub;
 	uint64_t *unpub;
+	/*
+	 * Per slot: how many of the next records read may have been handed
+	 * on already by the earlier holder whose backlog we read (its tail
+	 * moved a publish batch at a time: fastlane_read.c), flagged
+	 * PM_X_REDELIVERED for the sessions to look up in what they kept;
+	 * redo_left, their sum.  The collector's thread only.
+	 */
+	uint8_t *redo;
+	uint64_t redo_left;
 	struct { uint32_t local, tid; } *tids;   /* thread ids when namespaces differ */
 	size_t nr_tids;
 	bool gone;                    /* exited or exec'd: read to the end, then let go */
@@ -136,8 +146,12 @@ static inline struct pm_fl_slot *area_slot(const struct area *a, uint32_t s)
 	return (struct pm_fl_slot *)(void *)((char *)a->map + a->hdr_size + (size_t)s * a->slot_size);
 }
 
-/* fastlane.c, for fastlane_keep.c */
+/* fastlane_map.c: fd (a sealed shmem file of size bytes) mapped; *born: when it was made */
 int fastlane_map_fd(int fd, uint64_t size, void **out, uint64_t *born);
+/* ... the memfd behind [addr, addr + size) in pid (its map_files entry), mapped */
+int fastlane_map_area(uint32_t pid, uint64_t addr, uint64_t size, void **out, int *memfd,
+		      uint64_t *born);
+/* fastlane.c, for fastlane_keep.c */
 int fastlane_area_setup(struct area *a, const struct pm_fastreg *r);
 int fastlane_rejoin_area(struct fastlane *fl, struct area *a);
 void fastlane_area_free(struct fastlane *fl, struct area *a);

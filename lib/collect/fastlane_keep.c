@@ -312,8 +312,10 @@ bool fastlane__adopting(struct fastlane *fl, struct fastlane_adopt_stats *st)
 		return __atomic_load_n(&fl->adopting, __ATOMIC_ACQUIRE);
 	pthread_mutex_lock(&fl->lock);
 	on = fl->adopting;
-	if (st)
-		*st = fl->adopt;
+	*st = fl->adopt;
+	st->redo = 0;
+	for (struct area *a = fl->areas; a; a = a->next)
+		st->redo += a->redo_left;
 	pthread_mutex_unlock(&fl->lock);
 	return on;
 }

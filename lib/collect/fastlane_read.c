@@ -387,8 +387,8 @@ static uint32_t map_tid(struct area *a, uint32_t local, bool *reloaded)
  * One marker of area a as a PM_REC_MARKER record, to the collector, at
  * time (its own, clamped: see stream_next).
  */
-static void emit(struct fastlane *fl, struct area *a, const struct pm_fl_rec *r, uint32_t len,
-		 uint64_t time, bool clamped, bool *reloaded, struct pm_marker *m)
+static void emit(struct fastlane *fl, struct area *a, uint32_t slot, const struct pm_fl_rec *r,
+		 uint32_t len, uint64_t time, bool clamped, bool *reloaded, struct pm_marker *m)
 {
 	m->rec_type = PM_REC_MARKER;
 	m->cpu = r->cpu;
@@ -403,6 +403,11 @@ static void emit(struct fastlane *fl, struct area *a, const struct pm_fl_rec *r,
 	m->ip = r->ip;
 	m->uid = a->uid;
 	m->ext = clamped ? PM_X_CLAMPED : 0;
+	if (unlikely(a->redo_left) && slot < a->nr_slots && a->redo[slot]) {
+		a->redo[slot]--;
+		a->redo_left--;
+		m->ext |= PM_X_REDELIVERED;
+	}
 	memcpy(m->data, r->data, r->size);
 	fl->deliver(fl->ctx, m, sizeof(*m) + r->size);
 	fl->stats.markers++;
@@ -445,11 +450,12 @@ struct stream {
 
 /*
  * Records of the stream's chunk handed on (all of it: done) are published
- * (publish) every FL_PUBLISH_BATCH of them: a kill -9 between a record's
- * hand-on and its batch's publication leaves it to be read again, so the
- * batch is small (a lock each).
+ * (publish) every FL_PUBLISH_BATCH of them (a lock each): a kill -9 between
+ * a record's hand-on and its batch's publication leaves it to be read
+ * again.  The successor flags the first FL_PUBLISH_BATCH records it reads
+ * of each ring so (join(), PM_X_REDELIVERED), and a session drops one it
+ * finds among the records it journaled before (sink__journaled_before).
  */
-#define FL_PUBLISH_BATCH 64
 static void stream_publish(struct stream *s, bool done)
 {
 	const struct fl_chunk *ch = s->ch;
@@ -558,6 +564,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 	uint32_t *h = NULL;
 	const struct fl_seg *sg;
 	size_t off, n = 0, cap = 0, ns = 0, nh = 0;
+	bool hold;
 
 	for (sg = list; sg; sg = sg->next)
 		for (off = 0; off < sg->len; cap++)
@@ -581,7 +588,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 			}
 			/* no memory to merge: chunk by chunk, as copied */
 			for (stream_next(&s1); s1.cur; stream_next(&s1))
-				emit(fl, ch->area, s1.cur, s1.len, s1.time, s1.clamped, &s1.reloaded,
+				emit(fl, ch->area, ch->slot, s1.cur, s1.len, s1.time, s1.clamped, &s1.reloaded,
 				     &rec.m);
 		}
 	}
@@ -600,10 +607,17 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 		i = j;
 	}
 	heap_build(h, nh, earlier, st);
+	hold = fl_test_armed("handed");
 	while (nh) {
 		struct stream *s = &st[h[0]];
 
-		emit(fl, s->ref[-1].area, s->cur, s->len, s->time, s->clamped, &s->reloaded, &rec.m);
+		emit(fl, s->ref[-1].area, s->ref[-1].slot, s->cur, s->len, s->time, s->clamped,
+		     &s->reloaded, &rec.m);
+		/* tests: a kill here repeats what was handed on since the last publication */
+		if (unlikely(hold) && s->emitted + 1 == FL_PUBLISH_BATCH / 4) {
+			fl_test_hold("handed");
+			hold = false;
+		}
 		stream_next(s);
 		if (!s->cur)
 			h[0] = h[--nh];

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "perfmark_wire.h"
@@ -212,6 +213,25 @@ static bool is_clean_string(const struct pm_marker *m)
 	       m->data[m->size - 1] == '\0' && memchr(m->data, '\0', m->size) == m->data + m->size - 1;
 }
 
+/*
+ * A marker read again after a restart (PM_X_REDELIVERED) that the daemon
+ * before journaled to this session's ring just before it was killed: its
+ * encoding is among the last records the ring held (sink__journaled_before).
+ */
+static bool kept_before(struct session *s, const struct perfdata_sample *ds)
+{
+	size_t len = perfdata_sample_size(MARKER_SAMPLE_TYPE, ds);
+	void *rec;
+	bool kept;
+
+	if (!s->sink || !(rec = malloc(len)))
+		return false;
+	perfdata_encode_sample(rec, MARKER_SAMPLE_TYPE, ds);
+	kept = sink__journaled_before(s->sink, rec, len);
+	free(rec);
+	return kept;
+}
+
 int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 {
 	struct perfdata_sample ds;
@@ -252,6 +272,10 @@ int stage_marker(struct session *s, const struct pm_marker *pm, size_t size)
 		ds.id = ID_UEVENT;
 		ds.raw = h;
 		ds.raw_size = sizeof(*h) + pm->size;
+	}
+	if (__builtin_expect(pm->ext & PM_X_REDELIVERED, 0) && kept_before(s, &ds)) {
+		s->stats.repeats++;
+		return 0;
 	}
 	len = perfdata_sample_size(MARKER_SAMPLE_TYPE, &ds);
 	rec = stage_alloc(s, len, ds.time);

@@ -59,6 +59,8 @@ struct session {
 	bool fixed_period;             /* no PERIOD in samples: the attr's (session_join) */
 	struct sink *sink;             /* o.sink, or our own perfdata sink */
 	bool own_sink;
+	/* adopted after a restart: records read may repeat what the sink kept (encode.c, kept_before) */
+	bool redo_watch;
 	struct window *ro;
 	struct targets tg;             /* which records are ours (targets.c) */
 	bool kernel_ok;                /* kernel addresses and stacks may be written */

@@ -182,6 +182,7 @@ int session__adopt(struct session **out, const struct session_opts *opts,
 	if (!s)
 		return -ENOMEM;
 	s->t0 = 0;          /* synthesized state goes before the backlog */
+	s->redo_watch = true;
 	e = collector__adopt(&s->c, &opts->spec, opts->pin_dir, err, errlen);
 	if (e)
 		goto fail;
@@ -210,7 +211,8 @@ bool session__adopting(const struct session *s, struct session_adopt_stats *st)
 
 	if (st)
 		*st = (struct session_adopt_stats){ .kept = cs.kept, .rejoined = cs.rejoined,
-						    .procs = cs.procs, .steps = cs.steps };
+						    .procs = cs.procs, .steps = cs.steps,
+						    .redo = cs.redo };
 	return on;
 }
 
@@ -355,6 +357,17 @@ static int drain(struct session *s, uint64_t cutoff, uint64_t now, bool force, i
 	/* a forced drain takes everything there was; else a batch (the loop comes back for more) */
 	for (int i = 1; collector__consume(s->c) && force && i < batches; i++)
 		;
+	/* after a restart: what the sink kept before is asked about until nothing read may repeat it */
+	if (s->redo_watch) {
+		struct collector_adopt_stats cs = { 0 };
+
+		collector__adopting(s->c, &cs);
+		if (!cs.redo) {
+			s->redo_watch = false;
+			if (s->sink)
+				sink__forget_before(s->sink);
+		}
+	}
 	/* stack copies waiting for a table being built: a forced drain takes them as they are */
 	if (force)
 		collector__settle(s->c, cutoff, cutoff == UINT64_MAX);

@@ -89,6 +89,7 @@ struct session_stats {
 	uint64_t overflow;         /* written before their reorder delay: the window was full */
 	uint64_t window_bytes;     /* the reorder window's memory now */
 	uint64_t clamped;          /* marker times outside what the recorder saw, clamped */
+	uint64_t repeats;          /* markers read again after a restart, kept before it: dropped */
 	/* /tmp/perf-PID.map lines for JIT code markers, of the collector (shared) */
 	uint64_t jit_lines, jit_missed, jit_refused;
 	uint64_t fl_corrupt;       /* fast-lane areas given up (of the collector) */
@@ -178,6 +179,7 @@ int session__adopt(struct session **out, const struct session_opts *opts,
  */
 struct session_adopt_stats {
 	uint64_t kept, rejoined, procs, steps;
+	uint64_t redo;     /* markers still to read that the daemon before may have handed on */
 };
 bool session__adopt_step(struct session *s, unsigned budget);
 bool session__adopting(const struct session *s, struct session_adopt_stats *st);
