@@ -202,6 +202,23 @@ writers_bad() {
 		[ "$n" = "$N/$N" ] || printf ' w%s:%s' "$i" "$n"
 	done
 }
+# held_kill_restart NAME WHAT: with the writers going, the daemon held at
+# $T/hold.WHAT (PERFMARK_TEST_HOLD, it says so with .held) is killed -9
+# there; the writers end with no daemon, a new one starts, and once NAME
+# runs again and holds every marker (or 120 s went by): $bad (writers_bad)
+# and $T/show.txt (session show)
+held_kill_restart() {
+	touch "$T/hold.$2"
+	wait_until 60 test -e "$T/hold.$2.held" || die "the daemon was not held at $2" -- "$T/pmd.log"
+	daemon_kill9
+	rm -f "$T/hold.$2"
+	wait_until 300 writers_emitted || die "the writers did not end their markers while no daemon ran"
+	daemon_start
+	wait_until 120 session_is "$1" state running || die "$1 did not run again" -- "$T/pmd.log"
+	wait_until 120 writers_complete "$1" || true
+	bad=$(writers_bad)
+	"$PERFMARK" session show "$1" >"$T/show.txt" 2>&1
+}
 
 # "PID BPF string: ..." for each string marker in a perf.data (or - for stdin)
 marker_lines() {

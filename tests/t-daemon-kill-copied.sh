@@ -16,16 +16,7 @@ export PERFMARK_TEST_HOLD=$T/hold
 K=4
 N=2000
 writers_start held 64M 300
-touch "$T/hold.fastlane"
-wait_until 60 test -e "$T/hold.fastlane.held" || die "no drain held with markers copied" -- "$T/pmd.log"
-daemon_kill9
-rm -f "$T/hold.fastlane"
-wait_until 300 writers_emitted || die "the writers did not end their markers while no daemon ran"
-daemon_start
-wait_until 120 session_is held state running || die "held did not run again" -- "$T/pmd.log"
-wait_until 120 writers_complete held || true
-bad=$(writers_bad)
-"$PERFMARK" session show held >"$T/show.txt" 2>&1
+held_kill_restart held fastlane
 writers_kill
 [ -z "$bad" ] || die "markers lost or repeated across a kill between copy and hand-on (writer:unique/all of $N):$bad" -- "$T/show.txt" "$T/pmd.log"
 ok "a kill -9 with markers copied and not handed on: all $K x $N markers once each"

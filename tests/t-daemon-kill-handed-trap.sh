@@ -15,16 +15,7 @@ export PERFMARK_TEST_HOLD=$T/hold PERFMARK_FASTLANE=0
 K=2
 N=1000
 writers_start trap 64M 100
-touch "$T/hold.rbhanded"
-wait_until 60 test -e "$T/hold.rbhanded.held" || die "no BPF ring consume held after a marker" -- "$T/pmd.log"
-daemon_kill9
-rm -f "$T/hold.rbhanded"
-wait_until 300 writers_emitted || die "the writers did not end their markers while no daemon ran"
-daemon_start
-wait_until 120 session_is trap state running || die "trap did not run again" -- "$T/pmd.log"
-wait_until 120 writers_complete trap || true
-bad=$(writers_bad)
-"$PERFMARK" session show trap >"$T/show.txt" 2>&1
+held_kill_restart trap rbhanded
 repeats=$(session_field trap repeats)
 writers_kill
 [ -z "$bad" ] || die "markers lost or repeated across a kill inside the BPF ring's consume (writer:unique/all of $N):$bad" -- "$T/show.txt" "$T/pmd.log"

@@ -17,16 +17,7 @@ export PERFMARK_TEST_HOLD=$T/hold
 K=4
 N=2000
 writers_start handed 64M 300
-touch "$T/hold.handed"
-wait_until 60 test -e "$T/hold.handed.held" || die "no drain held with markers handed on" -- "$T/pmd.log"
-daemon_kill9
-rm -f "$T/hold.handed"
-wait_until 300 writers_emitted || die "the writers did not end their markers while no daemon ran"
-daemon_start
-wait_until 120 session_is handed state running || die "handed did not run again" -- "$T/pmd.log"
-wait_until 120 writers_complete handed || true
-bad=$(writers_bad)
-"$PERFMARK" session show handed >"$T/show.txt" 2>&1
+held_kill_restart handed handed
 repeats=$(session_field handed repeats)
 writers_kill
 [ -z "$bad" ] || die "markers lost or repeated across a kill between hand-on and publication (writer:unique/all of $N):$bad" -- "$T/show.txt" "$T/pmd.log"
