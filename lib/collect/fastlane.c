@@ -111,6 +111,7 @@ static void join(struct fastlane *fl, struct area *a, int k, bool read)
 			/* up to a batch of what we read first may be in its sessions already */
 			a->redo_left -= a->redo[s];
 			a->redo[s] = backlog && t != head ? FL_PUBLISH_BATCH : 0;
+			a->redo_end[s] = head;
 			a->redo_left += a->redo[s];
 			/* what the earlier holder took and never handed on: lost with it */
 			uint64_t held = __atomic_exchange_n(&sl->held[k], 0, __ATOMIC_ACQ_REL);
@@ -175,6 +176,7 @@ void fastlane_area_free(struct fastlane *fl, struct area *a)
 	free(a->pub);
 	free(a->unpub);
 	free(a->redo);
+	free(a->redo_end);
 	free(a->tids);
 	free(a);
 }
@@ -200,7 +202,8 @@ int fastlane_area_setup(struct area *a, const struct pm_fastreg *r)
 	a->pub = calloc(a->nr_slots, sizeof(*a->pub));
 	a->unpub = calloc(a->nr_slots, sizeof(*a->unpub));
 	a->redo = calloc(a->nr_slots, sizeof(*a->redo));
-	return a->tails && a->pub && a->unpub && a->redo ? 0 : -ENOMEM;
+	a->redo_end = calloc(a->nr_slots, sizeof(*a->redo_end));
+	return a->tails && a->pub && a->unpub && a->redo && a->redo_end ? 0 : -ENOMEM;
 }
 
 /* join again as the consumer whose word holds our token (-ENOENT: none does) */

@@ -78,10 +78,12 @@ struct area {
 	 * Per slot: how many of the next records read may have been handed
 	 * on already by the earlier holder whose backlog we read (its tail
 	 * moved a publish batch at a time: fastlane_read.c), flagged
-	 * PM_X_REDELIVERED for the sessions to look up in what they kept;
+	 * PM_X_REDELIVERED for the sessions to look up in what they kept,
+	 * among those written before we joined (redo_end: the head then);
 	 * redo_left, their sum.  The collector's thread only.
 	 */
 	uint8_t *redo;
+	uint64_t *redo_end;
 	uint64_t redo_left;
 	struct { uint32_t local, tid; } *tids;   /* thread ids when namespaces differ */
 	size_t nr_tids;

@@ -472,8 +472,15 @@ static void stream_publish(struct stream *s, bool done)
 	publish(s->fl, ch, done ? ch->pos + ch->bytes : s->pos, n);
 	s->published += n;
 	s->emitted = 0;
-	if (done)
-		s->ch = NULL;
+	if (!done)
+		return;
+	s->ch = NULL;
+	/* read past what was written before we joined: nothing after can repeat */
+	if (unlikely(ch->area->redo_left) && ch->slot < ch->area->nr_slots &&
+	    ch->pos + ch->bytes >= ch->area->redo_end[ch->slot]) {
+		ch->area->redo_left -= ch->area->redo[ch->slot];
+		ch->area->redo[ch->slot] = 0;
+	}
 }
 
 /*
