@@ -15,6 +15,7 @@
 #include "perfmarkd.h"
 #include "proto.h"
 #include "sessions-int.h"
+#include "testhold.h"
 
 /* --- taking a ring over, off the loop ------------------------------------------ */
 
@@ -44,13 +45,7 @@ struct takeover {
  */
 void sessions__test_hold(const char *name)
 {
-	const char *p = getenv("PERFMARK_TEST_HOLD");
-	char path[PATH_MAX];
-
-	if (!p || !*p || snprintf(path, sizeof(path), "%s.%s", p, name) >= (int)sizeof(path))
-		return;
-	while (!access(path, F_OK))
-		usleep(10000);
+	test_hold_wait(name, false);
 }
 
 static void takeover_work(struct job *j)
@@ -171,11 +166,10 @@ static size_t nr_adopting;
 /* PERFMARK_TEST_HOLD (tests only): after its first slice, held while PREFIX.NAME.adopt exists */
 static bool adopt_held(const struct dsess *d)
 {
-	const char *p = getenv("PERFMARK_TEST_HOLD");
-	char path[PATH_MAX];
+	char what[PATH_MAX];
 
-	return p && *p && snprintf(path, sizeof(path), "%s.%s.adopt", p, d->def.name) < (int)sizeof(path) &&
-	       !access(path, F_OK);
+	return snprintf(what, sizeof(what), "%s.adopt", d->def.name) < (int)sizeof(what) &&
+	       test_hold_armed(what);
 }
 
 static void adopt_step(struct defer *p)

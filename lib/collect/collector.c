@@ -23,7 +23,7 @@
 #include "perfmark_wire.h"
 #include "clock.h"
 #include "collector_int.h"
-#include "fastlane.h"
+#include "testhold.h"
 
 struct collector *collector_registry;
 
@@ -82,7 +82,7 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	if (__builtin_expect(c->test_rb_hold, 0) && size >= sizeof(*pm) &&
 	    pm->rec_type == PM_REC_MARKER) {
 		c->test_rb_hold = false;
-		fl_test_hold("rbhanded");
+		test_hold_wait("rbhanded", true);
 	}
 	/* a batch read: the consume stops here (libbpf has taken this record) */
 	if (c->rb_left <= size + 8) {
@@ -141,7 +141,7 @@ bool collector__consume(struct collector *c)
 	perf_buffer__consume(c->pb);
 	c->rb_left = COLLECTOR_RB_BATCH;
 	c->rb_more = false;
-	c->test_rb_hold = fl_test_armed("rbhanded");
+	c->test_rb_hold = test_hold_armed("rbhanded");
 	ring_buffer__consume(c->rb);
 	c->rb_redo = false;           /* its first record, if there was one, is read */
 	collector_offcpu_drain(c);

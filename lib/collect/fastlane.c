@@ -32,6 +32,7 @@
 #include "fastlane.h"
 #include "fastlane_int.h"
 #include "synth.h"
+#include "testhold.h"
 
 /* --- attaching to an area ------------------------------------------------ */
 
@@ -644,39 +645,6 @@ static void recycle(struct fastlane *fl, struct fl_seg *list)
 	}
 }
 
-/*
- * Tests only: a consume waits while $PERFMARK_TEST_HOLD.WHAT exists, after
- * it has created $PERFMARK_TEST_HOLD.WHAT.held, where the tests kill the
- * recorder: "fastlane", with records copied and not handed on yet
- * (t-daemon-kill-copied.sh); "handed", with records handed on and their
- * batch not published (fastlane_read.c, t-daemon-kill-handed.sh).
- */
-bool fl_test_armed(const char *what)
-{
-	const char *p = getenv("PERFMARK_TEST_HOLD");
-	char path[PATH_MAX];
-
-	return p && *p && snprintf(path, sizeof(path), "%s.%s", p, what) < (int)sizeof(path) &&
-	       !access(path, F_OK);
-}
-
-void fl_test_hold(const char *what)
-{
-	const char *p = getenv("PERFMARK_TEST_HOLD");
-	char path[PATH_MAX], held[PATH_MAX + 8];
-	int fd;
-
-	if (!fl_test_armed(what))
-		return;
-	snprintf(path, sizeof(path), "%s.%s", p, what);
-	snprintf(held, sizeof(held), "%s.held", path);
-	fd = open(held, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0)
-		close(fd);
-	while (!access(path, F_OK))
-		usleep(10000);
-}
-
 bool fastlane__consume(struct fastlane *fl)
 {
 	struct area *dead = NULL, *a, **pp, *next;
@@ -713,7 +681,7 @@ bool fastlane__consume(struct fastlane *fl)
 	pthread_mutex_unlock(&fl->lock);
 
 	if (list)
-		fl_test_hold("fastlane");
+		test_hold_wait("fastlane", true);   /* t-daemon-kill-copied.sh: copied, not handed on */
 	fastlane_deliver(fl, list, &counts);
 
 	pthread_mutex_lock(&fl->lock);

@@ -131,11 +131,4 @@ void fastlane__stats(struct fastlane *fl, struct fastlane_stats *st);
  */
 bool fastlane__owner(struct fastlane *fl, uint32_t pid, uint32_t *uid, uint32_t *gid);
 
-/*
- * Tests only (fastlane.c): $PERFMARK_TEST_HOLD.WHAT exists; wait while it
- * does, after creating $PERFMARK_TEST_HOLD.WHAT.held
- */
-bool fl_test_armed(const char *what);
-void fl_test_hold(const char *what);
-
 #endif

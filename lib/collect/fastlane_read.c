@@ -16,6 +16,7 @@
 #include "bigmem.h"
 #include "clock.h"
 #include "fastlane_int.h"
+#include "testhold.h"
 #include "heap.h"
 
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -614,7 +615,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 		i = j;
 	}
 	heap_build(h, nh, earlier, st);
-	hold = fl_test_armed("handed");
+	hold = test_hold_armed("handed");
 	while (nh) {
 		struct stream *s = &st[h[0]];
 
@@ -622,7 +623,7 @@ void fastlane_deliver(struct fastlane *fl, const struct fl_seg *list, struct fas
 		     &s->reloaded, &rec.m);
 		/* tests: a kill here repeats what was handed on since the last publication */
 		if (unlikely(hold) && s->emitted + 1 == FL_PUBLISH_BATCH / 4) {
-			fl_test_hold("handed");
+			test_hold_wait("handed", true);
 			hold = false;
 		}
 		stream_next(s);
