@@ -63,7 +63,7 @@ struct top_row {
 
 struct top_range {
 	char name[TOP_NAME_MAX];
-	double rate;              /* completions a second, over the last interval */
+	double rate;              /* completions a second, over the last interval; < 0: none ended yet */
 	uint64_t count;           /* completions since top started */
 	uint64_t p50_ns, p99_ns, max_ns;   /* of the latest TOP_RANGE_KEEP */
 	uint32_t kept;

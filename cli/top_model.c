@@ -46,6 +46,7 @@ struct rng {
 	uint32_t name;
 	uint64_t count, window;         /* completions: since the start, this interval */
 	double rate;                    /* of the last interval */
+	bool rated;                     /* an interval has ended since it was first seen */
 	uint64_t durs[TOP_RANGE_KEEP];  /* the latest, a ring */
 	uint32_t head, n;
 };
@@ -388,7 +389,7 @@ static void view_range(const struct top_model *m, const struct rng *r, struct to
 	uint64_t d[TOP_RANGE_KEEP];
 
 	copy_name(out->name, sizeof(out->name), strtab__str(&m->strs, r->name));
-	out->rate = r->rate;
+	out->rate = r->rated ? r->rate : -1;
 	out->count = r->count;
 	out->kept = r->n;
 	out->p50_ns = out->p99_ns = out->max_ns = 0;
@@ -500,6 +501,7 @@ void top_model__tick(struct top_model *m, double secs)
 	}
 	for (i = 0; i < m->nrngs; i++) {
 		m->rngs[i].rate = secs > 0 ? m->rngs[i].window / secs : 0;
+		m->rngs[i].rated = true;
 		m->rngs[i].window = 0;
 	}
 	m->last_window = m->window;

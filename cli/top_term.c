@@ -279,7 +279,7 @@ static void row_line(struct out *o, const struct top_view *v, const struct top_r
 
 static void ranges(struct out *o, const struct top_view *v)
 {
-	char l[160], p50[24], p99[24], mx[24];
+	char l[160], p50[24], p99[24], mx[24], rate[24];
 	size_t i;
 
 	text_line(o, "");
@@ -293,7 +293,11 @@ static void ranges(struct out *o, const struct top_view *v)
 		fmt_ns(p50, sizeof(p50), r->p50_ns);
 		fmt_ns(p99, sizeof(p99), r->p99_ns);
 		fmt_ns(mx, sizeof(mx), r->max_ns);
-		snprintf(l, sizeof(l), " %10.1f %10s %10s %10s %10llu", r->rate, p50, p99, mx,
+		if (r->rate < 0)    /* first seen in this interval: no rate to show yet */
+			snprintf(rate, sizeof(rate), "-");
+		else
+			snprintf(rate, sizeof(rate), "%.1f", r->rate);
+		snprintf(l, sizeof(l), " %10s %10s %10s %10s %10llu", rate, p50, p99, mx,
 			 (unsigned long long)r->count);
 		fprintf(o->f, "%.*s", room(o, used) < 0 ? (int)strlen(l) : room(o, used), l);
 		line_end(o);

@@ -113,11 +113,30 @@ ok "a command named with an escape sequence shows as sp\\x1b[2Jx"
 # --- marker ranges: rate, p50, p99 -------------------------------------------------------------
 bg "$PROGS/prog-phases" 2000
 PH_PID=$BG_PID
+
+# a frame drawn inside the first interval (here on a resize) has ranges with no rate yet: "-"
+run_in_pane "$PERFMARK top -p $PH_PID -d 600"
+wait_pane '^perfmark top:' 60 || die "top drew no frame (ranges run)" -- <(pane)
+cols=200
+resized_with_ranges() {
+	cols=$((cols == 200 ? 199 : 200))
+	tm resize-window -t top -x "$cols" -y 50
+	pane_has '^render +- +[0-9.]+ms +[0-9.]+ms' top
+}
+wait_until 60 resized_with_ranges || die "no range line without a rate inside the first interval" -- <(pane)
+tm send-keys -t top q
+wait_pane '^RC=0$' 10 || die "q after the first interval's ranges"
+ok "a range first seen in this interval shows its rate as -"
+
 run_in_pane "$PERFMARK top -p $PH_PID"
-wait_pane '^render +[0-9]+\.[0-9] +[0-9.]+ms +[0-9.]+ms' 60 ||
-	die "no range line for render" -- <(pane)
-rate=$(pane | awk '$1 == "render" { print $2 }')
-fcmp "$rate > 0" || die "render's rate is $rate"
+# one capture per look: a frame drawn between two captures may be another interval's
+render_rate() {
+	pane >"$T/ranges.pane"
+	rate=$(awk '$1 == "render" && $2 ~ /^[0-9]+\.[0-9]$/ && $3 ~ /ms$/ && $4 ~ /ms$/ { print $2 }' \
+		"$T/ranges.pane")
+	[ -n "$rate" ] && fcmp "$rate > 0"
+}
+wait_until 60 render_rate || die "no range line for render with a rate above 0" -- "$T/ranges.pane"
 tm send-keys -t top q
 wait_pane '^RC=0$' 10 || die "q after ranges"
 bg_kill "$PH_PID"
