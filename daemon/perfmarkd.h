@@ -180,6 +180,7 @@ struct run {
 	struct session_stats st;      /* last known */
 	struct run_flush *flushes;    /* under way */
 	uint64_t turn;                /* of the loop, at its last drain */
+	uint32_t rotate_secs;         /* its files rotate this often (0: not by time): a quiet tick's cap */
 	/* the owner, after each drain: err is the session's (0: all went out) */
 	void (*drained)(struct run *r, int err);
 	struct run *next;

@@ -19,8 +19,9 @@ static struct run *runs;   /* the running ones */
 /*
  * The drain tick while runs go on: SESSION_DRAIN_MS, doubled after each
  * quiet tick, up to RUN_QUIET_TICK_MS; back at once when the runs get busy
- * (a ring's wakeup, a tick that read RUN_QUIET_RECORDS or more, a run
- * starting or ending), and stays there while a live reader is attached
+ * (a ring's wakeup, a tick that read RUN_QUIET_RECORDS or more, a second's
+ * worth of them at a tick slower than a second, a run starting or
+ * ending), and stays there while a live reader is attached
  * (session attach, perfmark top: they show each round as it comes).
  * Quiet is a trickle, not nothing: an always-on session on an idle
  * machine reads a few records every tick (-a -F 10: 20 samples a second;
@@ -31,11 +32,37 @@ static struct run *runs;   /* the running ones */
  * wakeup past the ring's fill threshold, and fast-lane offers wake it at
  * once.  Markers a fast-lane area holds wait one slow tick at most, and a
  * snapshot or stop drains up to its own moment first.
+ * Four seconds, not one: at one a second, the wakeups were still 3 of the
+ * 5 ms of CPU perfmarkd took in 30 s for an always-on -a --off-cpu=1ms
+ * session, which with its programs' 23-25 ms sat at issue 21's 0.05 %
+ * (bench-offcpu: 0.0475-0.0506 %).  What waits in the rings meanwhile is
+ * kept there (pinned, or in the traced process's fast-lane area) through
+ * a daemon restart, and a session's files are at most a tick behind.
  */
-#define RUN_QUIET_TICK_MS 1000
+#define RUN_QUIET_TICK_MS 4000
 #define RUN_QUIET_RECORDS 256
 static uint64_t drain_ms = SESSION_DRAIN_MS;
 static uint64_t activity_seen;
+
+/*
+ * The slowest the tick may go: RUN_QUIET_TICK_MS, or what a run's own
+ * period asks, so that files rotated every second and intervals
+ * aggregated every second stay a second long on a quiet machine.
+ */
+static uint64_t quiet_tick_ms(void)
+{
+	uint64_t ms = RUN_QUIET_TICK_MS;
+
+	for (struct run *r = runs; r; r = r->next) {
+		const struct recspec *sp = r->s ? session__spec(r->s) : NULL;
+
+		if (r->rotate_secs && r->rotate_secs * 1000ull < ms)
+			ms = r->rotate_secs * 1000ull;
+		if (sp && sp->aggregate && sp->aggregate * 1000ull < ms)
+			ms = sp->aggregate * 1000ull;
+	}
+	return ms;
+}
 
 /* what the runs read so far (changes when a run starts or ends too: then busy) */
 static uint64_t runs_activity(void)
@@ -290,19 +317,20 @@ void runs__update_tick(void)
 
 static void on_tick(struct watch *w, uint32_t ev)
 {
-	uint64_t seen;
+	uint64_t seen, cap;
 	bool busy;
 
 	loop__ack_tick();
 	runs__drain_all();
 	seen = runs_activity();
 	/* fewer: a run ended; a run starting adds one, as a record would */
-	busy = seen < activity_seen || seen - activity_seen >= RUN_QUIET_RECORDS || streams__nr_live();
+	busy = seen < activity_seen || streams__nr_live() ||
+	       seen - activity_seen >= RUN_QUIET_RECORDS * (drain_ms > 1000 ? drain_ms / 1000 : 1);
 	activity_seen = seen;
 	if (busy)
 		runs__hurry();
-	else if (drain_ms < RUN_QUIET_TICK_MS) {
-		drain_ms = drain_ms * 2 < RUN_QUIET_TICK_MS ? drain_ms * 2 : RUN_QUIET_TICK_MS;
+	else if (drain_ms != (cap = quiet_tick_ms())) {
+		drain_ms = drain_ms * 2 < cap ? drain_ms * 2 : cap;
 		runs__update_tick();
 	}
 	if (!collector__idle_tick() && !runs)

@@ -157,6 +157,7 @@ int sink_spec(struct dsess *d, const struct session *s, struct sink_spec *k, cha
 	ko->seq = d->def.seq;
 	ko->rotate_size = d->def.rotate_size;
 	ko->rotate_secs = d->def.rotate_secs;
+	d->run.rotate_secs = d->def.rotate_secs;
 	ko->keep = d->def.keep;
 	pw = d->def.owner ? getpwuid(d->def.owner) : NULL;
 	ko->uid = d->def.owner ? d->def.owner : (uid_t)-1;
