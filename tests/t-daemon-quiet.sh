@@ -65,9 +65,13 @@ pm session create rot -a -F 10 --output "$T/rot" --rotate 1s >/dev/null 2>"$T/cr
 	die "session create --rotate 1s failed" -- "$T/create.err"
 wait_until 60 session_at_least rot samples 1 || die "the rotating session records no samples" -- "$T/pmd.log"
 let_time_pass 3 "the tick slows from 100 ms to its 1 s cap"
+f0=$(find "$T/rot" -name 'rot-*.perf.data' | wc -l)
 rot=$(wakeups_over 8 "the rotating session's wakeups are counted over 8 s")
-echo "--rotate 1s: $rot wakeups in 8 s"
-# 8 at the 1 s cap; 2 at the 4 s tick
+f1=$(find "$T/rot" -name 'rot-*.perf.data' | wc -l)
+echo "--rotate 1s: $rot wakeups and $((f1 - f0)) new files in 8 s"
+# 8 at the 1 s cap; 2 at the 4 s tick.  Files: 8 (4 before the next one's
+# time started where the last one ended: each held two rounds of the 1 s tick)
 [ "$rot" -ge 5 ] || die "with --rotate 1s perfmarkd woke only $rot times in 8 s (want about 8)"
-ok "--rotate 1s caps the quiet tick at a second: $rot wakeups in 8 s"
+[ $((f1 - f0)) -ge 6 ] || die "--rotate 1s made $((f1 - f0)) files in 8 s (want about 8)"
+ok "--rotate 1s caps the quiet tick at a second: $rot wakeups, $((f1 - f0)) files in 8 s"
 pm session delete rot >/dev/null 2>&1

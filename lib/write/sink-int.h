@@ -28,6 +28,7 @@ struct sink {
 	/* file */
 	int dir_fd, file_fd;
 	uint64_t file_opened_ns, file_first_time, bytes_done, raw_done, files;
+	uint64_t rotated_ns;              /* when the last file was closed for its time (0: not) */
 	char current[96];
 	uint64_t *kept;                   /* seqs of our files in the directory */
 	size_t nr_kept;

@@ -23,6 +23,13 @@
 #include "sink-int.h"
 
 #define SNAP_ROUND_BYTES (4u << 20)
+/*
+ * --rotate TIME: a file is closed at the first round at or after its time
+ * less this: rounds come at the drain's tick, and with the tick at the
+ * period (a quiet perfmarkd) the round falls either side of the moment by
+ * the tick's jitter; without the slack every other file was a tick longer.
+ */
+#define ROTATE_SLACK_NS 100000000ull
 
 static void file_name(const struct sink *s, uint64_t seq, char *buf, size_t len)
 {
@@ -122,7 +129,13 @@ static int file_open(struct sink *s)
 	kept_add(s, s->o.seq);
 	s->o.seq++;
 	s->files++;
-	s->file_opened_ns = clock_mono_ns();
+	/*
+	 * --rotate TIME: a file's time starts where the one before it ended, not
+	 * at its first record a round later, or each file of --rotate 1s held two
+	 * rounds of a quiet daemon's 1 s tick: two seconds.
+	 */
+	s->file_opened_ns = s->rotated_ns ? s->rotated_ns : clock_mono_ns();
+	s->rotated_ns = 0;
 	s->file_first_time = 0;
 	/* every file names the processes on its own */
 	e = sink_copy_kept_sideband(s, s->w);
@@ -194,6 +207,7 @@ int file_ensure(struct sink *s)
 int file_round(struct sink *s)
 {
 	struct perfdata_stats ps;
+	uint64_t now = 0;
 	int e;
 
 	if (s->closed)
@@ -205,7 +219,9 @@ int file_round(struct sink *s)
 		return s->err = e;
 	perfdata_writer__stats(s->w, &ps);
 	if ((s->o.rotate_size && ps.bytes >= s->o.rotate_size) ||
-	    (s->o.rotate_secs && clock_mono_ns() - s->file_opened_ns >= s->o.rotate_secs * 1000000000ull)) {
+	    (s->o.rotate_secs &&
+	     (now = clock_mono_ns()) - s->file_opened_ns + ROTATE_SLACK_NS >= s->o.rotate_secs * 1000000000ull)) {
+		s->rotated_ns = now;
 		e = file_close(s);
 		if (e)
 			s->err = e;
