@@ -47,6 +47,18 @@ ok "session show: $(sed -n 's/^unwind: *//p' "$T/show")"
 daemon_kill9
 PERFMARK_UNWIND_CAP=1M daemon_start
 grep -q "adopted" "$T/pmd.log" || die "the restarted daemon did not adopt uw1" -- "$T/pmd.log"
+# This daemon is a child of this script: one of uw1's processes, sampled as
+# it takes the ring over.  Its own files need 1.2 MiB of rows, all in use
+# while it runs: with them the cap was full, prog-unwind's table refused and
+# its frames left to frame pointers it has none of (it failed so, now and
+# then).  The recorder gets no tables: once its samples are read (a snapshot
+# reads up to its moment) and the builds are done, no table was refused for
+# room.  (grep, not python3: the tables of what runs here count too.)
+pm session snapshot uw1 -o "$T/snap-adopted" || die "snapshot after the restart failed" -- "$T/pmd.log"
+uw_built() { pm session show uw1 | grep -q " 0 tables being built"; }
+wait_until 60 uw_built || die "tables still being built after the restart" -- "$T/pmd.log"
+oc=$(pm session show uw1 --json | grep -o '"over_cap": *[0-9]*' | grep -o '[0-9]*$')
+[ "${oc:-1}" -eq 0 ] || { pm session show uw1 >"$T/show2"; die "after the restart, $oc tables had no room before prog-unwind ran" -- "$T/show2"; }
 "$PROGS/prog-unwind" tree 1.5 >/dev/null &
 tree=$!; wait $tree
 pm session snapshot uw1 -o "$T/snap2" || die "snapshot after the restart failed" -- "$T/pmd.log"

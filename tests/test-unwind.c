@@ -23,6 +23,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <glob.h>
@@ -507,6 +508,60 @@ static void test_lost_sideband(void **state)
 }
 
 /*
+ * The recorder's own process (a perfmarkd started by a target's shell is a
+ * target): installed without tables, nothing built for it, so its files
+ * never hold the cap.  A child it forks before its exec (perfmark record's
+ * command) is a process like any other: its inherited mappings get tables.
+ */
+static void test_recorder_without_tables(void **state)
+{
+	struct unwind_stats st;
+	struct pm_uw_map v;
+	struct pm_uw_pid one;
+	uint32_t pid = getpid();
+	struct maps m;
+	struct unwinder *u = setup(&m, NULL);
+	int hold[2];
+	pid_t child;
+
+	(void)state;
+	unwinder__set_self(u, pid);
+	feed_self(u);
+	unwinder__sample(u, pid, true);
+	settle(u);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.built, 0);
+	assert_int_equal(st.tables, 0);
+	assert_int_equal(st.builds_pending, 0);
+	/* installed: the BPF walk takes its frame pointers, no stack is copied */
+	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &one), 0);
+	assert_true(lpm_lookup(&m, pid, (uintptr_t)test_recorder_without_tables, &v));
+	assert_int_equal(v.nr_rows, 0);
+
+	/* it lives until we close our end, or exit (a failed assertion leaves no process) */
+	assert_int_equal(pipe(hold), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		char c;
+
+		close(hold[1]);
+		_exit(read(hold[0], &c, 1) < 0);
+	}
+	close(hold[0]);
+	feed_task(u, PERF_RECORD_FORK, 0, (uint32_t)child, pid, mono_ns());
+	unwinder__sample(u, (uint32_t)child, false);
+	settle(u);
+	assert_true(lpm_lookup(&m, (uint32_t)child, (uintptr_t)test_recorder_without_tables, &v));
+	assert_true(v.nr_rows > 10);
+	close(hold[1]);
+	waitpid(child, NULL, 0);
+	feed_exit(u, (uint32_t)child);
+	feed_exit(u, pid);
+	teardown(u, &m);
+}
+
+/*
  * A file mapping with no table (no ELF here) is installed all the same, with
  * no rows: the BPF walk takes its frame pointers there rather than copy the
  * stack for a mapping it would think not read yet.  Anonymous code is not.
@@ -772,6 +827,7 @@ int main(void)
 		cmocka_unit_test(test_walk_copied_stack),
 		cmocka_unit_test(test_records_in_any_order),
 		cmocka_unit_test(test_mapping_without_table),
+		cmocka_unit_test(test_recorder_without_tables),
 		cmocka_unit_test(test_lost_sideband),
 		cmocka_unit_test(test_cap_evicts),
 		cmocka_unit_test(test_built_off_thread),

@@ -114,6 +114,7 @@ int collector_unwind_start(struct collector *c, int pools_fd, int maps_fd, int p
 	if (!e)
 		e = unwinder__get(&c->uw);
 	if (!e) {
+		unwinder__set_self(c->uw, (uint32_t)getpid());
 		unwinder__notify(c->uw, c->uw_efd, true);
 		e = unwinder__add_maps(c->uw, pools_fd, maps_fd, pids_fd);
 	}

@@ -115,6 +115,10 @@ static void prepare(struct unwinder *u, uint32_t pid, struct uw_mapping *m, uint
 {
 	if (m->slot == BAD_TABLE || resolved(u, m))
 		return;
+	if (pid == u->self && pid) {
+		m->slot = BAD_TABLE;     /* installed without one: its frame pointers */
+		return;
+	}
 	if (pending(u, m)) {
 		uw_build_raise(u, m->job, prio, 0);
 		return;
@@ -262,6 +266,8 @@ static void proc_inherit(struct unwinder *u, struct uw_proc *child, const struct
 		if (older(t, m.time))
 			continue;           /* mapped after the fork */
 		m.installed = false;
+		if (parent->pid == u->self)
+			m.slot = NO_TABLE;  /* the recorder's, never resolved: the child's are */
 		nm = proc_add(u, child, &m);
 		if (nm && child->active)
 			use(u, child, nm);
@@ -685,6 +691,11 @@ void unwinder__put(struct unwinder *u)
 	free(u->tables);
 	free(u);
 	the_unwinder = NULL;
+}
+
+void unwinder__set_self(struct unwinder *u, uint32_t pid)
+{
+	u->self = pid;
 }
 
 void unwinder__stats(const struct unwinder *u, struct unwind_stats *st)

@@ -60,6 +60,14 @@ struct unwind_stats {
 int unwinder__get(struct unwinder **out);
 void unwinder__put(struct unwinder *u);
 /*
+ * The recorder's own process (its pid as the samples number it): installed
+ * without tables, its frames found by frame pointers, as --call-graph fp
+ * does.  Its tables would hold the cap as long as it runs (perfmarkd maps
+ * some 1.2 MiB of rows), built for samples of its own work, and a perfmarkd
+ * started by a target's shell is one of that session's processes.  0: none.
+ */
+void unwinder__set_self(struct unwinder *u, uint32_t pid);
+/*
  * A collector's maps: uw_pools (array of maps), uw_maps (LPM trie) and
  * uw_pids (the processes installed: the others get their stacks copied).
  * What is loaded already is copied in; from now on every change goes to

@@ -157,6 +157,7 @@ struct unwinder {
 	uint64_t cap, clock, tick;
 	uint64_t lost;             /* sideband LOST records: mappings may be missing */
 	uint32_t gen;
+	uint32_t self;             /* the recorder's pid: no tables (unwinder__set_self) */
 	struct uw_refused refused[MAX_REFUSED];   /* a ring */
 	uint32_t next_refused;
 	struct uw_builder *b;      /* started at the first build */
