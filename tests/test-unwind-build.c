@@ -80,6 +80,21 @@ static void *feed_image(struct unwinder *u, uint64_t t, const char *path, size_t
  * not in the trie (the BPF walk copies the stacks that reach it) and a walk
  * here that reaches it waits (-EAGAIN); once built, both have the rows.
  */
+/* an unwinder building big()'s table, mapped at *p (skipped without one) */
+static struct unwinder *start_big_build(struct maps *m, uint8_t **p, size_t *len)
+{
+	struct unwind_stats st;
+	struct unwinder *u;
+
+	if (!big())
+		skip();
+	u = setup(m, NULL);
+	*p = feed_image(u, 1000000, big(), len);
+	unwinder__stats(u, &st);
+	assert_int_equal(st.builds_pending, 1);
+	return u;
+}
+
 static void test_built_off_thread(void **state)
 {
 	uint64_t regs[PM_UREGS_NR] = { 0 }, pcs[8];
@@ -94,12 +109,7 @@ static void test_built_off_thread(void **state)
 	uint8_t *p;
 
 	(void)state;
-	if (!big())
-		skip();
-	u = setup(&m, NULL);
-	p = feed_image(u, 1000000, big(), &len);
-	unwinder__stats(u, &st);
-	assert_int_equal(st.builds_pending, 1);
+	u = start_big_build(&m, &p, &len);
 	assert_int_equal(bpf_map_lookup_elem(m.pids, &pid, &since), 0);   /* installed ... */
 	assert_false(lpm_lookup(&m, pid, (uintptr_t)p + len / 2, &v));   /* ... but for that */
 	regs[8] = (uintptr_t)p + len / 2;
@@ -158,15 +168,10 @@ static void test_stop_while_building(void **state)
 	struct maps m;
 	struct unwinder *u;
 	size_t len;
-	void *p;
+	uint8_t *p;
 
 	(void)state;
-	if (!big())
-		skip();
-	u = setup(&m, NULL);
-	p = feed_image(u, 1000000, big(), &len);
-	unwinder__stats(u, &st);
-	assert_int_equal(st.builds_pending, 1);
+	u = start_big_build(&m, &p, &len);
 	teardown(u, &m);             /* joins the workers (ASan: no leak, no use after free) */
 	munmap(p, len);
 	/* and a new unwinder builds as before */

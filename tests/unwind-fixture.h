@@ -8,6 +8,9 @@
 #ifndef PERFMARK_TEST_UNWIND_FIXTURE_H
 #define PERFMARK_TEST_UNWIND_FIXTURE_H
 
+/* each test file uses some of them */
+#define FIXTURE static __attribute__((unused))
+
 #include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
@@ -42,7 +45,7 @@ struct maps {
 };
 
 /* the unwinder's maps, their values of the sizes given (ours: 0, 0, 0) */
-static __attribute__((unused)) int make_maps_sized(struct maps *m, uint32_t row_size, uint32_t map_size, uint32_t pid_size)
+FIXTURE int make_maps_sized(struct maps *m, uint32_t row_size, uint32_t map_size, uint32_t pid_size)
 {
 	LIBBPF_OPTS(bpf_map_create_opts, io, .map_flags = BPF_F_INNER_MAP | BPF_F_MMAPABLE);
 	LIBBPF_OPTS(bpf_map_create_opts, lo, .map_flags = BPF_F_NO_PREALLOC);
@@ -61,19 +64,19 @@ static __attribute__((unused)) int make_maps_sized(struct maps *m, uint32_t row_
 	return m->pools < 0 || m->lpm < 0 || m->pids < 0 ? -EINVAL : 0;
 }
 
-static __attribute__((unused)) int make_maps(struct maps *m)
+FIXTURE int make_maps(struct maps *m)
 {
 	return make_maps_sized(m, 0, 0, 0);
 }
 
-static __attribute__((unused)) void close_maps(struct maps *m)
+FIXTURE void close_maps(struct maps *m)
 {
 	close(m->pools);
 	close(m->lpm);
 	close(m->pids);
 }
 
-static __attribute__((unused)) struct unwinder *setup(struct maps *m, const char *cap)
+FIXTURE struct unwinder *setup(struct maps *m, const char *cap)
 {
 	struct unwinder *u = NULL;
 
@@ -89,7 +92,7 @@ static __attribute__((unused)) struct unwinder *setup(struct maps *m, const char
 	return u;
 }
 
-static __attribute__((unused)) uint64_t mono_ns(void)
+FIXTURE uint64_t mono_ns(void)
 {
 	struct timespec ts;
 
@@ -98,7 +101,7 @@ static __attribute__((unused)) uint64_t mono_ns(void)
 }
 
 /* every build queued has ended, and what it built is installed (60 s at most) */
-static __attribute__((unused)) void settle(struct unwinder *u)
+FIXTURE void settle(struct unwinder *u)
 {
 	uint64_t deadline = mono_ns() + 60000000000ull;
 	struct unwind_stats st;
@@ -113,21 +116,21 @@ static __attribute__((unused)) void settle(struct unwinder *u)
 	}
 }
 
-static __attribute__((unused)) void teardown(struct unwinder *u, struct maps *m)
+FIXTURE void teardown(struct unwinder *u, struct maps *m)
 {
 	unwinder__remove_maps(u, m->pools);
 	unwinder__put(u);
 	close_maps(m);
 }
 
-static __attribute__((unused)) int feed(void *ctx, const void *rec, size_t len)
+FIXTURE int feed(void *ctx, const void *rec, size_t len)
 {
 	unwinder__sideband(ctx, rec, UNWIND_INSTALL);
 	return 0;
 }
 
 /* our own mappings, as the sideband of a recording that samples us */
-static __attribute__((unused)) void feed_self(struct unwinder *u)
+FIXTURE void feed_self(struct unwinder *u)
 {
 	struct synth_opts so = { .id = 1, .uid_filter = (uint32_t)-1 };
 
@@ -135,7 +138,7 @@ static __attribute__((unused)) void feed_self(struct unwinder *u)
 	settle(u);
 }
 
-static __attribute__((unused)) void feed_exit(struct unwinder *u, uint32_t pid)
+FIXTURE void feed_exit(struct unwinder *u, uint32_t pid)
 {
 	struct {
 		struct perf_event_header h;
@@ -148,7 +151,7 @@ static __attribute__((unused)) void feed_exit(struct unwinder *u, uint32_t pid)
 }
 
 /* an MMAP2 of path (mapped here, read and execute) for our pid */
-static __attribute__((unused)) void *feed_file(struct unwinder *u, const char *path, size_t *len)
+FIXTURE void *feed_file(struct unwinder *u, const char *path, size_t *len)
 {
 	struct {
 		struct perf_event_header h;
@@ -183,7 +186,7 @@ static __attribute__((unused)) void *feed_file(struct unwinder *u, const char *p
 	return p;
 }
 
-static __attribute__((unused)) bool lpm_lookup(const struct maps *m, uint32_t pid, uint64_t addr, struct pm_uw_map *v)
+FIXTURE bool lpm_lookup(const struct maps *m, uint32_t pid, uint64_t addr, struct pm_uw_map *v)
 {
 	struct pm_uw_map_key k = { 96, htobe32(pid), htobe64(addr) };
 
@@ -201,7 +204,7 @@ struct timed_rec {
 	uint64_t id;
 };
 
-static __attribute__((unused)) void feed_task(struct unwinder *u, uint32_t type, uint16_t misc, uint32_t pid, uint32_t ppid,
+FIXTURE void feed_task(struct unwinder *u, uint32_t type, uint16_t misc, uint32_t pid, uint32_t ppid,
 		      uint64_t time)
 {
 	struct timed_rec r = { .h = { type, misc, sizeof(r) }, .time = time };
@@ -217,7 +220,7 @@ static __attribute__((unused)) void feed_task(struct unwinder *u, uint32_t type,
 }
 
 /* an executable MMAP2 of one page of path at addr for pid, at time t */
-static __attribute__((unused)) void feed_mmap_at(struct unwinder *u, uint32_t pid, uint64_t addr, const char *path, uint64_t t)
+FIXTURE void feed_mmap_at(struct unwinder *u, uint32_t pid, uint64_t addr, const char *path, uint64_t t)
 {
 	struct {
 		struct perf_event_header h;
