@@ -8,6 +8,8 @@
 #   stacks   one that counts user+kernel stacks in maps (floor_stacks: what
 #            bpftrace's @[kstack, ustack] = count() and continuous profilers
 #            do), writing nothing per sample
+#   bt       bpftrace -e 'profile:hz:F { }': the same floor through the
+#            tool the issue measured it with (when bpftrace is installed)
 #   pm       perfmark record without -g
 #   pm-g     perfmark record -g, every sample written to the file
 #   perf-g   perf record -e cpu-clock -g
@@ -33,12 +35,13 @@
 #
 #   bash bench/bench-floor.sh [BUILD_DIR]
 # Environment: BENCH_FLOOR_ROUNDS (9), BENCH_FLOOR_ITERS (20000000, ~0.8 s
-# of CPU here), BENCH_FREQ (4000), BENCH_FLOOR_KINDS (all of the above).
+# of CPU here), BENCH_FREQ (4000), BENCH_FLOOR_KINDS (all of the above;
+# bt only where bpftrace is installed).
 . "$(dirname "$0")/lib.sh"
 bench_setup bench-floor "$@"
 rounds=${BENCH_FLOOR_ROUNDS:-9}
 iters=${BENCH_FLOOR_ITERS:-20000000}
-kinds=${BENCH_FLOOR_KINDS:-bare empty stacks pm pm-g perf-g}
+kinds=${BENCH_FLOOR_KINDS:-bare empty $(command -v bpftrace >/dev/null && echo bt) stacks pm pm-g perf-g}
 FLOOR=$build/bench/floor
 [ -x "$FLOOR" ] || die "no $FLOOR (build first)"
 export PERFMARK_NO_DAEMON=1   # the in-process recorder: its CPU is the loop's parent's
@@ -66,6 +69,7 @@ one_run() {
 	case $k in
 	bare) "$W/loop" "$iters" "$res";;
 	empty|stacks) "$FLOOR" "$k" -F "$freq" -- "$W/loop" "$iters" "$res" 2>"$err";;
+	bt) bpftrace -e "profile:hz:$freq { }" -c "$W/loop $iters $res" >/dev/null 2>"$err";;
 	pm) "$PERFMARK" record -v -F "$freq" -o "$out" -- "$W/loop" "$iters" "$res" >/dev/null 2>"$err";;
 	pm-g) "$PERFMARK" record -v -F "$freq" -g -o "$out" -- "$W/loop" "$iters" "$res" >/dev/null 2>"$err";;
 	perf-g) perf record -q -e cpu-clock -F "$freq" -g -o "$out" -- "$W/loop" "$iters" "$res" \
@@ -141,6 +145,11 @@ if has pm-g && has perf-g; then
 	has empty && verdict "  the same above the floor (each less the empty program's)" \
 		"$(calc "$cost_pm_g - $cost_empty")" "$(calc "$cost_perf_g - $cost_empty")" 0.5
 	verdict "  wall-clock slowdowns (for information: a loaded machine's)" "$wall_pm_g" "$wall_perf_g" 0.5
+	# what any sampler at this event and rate costs at least, against perf
+	has empty && printf '%-60s %7.2f   (no sampler on this timer costs less)\n' \
+		"  the floor: an empty program's cost / perf -g cost" "$(calc "$cost_empty / $cost_perf_g")"
+	has bt && printf '%-60s %7.2f\n' "  the same, bpftrace's empty profile probe / perf -g cost" \
+		"$(calc "$cost_bt / $cost_perf_g")"
 fi
 if has pm-g && has stacks; then
 	verdict "perfmark -g cost / in-map stack counting cost" "$cost_pm_g" "$cost_stacks" 2
@@ -157,6 +166,8 @@ if has pm-g && has empty && has bare; then
 	echo "where the time goes, per sample of the loop (~$(printf '%.0f' "$ns") samples a run), medians:"
 	printf '  %-62s %8.2f us\n' "the timer interrupt, an empty program on it (empty - bare)" \
 		"$(us "$(colmed empty 2) - $(colmed bare 2)")"
+	has bt && printf '  %-62s %8.2f us\n' "  the same through bpftrace's profile probe (bt - bare)" \
+		"$(us "$(colmed bt 2) - $(colmed bare 2)")"
 	printf '  %-62s %8.2f us\n' "perfmark -g in the loop's context beyond that (pm-g - empty)" \
 		"$(us "$(colmed pm-g 2) - $(colmed empty 2)")"
 	printf '  %-62s %8.3f us\n' "  its sampler's run, every CPU's samples averaged (bpf_stats)" \
