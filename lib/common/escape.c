@@ -109,7 +109,7 @@ static inline size_t escape_write(put_fn *put, void *to, const char *s, size_t n
 		i += l ? l : 1;
 		run = i;
 	}
-	if (to)
+	if (to && n > run)      /* s may be NULL when n is 0 (an empty field) */
 		put(to, s + run, n - run);
 	return cols;
 }
