@@ -241,6 +241,23 @@ static int on_hidden(void *ctx, const struct perfread_sample *s)
 	return 0;
 }
 
+/*
+ * A sample outside --cpu or --time: counted nowhere, as if not recorded.
+ * Its event is noted all the same, for a filter that keeps no sample of
+ * any event: the report then names the event it would have analysed (not
+ * "samples"), and -e's event is not "never sampled".
+ */
+static int on_dropped(void *ctx, const struct perfread_sample *s)
+{
+	struct profile *p = ctx;
+	const char *name = event_name(s->event);
+
+	if (!p->dropped_event &&
+	    (p->o.event ? !strcmp(p->o.event, name) : !offcpu__event(name)))
+		p->dropped_event = s->event;
+	return 0;
+}
+
 /* ---- markers ------------------------------------------------------------------- */
 
 /* A range instance, numbered as the replay paired it. */
@@ -408,7 +425,7 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 {
 	static const struct replay_ops ops = {
 		.sample = on_sample, .marker = on_marker, .lost = on_lost, .sideband = on_sideband,
-		.hidden = on_hidden,
+		.hidden = on_hidden, .dropped = on_dropped,
 	};
 	struct profile_node *root = VEC_PUSH(p->nodes, struct profile_node);
 	int r;
@@ -434,6 +451,8 @@ static int load(struct profile *p, int fd, char *err, size_t errlen)
 	if (r < 0)
 		return errline_code(err, errlen, r, "%s", replay__error(p->rp));
 	close_open_ranges(p);
+	if (!p->sample_event)
+		p->sample_event = p->dropped_event;
 	if (p->o.event && !p->sample_event)
 		return no_such_event(p, err, errlen);
 	return 0;

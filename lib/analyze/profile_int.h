@@ -54,6 +54,8 @@ struct profile {
 	uint32_t next_gen;
 	uint32_t unknown;           /* string id of "[unknown]" */
 	const struct perfread_event *sample_event;
+	/* the event sample_event would be from the samples outside --cpu/--time */
+	const struct perfread_event *dropped_event;
 	/* sampling events seen, and their samples: few, searched in a line */
 	const struct perfread_event *seen[PROFILE_MAX_EVENTS];
 	struct profile_event seen_n[PROFILE_MAX_EVENTS];

@@ -174,7 +174,7 @@ static int on_record(void *ctx, const struct perf_event_header *rec)
 			err = ops->hidden ? ops->hidden(rp->ctx, &s) : 0;
 			break;
 		default:
-			err = 0;
+			err = ops->dropped ? ops->dropped(rp->ctx, &s) : 0;
 			break;
 		}
 		break;

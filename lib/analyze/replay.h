@@ -21,7 +21,8 @@
  *
  * With a filter (replay__set_filter, filter.h) the replay is where perf's
  * filters apply, once for every command: a sample outside --cpu/--time is
- * not handed out, one of another command, process, thread, file or symbol
+ * not handed out (only to ops->dropped, which counts it nowhere), one of
+ * another command, process, thread, file or symbol
  * goes to ops->hidden (counted in totals, not shown); a marker of a thread
  * the filter hides is neither paired nor handed out, one outside --cpu or
  * --time is paired and handed out marked outside.
@@ -59,6 +60,8 @@ struct replay_ops {
 	int (*sideband)(void *ctx, const struct perf_event_header *rec);
 	/* a sample the filter hides (FILTER_HIDE) */
 	int (*hidden)(void *ctx, const struct perfread_sample *s);
+	/* a sample outside --cpu or --time (FILTER_DROP): counted nowhere, but its event exists */
+	int (*dropped)(void *ctx, const struct perfread_sample *s);
 };
 
 /*
