@@ -50,7 +50,10 @@
  * the recorder.  A payload is copied only where that cannot fault: an
  * unmapped pointer is recorded as a marker flagged "fault", without data.
  *
- * All calls are safe from any thread, in signal handlers, and in any child:
+ * Every call but perf_printf is async-signal-safe (no lock, no allocation);
+ * perf_printf is not: a format its own formatter declines goes to
+ * vsnprintf, which POSIX does not list as async-signal-safe.
+ * All calls are safe from any thread and in any child:
  * fork(), vfork(), posix_spawn(), a raw clone() or _Fork() child, a thread
  * made by clone() alone, a process with PR_SET_MDWE.  A child gets rings of
  * its own on its first marker (a thread made by clone() without CLONE_SETTLS
