@@ -21,6 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "commname.h"
 #include "analysis.h"
 #include "commands.h"
 #include "escape.h"
@@ -133,6 +134,7 @@ static void key_text(struct tpreport *t, const struct key *k, const struct perfr
 		     char *b, size_t len)
 {
 	struct tpvalue v;
+	char cb[COMMNAME_LEN];
 	uint32_t id;
 
 	switch (k->kind) {
@@ -141,7 +143,7 @@ static void key_text(struct tpreport *t, const struct key *k, const struct perfr
 		if (id != TABLE_NONE)
 			snprintf(b, len, "%s", strtab__str(&t->comms, id));
 		else
-			snprintf(b, len, ":%u", s->tid);
+			snprintf(b, len, "%s", comm_or_tid(NULL, s->tid, cb));
 		return;
 	case KEY_PID:
 		snprintf(b, len, "%u", s->pid);

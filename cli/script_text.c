@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "commname.h"
 #include "escape.h"
 #include "obuf.h"
 #include "script.h"
@@ -48,13 +49,9 @@ static void put_hex(struct obuf *f, const uint8_t *d, size_t n)
 /* "COMM  PID/TID [CPU] SECONDS: " (formatted by hand: printf was a tenth of the run) */
 static void prefix(struct obuf *f, const struct script_head *h)
 {
-	char cb[24];
-	const char *comm = h->comm;
+	char cb[COMMNAME_LEN];
+	const char *comm = comm_or_tid(h->comm, h->tid, cb);
 
-	if (!comm) {
-		snprintf(cb, sizeof(cb), ":%u", h->tid);
-		comm = cb;
-	}
 	escape_term_pad_obuf(f, comm, 16);
 	obuf__putc(f, ' ');
 	obuf__u64_pad(f, h->pid, 6, ' ');

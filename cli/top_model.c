@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "commname.h"
 #include "callchain.h"
 #include "escape.h"
 #include "grow.h"
@@ -196,15 +197,11 @@ static uint32_t comm_of(struct top_model *m, struct symbolizer *sym, uint32_t ti
 {
 	uint32_t c = idmap__get(&m->comms, tid);
 	const char *s;
-	char buf[24];
+	char buf[COMMNAME_LEN];
 
 	if (c != TABLE_NONE)
 		return c;
-	s = symbolizer__comm(sym, tid);
-	if (!s) {
-		snprintf(buf, sizeof(buf), ":%u", tid);
-		s = buf;
-	}
+	s = comm_or_tid(symbolizer__comm(sym, tid), tid, buf);
 	c = intern(m, s);
 	if (m->comms.n >= ADDR_CACHE_MAX)
 		idmap__clear(&m->comms);     /* threads come and go: start again */

@@ -150,6 +150,18 @@ grep -Eq 'prog-spin +prog-spin +spin_loop' "$T/frames.txt" || die "no spin_loop 
 grep -q $'\e' "$T/frames.txt" && die "escape sequences in the text frames"
 ok "stdout not a terminal: one plain-text frame per interval"
 
+# --- the whole system: the idle task is swapper, as perf names it --------------------------------
+"$PERFMARK" top -a -d 1 --frames 3 >"$T/sys.txt" 2>"$T/sys.err" || die "top -a failed" -- "$T/sys.err"
+grep -Eq '^ +[0-9.]+% +:0 ' "$T/sys.txt" && die "the idle task shows as :0" -- "$T/sys.txt"
+idle=' (pv_native_safe_halt|default_idle|do_idle|cpuidle_enter_state|acpi_idle_do_entry) *$'
+if grep -Eq "$idle" "$T/sys.txt"; then
+	grep -E "$idle" "$T/sys.txt" | grep -Evq '^ +[0-9.]+% +swapper ' &&
+		die "an idle function under a command other than swapper" -- "$T/sys.txt"
+	ok "top -a: the idle task's samples show as swapper"
+else
+	ok "top -a: no idle sample in 3 s (the machine was busy): nothing named :0"
+fi
+
 # --- bad input: one line, exit 1 --------------------------------------------------------------
 for args in "--session ../x" "--session nosuch" "--session s -F 99" "extra" "-d 0" "--sort nope" \
 	"-p 2147483647" "-e nosuch"; do

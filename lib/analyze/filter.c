@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /* perf's sample filters, one predicate for every command: see filter.h. */
+#include "commname.h"
 #include "filter.h"
 #include "errline.h"
 #include "symbolize.h"
@@ -309,7 +310,7 @@ bool filter__where(const struct filter *f, uint32_t cpu, uint64_t time)
 
 bool filter__task(const struct filter *f, uint32_t pid, uint32_t tid, const char *comm)
 {
-	char buf[16];
+	char buf[COMMNAME_LEN];
 
 	if (!f)
 		return true;
@@ -318,10 +319,7 @@ bool filter__task(const struct filter *f, uint32_t pid, uint32_t tid, const char
 	if (f->has[FILTER_TID] && idmap__get(&f->tids, tid) == TABLE_NONE)
 		return false;
 	if (f->has[FILTER_COMM]) {
-		if (!comm) {
-			snprintf(buf, sizeof(buf), ":%u", tid);
-			comm = buf;
-		}
+		comm = comm_or_tid(comm, tid, buf);
 		if (strtab__find(&f->comms, comm, strlen(comm)) == TABLE_NONE)
 			return false;
 	}

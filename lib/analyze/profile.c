@@ -5,6 +5,7 @@
  * turns its records into threads, samples, range instances, counters and
  * kept markers; the call tree is profile_tree.c's.
  */
+#include "commname.h"
 #include "profile_int.h"
 #include "offcpu.h"
 #include "perfread.h"
@@ -56,13 +57,9 @@ static struct profile_thread *thread_at(struct profile *p, uint32_t pid, uint32_
 	t = VEC_AT(p->threads, struct profile_thread, i);
 	ts = VEC_AT(p->tstate, struct thread_state, i);
 	if (ts->comm_dirty) {
-		const char *c = symbolizer__comm(p->sym, tid);
-		char buf[24];
+		char buf[COMMNAME_LEN];
+		const char *c = comm_or_tid(symbolizer__comm(p->sym, tid), tid, buf);
 
-		if (!c) {
-			snprintf(buf, sizeof(buf), ":%u", tid);
-			c = buf;
-		}
 		t->comm = profile_intern(p, c, strlen(c));
 		ts->comm_dirty = false;
 	}
