@@ -215,6 +215,35 @@ static void usage(FILE *f)
 		   "                 [--http ADDR:PORT [--http-sessions NAME,...]]\n");
 }
 
+/* --help: the usage, then every option with its default (perfmarkd(8) says more) */
+static void help(void)
+{
+	usage(stdout);
+	printf("\nThe perfmark daemon: keeps named recording sessions for the members of group\n"
+	       "perfmark, with or without a client attached, across its own restarts.\n\n"
+	       "options:\n"
+	       "  -f, --foreground            stay in the foreground, log to stderr (default:\n"
+	       "                              detach once ready, unless systemd started it)\n"
+	       "  -s, --socket PATH           the control socket (default: %s)\n"
+	       "  -S, --state-dir DIR         where session definitions are kept\n"
+	       "                              (default: /var/lib/perfmark)\n"
+	       "  -P, --pin-dir DIR           where sessions' BPF objects are pinned, on a bpffs\n"
+	       "                              (default: /sys/fs/bpf/perfmark)\n"
+	       "  -R, --ring-dir DIR|none     where ring sessions keep their rings (default: rings\n"
+	       "                              beside the socket; none: in the daemon's memory only)\n"
+	       "  -I, --idle-timeout SECONDS  close a connection idle this long (0: never)\n"
+	       "                              (default: %u)\n"
+	       "  -L, --linger SECONDS        keep an ended recording's programs loaded this long\n"
+	       "                              for the next one (0-3600; default: %u)\n"
+	       "      --http ADDR:PORT        serve GET /metrics and /debug/pprof/profile,\n"
+	       "                              read-only, unauthenticated (default: off)\n"
+	       "      --http-sessions NAME,...\n"
+	       "                              the sessions HTTP exposes (default: root's own)\n"
+	       "  -h, --help                  print this help and exit\n"
+	       "  -V, --version               print the version and exit\n",
+	       PROTO_SOCKET_DEFAULT, idle_timeout_s, (unsigned)LINGER_S);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -279,7 +308,7 @@ int main(int argc, char **argv)
 			}
 			http_sessions = optarg;
 			break;
-		case 'h': usage(stdout); return 0;
+		case 'h': help(); return 0;
 		case 'V': printf("perfmarkd %s\n", PERFMARK_VERSION); return 0;
 		default: usage(stderr); return 1;
 		}

@@ -87,6 +87,20 @@ done
 "$PERFMARK" report -h --bogus >/dev/null || die "report -h --bogus did not print help"
 ok "--help of every command lists its options and defaults"
 
+# perfmarkd --help: every option of its man page, with the defaults
+"${PERFMARKD:-$PERFMARK_BUILD/perfmarkd}" --help >"$T/dhelp" || die "perfmarkd --help failed"
+grep -q '^usage: perfmarkd' "$T/dhelp" || die "perfmarkd --help has no usage line" -- "$T/dhelp"
+opts=$(sed -n 's/^\.BR \\-.*\\-\\-\([a-z\\-]*\).*/\1/p; s/^\.BR \\-\\-\([a-z\\-]*\).*/\1/p' \
+	"$PERFMARK_SRC/man/perfmarkd.8" | sed 's/\\//g' | sort -u)
+[ "$(echo "$opts" | wc -w)" -ge 9 ] || die "found only: $opts in perfmarkd.8"
+for o in $opts; do
+	grep -q -- "--$o[ ,]" "$T/dhelp" || grep -q -- "--$o\$" "$T/dhelp" ||
+		die "perfmarkd --help lacks --$o (perfmarkd.8 has it)" -- "$T/dhelp"
+done
+grep -q 'default: 30)' "$T/dhelp" && grep -q 'default: 10)' "$T/dhelp" ||
+	die "perfmarkd --help lacks the defaults" -- "$T/dhelp"
+ok "perfmarkd --help lists the $(echo "$opts" | wc -w) options of perfmarkd(8) with their defaults"
+
 # every spelling the help shows is one the parser takes (bad values: each one's own error)
 expect() {   # WANT-SUBSTRING CMD...
 	local want=$1; shift
