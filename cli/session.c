@@ -294,10 +294,16 @@ int session_args(const struct opts_cmd *c, int argc, char **argv, const char **n
 	return 0;
 }
 
+/*
+ * -o DIR: opened here, as the user, and handed to the daemon.  A DIR that
+ * is not there yet is made (its parent must be), as LTTng makes its output.
+ */
 int session_out_dir(const char *out, char dir[PATH_MAX])
 {
 	int dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
+	if (dfd < 0 && errno == ENOENT && (!mkdir(out, 0777) || errno == EEXIST))
+		dfd = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd < 0 || !realpath(out, dir)) {
 		pm_err("%s: %s", out, strerror(errno));
 		if (dfd >= 0)

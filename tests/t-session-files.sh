@@ -18,7 +18,7 @@ done
 ok "perfmark session --help and every subcommand's --help"
 
 daemon_start
-mkdir "$T/out" "$T/tm" "$T/zf"
+mkdir "$T/out" "$T/tm"   # zf: session create makes it
 
 # --- kill -9 in the middle of writing a file -------------------------------
 # once a file has been rotated out (on a loaded machine prog-spin gets a
@@ -81,6 +81,10 @@ ok "--rotate 1s: $n files, together all 200 markers"
 # --- -z on a ring and on files -----------------------------------------------
 pm session create zr -z -F 99 --ring 16M || die "create -z ring failed"
 pm session create zf -z3 -F 99 --output "$T/zf" --rotate 64K || die "create -z file failed"
+[ -d "$T/zf" ] || die "session create did not make its --output directory"
+pm session create zn -F 99 --output "$T/no/such" 2>"$T/zn.err" && die "create into a missing parent worked"
+[ "$(cat "$T/zn.err")" = "perfmark: $T/no/such: No such file or directory" ] ||
+	die "create into a missing parent: not one clear line" -- "$T/zn.err"
 pid=$("$PROGS/prog-emit" 500 zz | awk '/^pid/ { print $2 }')
 bg "$PROGS/prog-spin" 1; wait "$BG_PID"
 pm session snapshot zr -o "$T/zr.data" || die "snapshot of the -z ring failed"
