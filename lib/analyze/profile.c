@@ -109,6 +109,10 @@ static int no_such_event(struct profile *p, char *err, size_t errlen)
 	for (size_t i = 0; i < p->nr_seen && len < sizeof(list); i++)
 		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s", i ? ", " : "",
 					p->seen_n[i].name);
+	if (!p->nr_seen && p->dropped)
+		return errline_code(err, errlen, -ENOENT,
+				    "no samples of '%s' (none within --cpu/--time: all %llu outside)",
+				    p->o.event, (unsigned long long)p->dropped);
 	if (!p->nr_seen)
 		return errline_code(err, errlen, -ENOENT, "no samples of '%s' (no samples at all)",
 				    p->o.event);
@@ -249,6 +253,7 @@ static int on_dropped(void *ctx, const struct perfread_sample *s)
 	struct profile *p = ctx;
 	const char *name = event_name(s->event);
 
+	p->dropped++;
 	if (!p->dropped_event &&
 	    (p->o.event ? !strcmp(p->o.event, name) : !offcpu__event(name)))
 		p->dropped_event = s->event;

@@ -56,6 +56,7 @@ struct profile {
 	const struct perfread_event *sample_event;
 	/* the event sample_event would be from the samples outside --cpu/--time */
 	const struct perfread_event *dropped_event;
+	uint64_t dropped;           /* samples outside --cpu/--time */
 	/* sampling events seen, and their samples: few, searched in a line */
 	const struct perfread_event *seen[PROFILE_MAX_EVENTS];
 	struct profile_event seen_n[PROFILE_MAX_EVENTS];
