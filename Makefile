@@ -29,7 +29,15 @@ NPM_DEPS = speedscope@1.25.0
 
 .PHONY: all install demo check check-deps bench deps npm-deps bpffs clean unit fuzz
 
+# a PREFIX given to make (make install PREFIX=/opt/perfmark) applies to a
+# build/ set up before with another: the binaries are rebuilt, as they
+# embed the library's path
 all: $(BUILD)/build.ninja
+ifneq ($(filter command line environment,$(origin PREFIX)),)
+	@[ "$$(meson introspect --buildoptions $(BUILD) | python3 -c 'import json, sys; \
+		print(next(o["value"] for o in json.load(sys.stdin) if o["name"] == "prefix"))')" = "$(PREFIX)" ] || \
+		meson configure $(BUILD) --prefix=$(PREFIX)
+endif
 	ninja -C $(BUILD)
 
 $(BUILD)/build.ninja:
