@@ -35,6 +35,7 @@
 #include <sys/eventfd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -344,6 +345,127 @@ static enum MHD_Result get_pprof(struct MHD_Connection *conn)
 	return r;
 }
 
+/* --- connections still sending headers ----------------------------------- */
+
+/*
+ * libmicrohttpd's timeout closes a connection that sends nothing for
+ * HTTP_IDLE_S; one that sends a header byte every few seconds is never
+ * idle, and HTTP_MAX_CONNS of them held every slot.  So every connection
+ * is in this table while it waits for a request's headers (from its
+ * start, or from the end of its last request): a new connection cuts the
+ * ones that waited more than HTTP_HEADERS_S, and at the limit the oldest
+ * one waiting, so that one more can always come in (libmicrohttpd is
+ * allowed one more than HTTP_MAX_CONNS).  A scraper sends its headers at
+ * once; a request being served (a pprof profile of minutes) is never cut.
+ * Cut: shutdown() of its socket, under the lock that the CLOSED
+ * notification takes before libmicrohttpd closes the descriptor, so it
+ * is never another's.
+ */
+static struct conn_slot {
+	struct MHD_Connection *conn;   /* NULL: free */
+	int fd;
+	ino_t ino;                     /* its socket's: a cut checks it is still that one */
+	bool waiting;                  /* for a request's headers */
+	uint64_t since_ns;
+} slots[HTTP_MAX_CONNS + 1];
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void cut(struct conn_slot *s)
+{
+	struct stat st;
+
+	if (!fstat(s->fd, &st) && st.st_ino == s->ino)
+		shutdown(s->fd, SHUT_RDWR);
+	s->waiting = false;            /* once */
+	atomic_fetch_add(&http_counters.cut_slow, 1);
+}
+
+/* a new connection in slot me: the slow ones cut, and the oldest waiting one at the limit */
+static void cut_slow(const struct conn_slot *me, uint64_t now)
+{
+	struct conn_slot *oldest = NULL;
+	unsigned n = 0;
+
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++) {
+		struct conn_slot *s = &slots[i];
+
+		if (!s->conn)
+			continue;
+		n++;
+		if (s == me || !s->waiting)
+			continue;
+		if (now - s->since_ns > HTTP_HEADERS_S * 1000000000ull)
+			cut(s);
+		else if (!oldest || s->since_ns < oldest->since_ns)
+			oldest = s;
+	}
+	if (n > HTTP_MAX_CONNS && oldest)
+		cut(oldest);
+}
+
+static struct conn_slot *slot_of(struct MHD_Connection *conn)
+{
+	for (size_t i = 0; i < sizeof(slots) / sizeof(slots[0]); i++)
+		if (slots[i].conn == conn)
+			return &slots[i];
+	return NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **sock_ctx,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *ci;
+	struct conn_slot *s;
+	struct stat st;
+	uint64_t now = mono_ns();
+
+	(void)cls;
+	(void)sock_ctx;
+	pthread_mutex_lock(&H.lock);
+	if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+		ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+		s = slot_of(NULL);
+		if (s && ci && !fstat(ci->connect_fd, &st)) {
+			*s = (struct conn_slot){ .conn = conn, .fd = ci->connect_fd, .ino = st.st_ino,
+						 .waiting = true, .since_ns = now };
+			cut_slow(s, now);
+		}
+	} else if ((s = slot_of(conn))) {
+		s->conn = NULL;
+	}
+	pthread_mutex_unlock(&H.lock);
+}
+
+/* waiting: the connection's request begins (false) or ended (true) */
+static void set_waiting(struct MHD_Connection *conn, bool waiting)
+{
+	struct conn_slot *s;
+
+	pthread_mutex_lock(&H.lock);
+	s = slot_of(conn);
+	if (s) {
+		s->waiting = waiting;
+		s->since_ns = mono_ns();
+	}
+	pthread_mutex_unlock(&H.lock);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	(void)cls;
+	(void)con_cls;
+	(void)toe;
+	set_waiting(conn, true);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const char *url,
 				  const char *method, const char *version, const char *upload_data,
 				  size_t *upload_size, void **con_cls)
@@ -355,6 +477,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn, const 
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED, "read-only: GET only");
 	if (!*con_cls) {
 		*con_cls = &first;
+		set_waiting(conn, false);   /* its headers are in */
 		return MHD_YES;
 	}
 	if (*upload_size) {
@@ -445,7 +568,9 @@ int http__start(const char *spec)
 				 MHD_USE_POLL,
 				 0, NULL, NULL, on_request, NULL,
 				 MHD_OPTION_LISTEN_SOCKET, H.lfd,
-				 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS,
+				 MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_MAX_CONNS + 1,
+				 MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+				 MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
 				 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
 				 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)32768,
 				 MHD_OPTION_THREAD_STACK_SIZE, (size_t)(1u << 20),

@@ -229,6 +229,9 @@ static void process(FILE *f)
 			atomic_load(&http_counters.by_class[c]));
 	help(f, "perfmark_http_busy_total", "counter", "requests refused with 503: too many in flight");
 	fprintf(f, "perfmark_http_busy_total %lu\n", atomic_load(&http_counters.refused_busy));
+	help(f, "perfmark_http_cut_total", "counter",
+	     "connections cut while sending a request's headers: too slow, or the oldest at the limit");
+	fprintf(f, "perfmark_http_cut_total %lu\n", atomic_load(&http_counters.cut_slow));
 	help(f, "perfmark_http_metrics_truncated_total", "counter",
 	     "scrapes whose range histograms stopped at the size cap");
 	fprintf(f, "perfmark_http_metrics_truncated_total %llu\n", (unsigned long long)truncated);

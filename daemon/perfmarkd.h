@@ -287,6 +287,12 @@ void sessions__free_all(void);
 #define HTTP_DEFAULT_SECONDS 30       /* what Parca and Alloy ask when not told */
 #define HTTP_LOOP_WAIT_S 10           /* the loop's answer to a job, at most */
 #define HTTP_IDLE_S 15                /* an idle connection is closed */
+/*
+ * A connection has this long to send a request's headers (from its start,
+ * or from the end of its last request): one that sends a byte now and then
+ * is never idle, and 128 of them held every slot (slowloris)
+ */
+#define HTTP_HEADERS_S 10
 #define HTTP_STATUS_WAIT 1            /* pprof of a session without a ring: wait, ask again */
 
 enum http_job_kind { HTTP_JOB_METRICS, HTTP_JOB_PPROF };
@@ -311,6 +317,7 @@ struct http_job {
 struct http_counters {
 	atomic_ulong by_class[6];      /* responses by status / 100 */
 	atomic_ulong refused_busy;
+	atomic_ulong cut_slow;         /* connections cut while still sending headers */
 	atomic_int metrics_inflight, pprof_inflight;
 };
 extern struct http_counters http_counters;
