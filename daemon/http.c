@@ -40,6 +40,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "clock.h"
 #include "perfmarkd.h"
 #include "pprof.h"
 #include "profile.h"
@@ -369,14 +370,6 @@ static struct conn_slot {
 	uint64_t since_ns;
 } slots[HTTP_MAX_CONNS + 1];
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void cut(struct conn_slot *s)
 {
 	struct stat st;
@@ -424,7 +417,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **sock_ct
 	const union MHD_ConnectionInfo *ci;
 	struct conn_slot *s;
 	struct stat st;
-	uint64_t now = mono_ns();
+	uint64_t now = clock_mono_ns();
 
 	(void)cls;
 	(void)sock_ctx;
@@ -452,7 +445,7 @@ static void set_waiting(struct MHD_Connection *conn, bool waiting)
 	s = slot_of(conn);
 	if (s) {
 		s->waiting = waiting;
-		s->since_ns = mono_ns();
+		s->since_ns = clock_mono_ns();
 	}
 	pthread_mutex_unlock(&H.lock);
 }
